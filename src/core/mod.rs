@@ -1,0 +1,8 @@
+//! The deterministic core. Invariant (checked by `tests/core_purity.rs`): nothing below this
+//! module imports web-sys, js-sys, wasm-bindgen or worker, reads a clock, draws randomness or
+//! does I/O. Time (`now_ms`) and ids are always arguments.
+
+pub mod checks;
+pub mod limits;
+pub mod protocol;
+pub mod session;

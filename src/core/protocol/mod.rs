@@ -1,0 +1,1 @@
+//! Turn protocol v1 (AgentsKit Chat compatible). Owned by the protocol work; see ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+//! Session envelope v1, resume rules, turn lease, confirmations.

@@ -1,0 +1,15 @@
+//! turnkeep: a durable AI-chat server boundary for edge runtimes.
+//!
+//! Start with `ARCHITECTURE.md` for the code map. In short:
+//! - [`core`] is pure Rust: protocol, session envelope, chat controller, projection and
+//!   Durable Streams logic. It never touches JavaScript, a clock, randomness or I/O.
+//! - [`ports`] are the traits the core needs from the world (storage, memory, model, tools).
+//! - [`storage`] holds the host-independent adapters (in-memory) and the storage conformance suite.
+//! - `web` (wasm32 only) is the shell over Web `Request`/`Response`/`ReadableStream`.
+
+pub mod core;
+pub mod ports;
+pub mod storage;
+
+#[cfg(target_arch = "wasm32")]
+pub mod web;

@@ -1,0 +1,1 @@
+//! Host-independent adapters of the ports and their conformance suites.

@@ -1,0 +1,1 @@
+//! The wasm32 shell: wasm-bindgen exports over Web objects.
