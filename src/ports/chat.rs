@@ -1,0 +1,1 @@
+//! ChatMemory, ModelAdapter and Tool: the ports of the chat controller.
