@@ -3,6 +3,7 @@
 //! does I/O. Time (`now_ms`) and ids are always arguments.
 
 pub mod checks;
+pub mod coalesce;
 pub mod limits;
 pub mod protocol;
 pub mod session;
