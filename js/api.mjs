@@ -1,0 +1,5 @@
+// The public JS surface, shared by every entry point (node, browser, workerd).
+// Each entry point instantiates the wasm module its own way, then re-exports this module.
+// Functions here call into wasm lazily, so importing them before instantiation is safe.
+
+export { version } from '../pkg/turnkeep.js';

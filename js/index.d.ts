@@ -1,0 +1,2 @@
+/** The crate version of the loaded wasm build. */
+export function version(): string;

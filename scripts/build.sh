@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the wasm module and its JS glue into pkg/ (wasm-bindgen --target web output, shared by
+# the workerd, node and browser entry points in js/).
+# Skips wasm-bindgen when the cargo artifact is unchanged since the last build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[build] %s\n' "$*"; }
+die() { printf '[build] ERROR: %s\n' "$*" >&2; exit 1; }
+command -v wasm-bindgen >/dev/null || die "wasm-bindgen not found: run scripts/setup.sh first."
+
+cargo build --release --target wasm32-unknown-unknown --lib || die "cargo build for wasm32 failed."
+
+src="target/wasm32-unknown-unknown/release/turnkeep.wasm"
+stamp="pkg/.built-from"
+[ -f "$src" ] || die "$src was not produced."
+# Cargo leaves the artifact's mtime alone when nothing changed, so size+mtime identifies it.
+fingerprint="$(stat -c '%s %Y' "$src") $(wasm-bindgen --version)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -f pkg/turnkeep_bg.wasm ]; then
+  say "pkg/ is up to date"
+  exit 0
+fi
+
+rm -rf pkg
+wasm-bindgen "$src" --target web --out-dir pkg --remove-name-section --remove-producers-section \
+  || die "wasm-bindgen failed."
+echo "$fingerprint" > "$stamp"
+say "built pkg/ ($(stat -c %s pkg/turnkeep_bg.wasm) bytes of wasm)"

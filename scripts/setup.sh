@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Prepares everything `npm test` and `npm start` need, from package registries only.
+# Idempotent: each step checks first and is a no-op when already done (about a second warm).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+command -v cargo >/dev/null || die "cargo not found: install Rust (rustup) first."
+command -v node >/dev/null || die "node not found: install Node.js 20 or newer."
+command -v npm >/dev/null || die "npm not found: install npm (comes with Node.js)."
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" -ge 20 ] || die "Node.js $(node --version) is too old: need 20 or newer."
+
+# 1. The wasm32 target.
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "adding Rust target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown || die "rustup target add wasm32-unknown-unknown failed."
+fi
+
+# 2. wasm-bindgen CLI, exactly the library version in Cargo.lock (they must match).
+want="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)"
+[ -n "$want" ] || die "could not read the wasm-bindgen version from Cargo.lock."
+have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
+have_runner="$(wasm-bindgen-test-runner --version 2>/dev/null | awk '{print $2}' || true)"
+if [ "$have" != "$want" ] || [ "$have_runner" != "$want" ]; then
+  say "installing wasm-bindgen-cli $want (found '${have:-none}'; takes ~6 min cold)"
+  # No --locked: the CLI's own lockfile pins a crate version the registry mirror may lack.
+  cargo install wasm-bindgen-cli --version "=$want" || die "cargo install wasm-bindgen-cli =$want failed."
+fi
+command -v wasm-bindgen >/dev/null || die "wasm-bindgen is installed but not on PATH: add ~/.cargo/bin to PATH."
+
+# 3. npm dev dependencies (wrangler, miniflare, playwright-core), from package-lock.json.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+   || [ ! -e node_modules/.package-lock.json ]; then
+  say "npm ci"
+  npm ci --no-audit --no-fund || die "npm ci failed."
+fi
+
+# 4. Headless Chromium and its driver, from Debian (never a browser download).
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing Debian chromium and chromium-driver"
+    apt-get update -qq || die "apt-get update failed."
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver \
+      || die "apt-get install chromium chromium-driver failed."
+  else
+    die "/usr/bin/chromium or /usr/bin/chromedriver is missing. Install them as root: apt-get install -y chromium chromium-driver"
+  fi
+fi
+say "ready (wasm-bindgen $want, node $(node --version), $(/usr/bin/chromium --version 2>/dev/null | head -1))"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `npm test`: everything CI runs, in order, failing on the first broken step.
+#   1. setup (toolchain, npm deps, Chromium)   2. cargo test on the host
+#   3. build pkg/                              4. wasm-bindgen tests in Node and headless Chromium
+#   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n[test] === %s ===\n' "$*"; }
+t0=$(date +%s)
+
+step "setup"
+bash scripts/setup.sh
+
+step "cargo test (host)"
+cargo test
+
+step "build pkg/"
+bash scripts/build.sh
+bash scripts/size.sh
+
+step "wasm-bindgen tests (Node and headless Chromium)"
+# The runner picks Node or the browser per test file; chromedriver drives Debian's Chromium.
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+CHROMEDRIVER=/usr/bin/chromedriver \
+  cargo test --target wasm32-unknown-unknown --test wasm_node --test wasm_browser
+
+step "node --test tests/js/"
+node --test tests/js/
+
+printf '\n[test] all green in %ss\n' "$(( $(date +%s) - t0 ))"

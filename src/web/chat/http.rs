@@ -1,0 +1,96 @@
+//! Reading the request and building responses: the cheap header checks, the body read with a
+//! byte limit, and the two kinds of response (a JSON diagnostic, or the NDJSON stream).
+
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Headers, ReadableStream, Request, Response, ResponseInit};
+
+use super::js::{call_method, get};
+
+/// Why the body could not be read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BodyError {
+    /// Over the limit, by `Content-Length` or by counted bytes.
+    TooLarge,
+    /// No body, or not UTF-8.
+    Unreadable,
+    /// The stream failed or was aborted while reading.
+    Failed,
+}
+
+/// `Content-Length`, when it parses to a finite number.
+pub fn declared_length(request: &Request) -> Option<f64> {
+    let value = request.headers().get("content-length").ok().flatten()?;
+    value.trim().parse::<f64>().ok().filter(|n| n.is_finite())
+}
+
+/// True when the lower-cased media type starts with `application/json`.
+pub fn is_json_media_type(request: &Request) -> bool {
+    request
+        .headers()
+        .get("content-type")
+        .ok()
+        .flatten()
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/json"))
+}
+
+/// Reads the body as UTF-8, counting bytes; the reader is cancelled as soon as the count
+/// passes `max_bytes`, so an oversized body is never buffered whole.
+pub async fn read_text_limited(request: &Request, max_bytes: u64) -> Result<String, BodyError> {
+    if declared_length(request).is_some_and(|n| n > max_bytes as f64) {
+        return Err(BodyError::TooLarge);
+    }
+    let Some(body) = request.body() else { return Err(BodyError::Unreadable) };
+    let reader = call_method(&body, "getReader", &[]).await.map_err(|_| BodyError::Failed)?;
+    let mut bytes: Vec<u8> = Vec::new();
+    loop {
+        let step = call_method(&reader, "read", &[]).await.map_err(|_| BodyError::Failed)?;
+        if get(&step, "done").is_truthy() {
+            break;
+        }
+        let chunk: Uint8Array = get(&step, "value").dyn_into().map_err(|_| BodyError::Failed)?;
+        if bytes.len() as u64 + u64::from(chunk.length()) > max_bytes {
+            let _ = call_method(&reader, "cancel", &[]).await;
+            return Err(BodyError::TooLarge);
+        }
+        let start = bytes.len();
+        bytes.resize(start + chunk.length() as usize, 0);
+        chunk.copy_to(&mut bytes[start..]);
+    }
+    String::from_utf8(bytes).map_err(|_| BodyError::Unreadable)
+}
+
+/// A JSON response with the boundary's standard headers.
+pub fn json_response(status: u16, body: &str) -> Result<Response, JsValue> {
+    respond(status, &JsValue::from_str(body), "application/json; charset=utf-8", &[])
+}
+
+/// The 200 NDJSON stream response.
+pub fn ndjson_response(stream: &ReadableStream) -> Result<Response, JsValue> {
+    respond(200, stream, "application/x-ndjson; charset=utf-8", &[("x-content-type-options", "nosniff")])
+}
+
+fn respond(status: u16, body: &JsValue, content_type: &str, extra: &[(&str, &str)]) -> Result<Response, JsValue> {
+    let headers = Headers::new()?;
+    headers.set("content-type", content_type)?;
+    headers.set("cache-control", "no-store")?;
+    for (name, value) in extra {
+        headers.set(name, value)?;
+    }
+    let init = ResponseInit::new();
+    init.set_status(status);
+    init.set_headers(&headers);
+    // Status 499 is outside what some runtimes' Response constructor allows in its checks;
+    // construct generically so the host's own validation decides.
+    let ctor = get(&js_sys::global(), "Response");
+    let args = js_sys::Array::of2(body, &init);
+    let response = Reflect::construct(ctor.unchecked_ref(), &args)?;
+    Ok(response.unchecked_into())
+}
+
+/// Awaits a JS promise-like value.
+pub async fn await_js(value: JsValue) -> Result<JsValue, JsValue> {
+    JsFuture::from(js_sys::Promise::resolve(&value)).await
+}

@@ -1,0 +1,172 @@
+//! Small JavaScript interop helpers for the chat shell: property access, calling host
+//! callbacks, timers, abort signals as futures, and racing two futures.
+//!
+//! Everything goes through `globalThis`, so the same code runs in workerd, Node and browsers.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use js_sys::{Function, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::AbortSignal;
+
+/// `obj[key]`, or `undefined` when `obj` is not an object.
+pub fn get(obj: &JsValue, key: &str) -> JsValue {
+    if !obj.is_object() && !obj.is_function() {
+        return JsValue::UNDEFINED;
+    }
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// `obj[key]` as a function, if it is one.
+pub fn get_fn(obj: &JsValue, key: &str) -> Option<Function> {
+    get(obj, key).dyn_into::<Function>().ok()
+}
+
+/// Sets `obj[key] = value` on a plain object we created ourselves (cannot fail).
+pub fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
+    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
+}
+
+/// Awaits a value that may or may not be a promise (host callbacks may return either).
+/// A synchronous throw and a rejection both become `Err`.
+pub async fn resolve(result: Result<JsValue, JsValue>) -> Result<JsValue, JsValue> {
+    let value = result?;
+    JsFuture::from(Promise::resolve(&value)).await
+}
+
+/// Calls `f(args...)` with `this = undefined` and awaits its (possibly async) result.
+pub async fn call(f: &Function, args: &[&JsValue]) -> Result<JsValue, JsValue> {
+    let array = js_sys::Array::new();
+    for arg in args {
+        array.push(arg);
+    }
+    resolve(f.apply(&JsValue::UNDEFINED, &array)).await
+}
+
+/// Calls the method `obj[key](args...)` and awaits it.
+pub async fn call_method(obj: &JsValue, key: &str, args: &[&JsValue]) -> Result<JsValue, JsValue> {
+    let f = get_fn(obj, key).ok_or_else(|| JsValue::from_str(&format!("{key} is not a function")))?;
+    let array = js_sys::Array::new();
+    for arg in args {
+        array.push(arg);
+    }
+    resolve(f.apply(obj, &array)).await
+}
+
+/// A promise that resolves after `ms` milliseconds, through the host's own `setTimeout`.
+pub fn sleep_ms(ms: u32) -> JsFuture {
+    let promise = Promise::new(&mut |resolve, _reject| {
+        let set_timeout = get_fn(&js_sys::global(), "setTimeout");
+        if let Some(set_timeout) = set_timeout {
+            let _ = set_timeout.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from(ms));
+        } else {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        }
+    });
+    JsFuture::from(promise)
+}
+
+/// A promise that resolves when `signal` aborts (at once when it already has).
+pub fn aborted(signal: &AbortSignal) -> JsFuture {
+    let signal = signal.clone();
+    let promise = Promise::new(&mut |resolve, _reject| {
+        if signal.aborted() {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+            return;
+        }
+        let options = Object::new();
+        set(&options, "once", true);
+        if let Some(add) = get_fn(&signal, "addEventListener") {
+            let _ = add.call3(&signal, &JsValue::from_str("abort"), &resolve, &options);
+        }
+    });
+    JsFuture::from(promise)
+}
+
+/// `AbortSignal.timeout(ms)`.
+pub fn timeout_signal(ms: u32) -> Result<AbortSignal, JsValue> {
+    let ctor = get(&js_sys::global(), "AbortSignal");
+    let f = get_fn(&ctor, "timeout").ok_or_else(|| JsValue::from_str("AbortSignal.timeout is missing"))?;
+    f.call1(&ctor, &JsValue::from(ms))?.dyn_into::<AbortSignal>().map_err(JsValue::from)
+}
+
+/// `AbortSignal.any(signals)`, or a controller that follows them where `any` is missing.
+pub fn any_signal(signals: &[&AbortSignal]) -> Result<AbortSignal, JsValue> {
+    let ctor = get(&js_sys::global(), "AbortSignal");
+    let list = js_sys::Array::new();
+    for s in signals {
+        list.push(s);
+    }
+    if let Some(any) = get_fn(&ctor, "any") {
+        return any.call1(&ctor, &list)?.dyn_into::<AbortSignal>().map_err(JsValue::from);
+    }
+    let controller = web_sys::AbortController::new()?;
+    for s in signals {
+        let c = controller.clone();
+        let on_abort = Closure::once_into_js(move || c.abort());
+        if s.aborted() {
+            controller.abort();
+        } else if let Some(add) = get_fn(s, "addEventListener") {
+            let options = Object::new();
+            set(&options, "once", true);
+            let _ = add.call3(s, &JsValue::from_str("abort"), &on_abort, &options);
+        }
+    }
+    Ok(controller.signal())
+}
+
+/// Which of two raced futures finished first.
+pub enum Either<A, B> {
+    Left(A),
+    Right(B),
+}
+
+/// Polls `a` and `b` together and returns the first to finish (the other is dropped).
+/// `a` is polled first, so it wins a tie.
+pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let mut a = Box::pin(a);
+    let mut b = Box::pin(b);
+    std::future::poll_fn(move |cx: &mut Context<'_>| {
+        if let Poll::Ready(v) = a.as_mut().poll(cx) {
+            return Poll::Ready(Either::Left(v));
+        }
+        if let Poll::Ready(v) = b.as_mut().poll(cx) {
+            return Poll::Ready(Either::Right(v));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Runs `fut` unless `signal` aborts first (`None` then).
+pub async fn unless_aborted<F: Future>(signal: &AbortSignal, fut: F) -> Option<F::Output> {
+    if signal.aborted() {
+        return None;
+    }
+    match race(fut, aborted(signal)).await {
+        Either::Left(v) => Some(v),
+        Either::Right(_) => None,
+    }
+}
+
+/// Runs `fut` for at most `ms` milliseconds (`None` on timeout).
+pub async fn within_ms<F: Future>(ms: u32, fut: F) -> Option<F::Output> {
+    match race(fut, sleep_ms(ms)).await {
+        Either::Left(v) => Some(v),
+        Either::Right(_) => None,
+    }
+}
+
+/// A boxed local future, for storing heterogeneous futures.
+pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// A JS `Error` with a `code` property, for errors thrown to the host (construction errors).
+pub fn coded_error(code: &str, message: &str) -> JsValue {
+    let error = js_sys::Error::new(message);
+    set(&error, "code", code);
+    error.into()
+}

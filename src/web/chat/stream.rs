@@ -1,0 +1,153 @@
+//! The response body: a JS `ReadableStream` whose `pull` is implemented here, over the pure
+//! one-slot [`Coalescer`]. The stream's high-water mark is 0, so `pull` runs only when a reader
+//! actually asks; whatever was published meanwhile was overwritten, and the reader gets the
+//! newest item, encoded at that moment (so its sequence is the next one for this response).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Function, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+
+use crate::core::coalesce::{Coalescer, Take};
+
+use super::js::{get, set};
+
+/// Turns an item into the bytes of one NDJSON line, when it is taken.
+pub type Encoder<T> = Box<dyn FnMut(T) -> Vec<u8>>;
+
+struct Inner<T> {
+    slot: Coalescer<T>,
+    encode: Encoder<T>,
+    /// The stream controller and the resolver of a `pull` waiting for an item.
+    waiting: Option<(JsValue, Function)>,
+    cancelled: bool,
+    on_cancel: Option<Box<dyn FnOnce()>>,
+}
+
+/// The writer's handle to the stream; cheap to clone.
+pub struct PullStream<T> {
+    inner: Rc<RefCell<Inner<T>>>,
+}
+
+impl<T> Clone for PullStream<T> {
+    fn clone(&self) -> Self {
+        Self { inner: self.inner.clone() }
+    }
+}
+
+impl<T: 'static> PullStream<T> {
+    /// Builds the stream. `on_cancel` runs once if the consumer cancels the body.
+    pub fn new(encode: Encoder<T>, on_cancel: Box<dyn FnOnce()>) -> Result<(Self, web_sys::ReadableStream), JsValue> {
+        let inner = Rc::new(RefCell::new(Inner {
+            slot: Coalescer::new(),
+            encode,
+            waiting: None,
+            cancelled: false,
+            on_cancel: Some(on_cancel),
+        }));
+        let source = Object::new();
+        let pull_inner = inner.clone();
+        let pull = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |controller: JsValue| pull_once(&pull_inner, controller));
+        let cancel_inner = inner.clone();
+        let cancel = Closure::<dyn FnMut(JsValue)>::new(move |_reason: JsValue| {
+            let callback = {
+                let mut inner = cancel_inner.borrow_mut();
+                inner.cancelled = true;
+                inner.waiting = None;
+                inner.slot.close_with(None);
+                inner.on_cancel.take()
+            };
+            if let Some(callback) = callback {
+                callback();
+            }
+        });
+        set(&source, "pull", pull.into_js_value());
+        set(&source, "cancel", cancel.into_js_value());
+        let strategy = Object::new();
+        set(&strategy, "highWaterMark", 0);
+        let ctor = get(&js_sys::global(), "ReadableStream");
+        let args = js_sys::Array::of2(&source, &strategy);
+        let stream = Reflect::construct(ctor.unchecked_ref(), &args)?;
+        Ok((Self { inner }, stream.unchecked_into()))
+    }
+
+    /// Overwrites the pending item and wakes a waiting reader.
+    pub fn publish(&self, item: T) {
+        self.inner.borrow_mut().slot.publish(item);
+        self.deliver();
+    }
+
+    /// Publishes a last item (if any) and closes once the reader has taken it.
+    pub fn close_with(&self, last: Option<T>) {
+        self.inner.borrow_mut().slot.close_with(last);
+        self.deliver();
+    }
+
+    /// True once the consumer cancelled the body.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.borrow().cancelled
+    }
+
+    /// (state changes published, lines emitted) so far.
+    pub fn counts(&self) -> (u64, u64) {
+        let inner = self.inner.borrow();
+        (inner.slot.published_count(), inner.slot.taken_count())
+    }
+
+    /// Hands the newest item to a `pull` that is waiting for one.
+    fn deliver(&self) {
+        let waiting = self.inner.borrow_mut().waiting.take();
+        if let Some((controller, resolve)) = waiting {
+            let resolved = serve(&self.inner, &controller);
+            if resolved {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            } else {
+                self.inner.borrow_mut().waiting = Some((controller, resolve));
+            }
+        }
+    }
+}
+
+fn pull_once<T: 'static>(inner: &Rc<RefCell<Inner<T>>>, controller: JsValue) -> Promise {
+    if serve(inner, &controller) {
+        return Promise::resolve(&JsValue::UNDEFINED);
+    }
+    let inner = inner.clone();
+    Promise::new(&mut |resolve, _reject| {
+        inner.borrow_mut().waiting = Some((controller.clone(), resolve));
+    })
+}
+
+/// Enqueues the newest item or closes the stream; false when there is nothing yet.
+fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &JsValue) -> bool {
+    let mut guard = inner.borrow_mut();
+    let state = &mut *guard;
+    if state.cancelled {
+        return true;
+    }
+    match state.slot.take() {
+        Take::Item(item) => {
+            let bytes = (state.encode)(item);
+            let chunk = Uint8Array::from(bytes.as_slice());
+            drop(guard);
+            invoke(controller, "enqueue", &chunk);
+            true
+        }
+        Take::Closed => {
+            drop(guard);
+            invoke(controller, "close", &JsValue::UNDEFINED);
+            true
+        }
+        Take::Empty => false,
+    }
+}
+
+/// Calls a controller method; a controller that was closed or errored meanwhile is ignored.
+fn invoke(controller: &JsValue, method: &str, arg: &JsValue) {
+    if let Ok(f) = Reflect::get(controller, &JsValue::from_str(method)) {
+        if let Some(f) = f.dyn_ref::<Function>() {
+            let _ = f.call1(controller, arg);
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! JS value <-> serde_json conversion through the host's own `JSON`, and JS error helpers.
+//!
+//! Going through `JSON.stringify`/`JSON.parse` keeps the wasm small (no second serializer)
+//! and gives exactly the JSON semantics a JS host expects (undefined fields dropped,
+//! `toJSON` honoured).
+
+use js_sys::JSON;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+/// Converts a JS value into JSON. `Err` carries a readable reason (a cycle, a BigInt, or a
+/// value with no JSON form such as `undefined` or a function).
+pub fn to_json(value: &JsValue) -> Result<Value, String> {
+    let text = JSON::stringify(value).map_err(|e| format!("value is not JSON-serialisable: {}", describe(&e)))?;
+    let text = text
+        .as_string()
+        .ok_or_else(|| "value has no JSON form (undefined, a function or a symbol)".to_string())?;
+    serde_json::from_str(&text).map_err(|e| format!("value is not valid JSON: {e}"))
+}
+
+/// Converts JSON into a fresh JS value.
+pub fn from_json(value: &Value) -> JsValue {
+    // serde_json's own output always parses, so the fallback is unreachable in practice.
+    JSON::parse(&value.to_string()).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A JS `Error` with this message (what the export throws).
+pub fn js_error(message: &str) -> JsValue {
+    js_sys::Error::new(message).into()
+}
+
+/// A short text for a thrown JS value, for error messages.
+fn describe(error: &JsValue) -> String {
+    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
+        return String::from(e.message());
+    }
+    error.as_string().unwrap_or_else(|| "unknown error".to_string())
+}

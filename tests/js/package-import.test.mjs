@@ -1,0 +1,39 @@
+// The npm package as a user gets it: `npm pack`, install the tarball into a fresh project
+// (offline: the package has no runtime dependencies), then import 'turnkeep' in a child Node
+// process and drive the wasm core through it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const quiet = ['--no-audit', '--no-fund', '--loglevel=error'];
+
+test('the packed tarball installs offline and imports in Node', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'turnkeep-pack-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', dir, ...quiet], { cwd: root }));
+  const files = packed[0].files.map((f) => f.path);
+  for (const needed of ['package.json', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/index.d.ts', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm']) {
+    assert.ok(files.includes(needed), `tarball lacks ${needed}: ${files.join(', ')}`);
+  }
+  assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('target/')), 'tarball must not carry Rust sources or build output');
+
+  const project = join(dir, 'app');
+  execFileSync('mkdir', ['-p', project]);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  execFileSync(npm, ['install', '--offline', ...quiet, join(dir, packed[0].filename)], { cwd: project });
+  const installed = JSON.parse(readFileSync(join(project, 'node_modules/turnkeep/package.json'), 'utf8'));
+  assert.equal(installed.name, 'turnkeep');
+
+  writeFileSync(join(project, 'main.mjs'), readFileSync(new URL('./fixtures/roundtrip.mjs', import.meta.url)));
+  const out = execFileSync(process.execPath, ['main.mjs'], { cwd: project, encoding: 'utf8' });
+  const report = JSON.parse(out);
+  assert.deepEqual(report.failures, [], `round trip through the installed package failed:\n${out}`);
+  assert.ok(report.checks > 0);
+});
