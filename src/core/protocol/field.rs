@@ -25,10 +25,10 @@ impl FieldError {
         }
     }
 
-    /// `<path> <rule>`, or `the value <rule>` for the root.
+    /// `<path> <rule>`, or `the input <rule>` for the root.
     pub fn message(&self) -> String {
         if self.path.is_empty() {
-            format!("the value {}", self.rule)
+            format!("the input {}", self.rule)
         } else {
             format!("{} {}", self.path, self.rule)
         }

@@ -1,0 +1,351 @@
+//! Turn diagnostics: the versioned error shape every client sees, and the one table of
+//! boundary failures (HTTP status, code, literal message, retryable) the handler maps to.
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde_json::Value;
+
+use super::field::{FieldError, Obj, MUST_BE_BOOL, MUST_BE_NON_EMPTY_STRING};
+
+/// The only `version` a v1 TurnDiagnostic carries.
+pub const DIAGNOSTIC_VERSION: u32 = 1;
+
+/// `{version: 1, code, message, retryable}` on the wire. `code` matches `^[A-Z][A-Z0-9_]*$`
+/// and `message` is non-empty (checked by [`TurnDiagnostic::new`] and by the decoder).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnDiagnostic {
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+}
+
+impl TurnDiagnostic {
+    /// A diagnostic whose code and message obey the wire rules.
+    pub fn new(code: &str, message: &str, retryable: bool) -> Result<Self, FieldError> {
+        if !is_diagnostic_code(code) {
+            return Err(FieldError::new("code", CODE_RULE));
+        }
+        if message.is_empty() {
+            return Err(FieldError::new("message", MUST_BE_NON_EMPTY_STRING));
+        }
+        Ok(Self {
+            code: code.to_owned(),
+            message: message.to_owned(),
+            retryable,
+        })
+    }
+
+    /// This diagnostic with extra fields written after the four standard ones
+    /// (the handler adds `outcome` to `TURN_REPLAYED`). Additive fields are allowed in v1.
+    pub fn with_outcome<'a>(&'a self, outcome: Option<&'a str>) -> ExtendedDiagnostic<'a> {
+        ExtendedDiagnostic {
+            diagnostic: self,
+            outcome,
+        }
+    }
+
+    /// The pre-stream error body `{"error": {...}}`, compact, with an optional `outcome`.
+    pub fn error_body_json(&self, outcome: Option<&str>) -> String {
+        #[derive(serde::Serialize)]
+        struct Body<'a> {
+            error: ExtendedDiagnostic<'a>,
+        }
+        super::encode::to_json(&Body {
+            error: self.with_outcome(outcome),
+        })
+    }
+
+    /// `{"version":1,"code":...,"message":...,"retryable":...}`.
+    pub fn to_json(&self) -> String {
+        super::encode::to_json(self)
+    }
+}
+
+impl Serialize for TurnDiagnostic {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.with_outcome(None).serialize(s)
+    }
+}
+
+/// A [`TurnDiagnostic`] plus optional extra fields, serialized in wire order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtendedDiagnostic<'a> {
+    pub diagnostic: &'a TurnDiagnostic,
+    /// `completed` or `indeterminate` for a replayed turn.
+    pub outcome: Option<&'a str>,
+}
+
+impl Serialize for ExtendedDiagnostic<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let d = self.diagnostic;
+        let mut st =
+            s.serialize_struct("TurnDiagnostic", 4 + usize::from(self.outcome.is_some()))?;
+        st.serialize_field("version", &DIAGNOSTIC_VERSION)?;
+        st.serialize_field("code", &d.code)?;
+        st.serialize_field("message", &d.message)?;
+        st.serialize_field("retryable", &d.retryable)?;
+        if let Some(outcome) = self.outcome {
+            st.serialize_field("outcome", outcome)?;
+        }
+        st.end()
+    }
+}
+
+/// `^[A-Z][A-Z0-9_]*$`
+pub fn is_diagnostic_code(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_uppercase())
+        && bytes.all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// Every failure the chat boundary reports, before or inside the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoundaryError {
+    MethodNotAllowed,
+    UnsupportedMediaType,
+    TooLarge,
+    InvalidJson,
+    InvalidEvent,
+    SessionBusy,
+    SessionConflict,
+    TurnReplayed,
+    Timeout,
+    Cancelled,
+    Internal,
+    ChatTurnFailed,
+    InvalidConfig,
+}
+
+/// One row of the boundary table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoundaryRow {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: &'static str,
+    pub retryable: bool,
+}
+
+impl BoundaryError {
+    pub const ALL: [BoundaryError; 13] = [
+        Self::MethodNotAllowed,
+        Self::UnsupportedMediaType,
+        Self::TooLarge,
+        Self::InvalidJson,
+        Self::InvalidEvent,
+        Self::SessionBusy,
+        Self::SessionConflict,
+        Self::TurnReplayed,
+        Self::Timeout,
+        Self::Cancelled,
+        Self::Internal,
+        Self::ChatTurnFailed,
+        Self::InvalidConfig,
+    ];
+
+    /// The table. Messages are literal wire facts (AgentsKit server); `TURN_REPLAYED` and
+    /// `SERVER_INVALID_CONFIG`'s message are turnkeep's.
+    pub const fn row(self) -> BoundaryRow {
+        let (status, code, message, retryable) = match self {
+            Self::MethodNotAllowed => (
+                405,
+                "REQUEST_METHOD_NOT_ALLOWED",
+                "Only POST is supported.",
+                false,
+            ),
+            Self::UnsupportedMediaType => (
+                415,
+                "REQUEST_UNSUPPORTED_MEDIA_TYPE",
+                "Content-Type must be application/json.",
+                false,
+            ),
+            Self::TooLarge => (
+                413,
+                "REQUEST_TOO_LARGE",
+                "Request body is too large.",
+                false,
+            ),
+            Self::InvalidJson => (
+                400,
+                "REQUEST_INVALID_JSON",
+                "Request body is not valid JSON.",
+                false,
+            ),
+            Self::InvalidEvent => (
+                400,
+                "REQUEST_INVALID_EVENT",
+                "Request body must be a valid turn submission.",
+                false,
+            ),
+            Self::SessionBusy => (
+                409,
+                "SESSION_BUSY",
+                "Another turn is active for this session.",
+                true,
+            ),
+            Self::SessionConflict => (
+                409,
+                "SESSION_CONFLICT",
+                "Another turn is active for this session.",
+                true,
+            ),
+            Self::TurnReplayed => (
+                409,
+                "TURN_REPLAYED",
+                "This turn has already been processed.",
+                false,
+            ),
+            Self::Timeout => (408, "SERVER_TIMEOUT", "The chat request timed out.", true),
+            Self::Cancelled => (
+                499,
+                "REQUEST_CANCELLED",
+                "The chat request was cancelled.",
+                true,
+            ),
+            Self::Internal => (500, "SERVER_INTERNAL", "The chat request failed.", true),
+            Self::ChatTurnFailed => (500, "CHAT_TURN_FAILED", "The chat turn failed.", true),
+            Self::InvalidConfig => (
+                500,
+                "SERVER_INVALID_CONFIG",
+                "The chat handler configuration is invalid.",
+                false,
+            ),
+        };
+        BoundaryRow {
+            status,
+            code,
+            message,
+            retryable,
+        }
+    }
+
+    /// HTTP status when reported before the stream starts.
+    pub const fn status(self) -> u16 {
+        self.row().status
+    }
+
+    pub const fn code(self) -> &'static str {
+        self.row().code
+    }
+
+    /// The diagnostic as sent to clients.
+    pub fn diagnostic(self) -> TurnDiagnostic {
+        let row = self.row();
+        TurnDiagnostic {
+            code: row.code.to_owned(),
+            message: row.message.to_owned(),
+            retryable: row.retryable,
+        }
+    }
+
+    /// The table entry whose code is `code`.
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.code() == code)
+    }
+}
+
+const CODE_RULE: &str = "must match ^[A-Z][A-Z0-9_]*$";
+const VERSION_ONE_RULE: &str = "must be the number 1";
+
+/// Decodes a TurnDiagnostic object at `path` (unknown fields dropped).
+pub(crate) fn decode_diagnostic_at(v: &Value, path: &str) -> Result<TurnDiagnostic, FieldError> {
+    let o = Obj::new(v, path)?;
+    o.required("version", VERSION_ONE_RULE, |v| {
+        v.as_f64().filter(|n| *n == 1.0)
+    })?;
+    Ok(TurnDiagnostic {
+        code: o.required("code", CODE_RULE, |v| {
+            v.as_str()
+                .filter(|s| is_diagnostic_code(s))
+                .map(str::to_owned)
+        })?,
+        message: o.non_empty_string("message")?,
+        retryable: o.required("retryable", MUST_BE_BOOL, Value::as_bool)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn codes() {
+        for (code, ok) in [
+            ("A", true),
+            ("SERVER_1", true),
+            ("", false),
+            ("_A", false),
+            ("1A", false),
+            ("Ab", false),
+            ("A-B", false),
+        ] {
+            assert_eq!(is_diagnostic_code(code), ok, "{code}");
+        }
+    }
+
+    #[test]
+    fn table_rows_are_unique_and_valid() {
+        for e in BoundaryError::ALL {
+            let d = e.diagnostic();
+            assert_eq!(
+                TurnDiagnostic::new(&d.code, &d.message, d.retryable),
+                Ok(d.clone())
+            );
+            assert_eq!(BoundaryError::from_code(&d.code), Some(e));
+        }
+        assert_eq!(BoundaryError::from_code("NOPE"), None);
+    }
+
+    #[test]
+    fn serializes_in_wire_order_with_optional_outcome() {
+        let d = BoundaryError::TurnReplayed.diagnostic();
+        assert_eq!(
+            d.error_body_json(Some("completed")),
+            r#"{"error":{"version":1,"code":"TURN_REPLAYED","message":"This turn has already been processed.","retryable":false,"outcome":"completed"}}"#
+        );
+        assert_eq!(
+            BoundaryError::Cancelled.diagnostic().to_json(),
+            r#"{"version":1,"code":"REQUEST_CANCELLED","message":"The chat request was cancelled.","retryable":true}"#
+        );
+    }
+
+    #[test]
+    fn decodes_with_precise_errors() {
+        let check = |v: Value, want: Result<TurnDiagnostic, &str>| {
+            assert_eq!(
+                decode_diagnostic_at(&v, "payload").map_err(|e| e.message()),
+                want.map_err(str::to_owned),
+                "{v}"
+            );
+        };
+        let ok = TurnDiagnostic {
+            code: "X".into(),
+            message: "m".into(),
+            retryable: true,
+        };
+        check(
+            json!({"version": 1, "code": "X", "message": "m", "retryable": true, "extra": 1}),
+            Ok(ok.clone()),
+        );
+        check(
+            json!({"version": 1.0, "code": "X", "message": "m", "retryable": true}),
+            Ok(ok),
+        );
+        check(
+            json!({"version": "1", "code": "X", "message": "m", "retryable": true}),
+            Err("payload.version must be the number 1"),
+        );
+        check(
+            json!({"version": 1, "code": "x", "message": "m", "retryable": true}),
+            Err("payload.code must match ^[A-Z][A-Z0-9_]*$"),
+        );
+        check(
+            json!({"version": 1, "code": "X", "message": "", "retryable": true}),
+            Err("payload.message must be a non-empty string"),
+        );
+        check(
+            json!({"version": 1, "code": "X", "message": "m", "retryable": 1}),
+            Err("payload.retryable must be a boolean"),
+        );
+        check(json!([]), Err("payload must be a JSON object"));
+    }
+}
