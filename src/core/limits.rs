@@ -31,6 +31,10 @@ pub const DECISION_INPUT_CHARS_MAX: usize = 16_384;
 pub const DECISION_CONTENT_CHARS_MAX: usize = 65_536;
 pub const CONVERSATION_STATE_CHARS_MAX: usize = 128;
 pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
+/// A proposal suffix: `confirm-<suffix>` must still be a SafeId. `wire`
+pub const CONFIRMATION_SUFFIX_CHARS_MAX: usize = 120;
+/// How much of an offending value a session decode detail quotes (logs only).
+pub const SESSION_DETAIL_VALUE_CHARS_MAX: usize = 64;
 
 // ---- Handler defaults. `wire` (defaults); all must be positive safe integers.
 pub const BODY_BYTES_MAX_DEFAULT: u64 = 65_536;

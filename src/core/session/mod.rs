@@ -1,1 +1,26 @@
-//! Session envelope v1, resume rules, turn lease, confirmations.
+//! Session envelope v1 (+ v0 migration), resume rules, turn lease, terminal history and
+//! confirmations (wire facts §3, §6; design §3-§4).
+//!
+//! Everything here is pure: the caller loads the stored value, calls one of these functions
+//! with `now_ms`, and commits the returned envelope with a single CAS save
+//! (`crate::ports::session::SessionStorage`). The flow of one turn:
+//! `resume_session` → `claim_turn` → save → (`advance_cursor` → save)* → `release_turn` → save.
+
+mod confirm;
+mod decode;
+mod envelope;
+mod lease;
+mod resume;
+
+pub use confirm::{
+    begin_approve, begin_reject, finish_confirmation, propose_confirmation, upstream_action,
+    ConfirmDecision, ConfirmError, ConfirmationProposal, UpstreamAction,
+    CONFIRMATION_EXPIRED_REASON, CONFIRMATION_TOKEN_PREFIX, PROPOSAL_TOOL_CALL_PREFIX,
+};
+pub use decode::{decode_session_snapshot, SessionDecodeCode, SessionDecodeError};
+pub use envelope::{
+    ActiveTurn, Confirmation, ConfirmationStatus, Conversation, Decision, DecisionKind,
+    SessionEnvelope, TerminalTurn, TurnOutcome, SESSION_PROTOCOL, SESSION_VERSION,
+};
+pub use lease::{advance_cursor, claim_turn, release_turn, ClaimDecision, LeaseError};
+pub use resume::{new_session, resume_session, ResumeError, Resumed, SessionIdentity};

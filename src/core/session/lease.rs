@@ -1,0 +1,118 @@
+//! The turn lease: claim, release and plain cursor advances, as pure transitions.
+//!
+//! Each function takes the envelope as loaded and returns the envelope to save (cursor + 1,
+//! `updatedAt` = now); the caller commits it with one `SessionStorage::save(next, Some(loaded
+//! cursor))`. A lost CAS race means another writer got there first: the caller reports busy or
+//! conflict, it never loops. Confirmations and conversation are carried through unchanged.
+
+use super::envelope::{ActiveTurn, SessionEnvelope, TerminalTurn, TurnOutcome};
+use crate::core::checks::{format_iso_millis, is_safe_id};
+use crate::core::limits;
+
+/// What a turn submission may do with the session.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClaimDecision {
+    /// The lease is ours once this envelope is CAS-saved.
+    Claimed(SessionEnvelope),
+    /// Another turn holds an unexpired lease.
+    Busy { active_turn_id: String, expires_at_ms: u64 },
+    /// This turn id already finished (it is in the terminal history); nothing may run again.
+    Replayed { outcome: TurnOutcome },
+}
+
+/// Inputs a transition cannot turn into a valid envelope. Never caused by stored data, which
+/// the decoder has already checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeaseError {
+    /// The turn id is not a SafeId.
+    InvalidTurnId(String),
+    /// The cursor already sits at the largest safe integer and cannot advance.
+    CursorExhausted,
+    /// `now_ms + lease_ms` is beyond the largest safe integer.
+    ExpiryOutOfRange,
+}
+
+impl std::fmt::Display for LeaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::InvalidTurnId(id) => write!(f, "turn id {id:?} is not a SafeId"),
+            Self::CursorExhausted => f.write_str("session cursor cannot advance past 2^53-1"),
+            Self::ExpiryOutOfRange => f.write_str("lease expiry is beyond 2^53-1 ms"),
+        }
+    }
+}
+
+impl std::error::Error for LeaseError {}
+
+/// Decides whether `turn_id` may start now. A replay is checked before a live lease, so a
+/// finished turn is reported as replayed even while another turn runs. An expired lease is
+/// simply overwritten.
+pub fn claim_turn(
+    env: &SessionEnvelope,
+    turn_id: &str,
+    now_ms: u64,
+    lease_ms: u64,
+) -> Result<ClaimDecision, LeaseError> {
+    check_turn_id(turn_id)?;
+    if let Some(done) = env.terminal_turn(turn_id) {
+        return Ok(ClaimDecision::Replayed { outcome: done.outcome });
+    }
+    if let Some(active) = env.active_turn.as_ref().filter(|a| a.expires_at > now_ms) {
+        return Ok(ClaimDecision::Busy {
+            active_turn_id: active.turn_id.clone(),
+            expires_at_ms: active.expires_at,
+        });
+    }
+    let expires_at = now_ms
+        .checked_add(lease_ms)
+        .filter(|t| *t <= limits::INTEGER_SAFE_MAX)
+        .ok_or(LeaseError::ExpiryOutOfRange)?;
+    let mut next = advance_cursor(env, now_ms)?;
+    next.active_turn = Some(ActiveTurn { turn_id: turn_id.to_owned(), expires_at });
+    Ok(ClaimDecision::Claimed(next))
+}
+
+/// Ends `turn_id`: clears the lease if it is this turn's (a lapsed lease may already belong to
+/// another turn), records the outcome as the newest terminal entry (dropping an older entry with
+/// the same id) and keeps only the newest `TERMINAL_TURNS_MAX`.
+pub fn release_turn(
+    env: &SessionEnvelope,
+    turn_id: &str,
+    outcome: TurnOutcome,
+    now_ms: u64,
+) -> Result<SessionEnvelope, LeaseError> {
+    check_turn_id(turn_id)?;
+    let mut next = advance_cursor(env, now_ms)?;
+    if next.active_turn.as_ref().is_some_and(|a| a.turn_id == turn_id) {
+        next.active_turn = None;
+    }
+    next.terminal_turns.retain(|t| t.turn_id != turn_id);
+    next.terminal_turns.push(TerminalTurn { turn_id: turn_id.to_owned(), outcome });
+    let excess = next.terminal_turns.len().saturating_sub(limits::TERMINAL_TURNS_MAX);
+    next.terminal_turns.drain(..excess);
+    Ok(next)
+}
+
+/// The envelope of the next save that changes nothing else (e.g. one per streamed snapshot):
+/// cursor + 1 and `updatedAt` = now. The lease is not extended.
+pub fn advance_cursor(env: &SessionEnvelope, now_ms: u64) -> Result<SessionEnvelope, LeaseError> {
+    let cursor = env
+        .cursor
+        .checked_add(1)
+        .filter(|c| *c <= limits::INTEGER_SAFE_MAX)
+        .ok_or(LeaseError::CursorExhausted)?;
+    Ok(SessionEnvelope { cursor, updated_at: timestamp(now_ms), ..env.clone() })
+}
+
+/// `updatedAt` for `now_ms`, as `Date.prototype.toISOString` writes it.
+pub(crate) fn timestamp(now_ms: u64) -> String {
+    format_iso_millis(i64::try_from(now_ms).unwrap_or(i64::MAX))
+}
+
+fn check_turn_id(turn_id: &str) -> Result<(), LeaseError> {
+    if is_safe_id(turn_id) {
+        Ok(())
+    } else {
+        Err(LeaseError::InvalidTurnId(turn_id.chars().take(limits::SAFE_ID_CHARS_MAX).collect()))
+    }
+}

@@ -1,0 +1,96 @@
+//! An in-memory `SessionStorage`. **Not durable**: everything is lost with the process (or the
+//! wasm instance). For tests, demos and single-instance development only.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::core::checks::{is_safe_id, safe_uint};
+use crate::ports::session::SessionStorage;
+use crate::ports::{LocalFuture, PortError};
+
+/// Snapshots keyed by `sessionId`, with compare-and-set on the stored `cursor`. Single-threaded
+/// like wasm; every call completes in one poll, so compare and write are atomic by construction.
+#[derive(Debug, Default)]
+pub struct MemorySessionStorage {
+    records: RefCell<HashMap<String, Value>>,
+}
+
+impl MemorySessionStorage {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Removes a session's record (the optional `delete` of the port); true if one existed.
+    pub fn delete(&self, session_id: &str) -> bool {
+        self.records.borrow_mut().remove(session_id).is_some()
+    }
+
+    /// Number of stored sessions.
+    pub fn len(&self) -> usize {
+        self.records.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.borrow().is_empty()
+    }
+
+    fn load_now(&self, session_id: &str) -> Option<Value> {
+        self.records.borrow().get(session_id).cloned()
+    }
+
+    fn save_now(&self, snapshot: &Value, expected_cursor: Option<u64>) -> Result<bool, PortError> {
+        let (session_id, _) = snapshot_key(snapshot)?;
+        let mut records = self.records.borrow_mut();
+        let stored_cursor = records.get(&session_id).map(|stored| snapshot_key(stored).map(|(_, c)| c));
+        let matches = match (stored_cursor, expected_cursor) {
+            (None, None) => true,
+            (Some(Ok(stored)), Some(expected)) => stored == expected,
+            // A record exists but the caller expected none, or the reverse, or the stored
+            // record is unreadable: a conflict, never an overwrite.
+            _ => false,
+        };
+        if matches {
+            records.insert(session_id, snapshot.clone());
+        }
+        Ok(matches)
+    }
+}
+
+impl SessionStorage for MemorySessionStorage {
+    fn load<'a>(&'a self, session_id: &'a str) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
+        Box::pin(std::future::ready(Ok(self.load_now(session_id))))
+    }
+
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a Value,
+        expected_cursor: Option<u64>,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
+        Box::pin(std::future::ready(self.save_now(snapshot, expected_cursor)))
+    }
+}
+
+/// The record key and cursor of a snapshot (an object, or the same as JSON text).
+fn snapshot_key(snapshot: &Value) -> Result<(String, u64), PortError> {
+    let parsed;
+    let object = match snapshot {
+        Value::String(text) => {
+            parsed = serde_json::from_str::<Value>(text)
+                .map_err(|_| PortError::new("session snapshot text is not JSON"))?;
+            &parsed
+        }
+        other => other,
+    };
+    let session_id = object
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .filter(|id| is_safe_id(id))
+        .ok_or_else(|| PortError::new("session snapshot has no valid sessionId"))?;
+    let cursor = object
+        .get("cursor")
+        .and_then(safe_uint)
+        .ok_or_else(|| PortError::new("session snapshot has no valid cursor"))?;
+    Ok((session_id.to_owned(), cursor))
+}
