@@ -45,5 +45,35 @@ pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
     turn_timeout_ms.saturating_add(cleanup_timeout_ms.saturating_mul(3))
 }
 
+// ---- Durable Streams (src/core/streams). `wire` marks facts of the Durable Streams protocol.
+/// Each offset component is printed as exactly 16 decimal digits, so none may exceed this. `wire`
+pub const STREAM_OFFSET_COMPONENT_MAX: u64 = 9_999_999_999_999_999;
+/// One POST body (or initial PUT body); larger is 413. The conformance suite appends 100 KiB.
+pub const STREAM_APPEND_BYTES_MAX: u64 = 1_048_576;
+/// Everything one stream may hold; an append past it is 413.
+pub const STREAM_BYTES_MAX: u64 = 134_217_728;
+/// A catch-up response stops adding messages past this many bytes (it always holds at least one).
+pub const STREAM_READ_CHUNK_BYTES_MAX: u64 = 1_048_576;
+/// Distinct `Producer-Id`s remembered per stream; a new id beyond it is refused (429).
+pub const STREAM_PRODUCERS_MAX: usize = 1_024;
+/// Length of a `Producer-Id` header value.
+pub const STREAM_PRODUCER_ID_BYTES_MAX: usize = 256;
+/// Length of a `Stream-Seq` header value.
+pub const STREAM_SEQ_BYTES_MAX: usize = 256;
+/// `Stream-TTL` seconds; bounded so that the TTL in milliseconds stays a safe integer.
+pub const STREAM_TTL_SECONDS_MAX: u64 = INTEGER_SAFE_MAX / 1_000;
+/// Length of a `Stream-Expires-At` value (RFC 3339 needs 20; this leaves room for fractions).
+pub const STREAM_EXPIRES_AT_CHARS_MAX: usize = 64;
+/// Long-poll cursors count 20 s intervals since 2024-10-09T00:00:00Z. `wire`
+pub const STREAM_CURSOR_INTERVAL_MS: u64 = 20_000;
+pub const STREAM_CURSOR_EPOCH_MS: u64 = 1_728_432_000_000;
+/// Jitter added to a cursor the client already holds, drawn by the caller in this range. `wire`
+pub const STREAM_CURSOR_JITTER_SECONDS_MIN: u32 = 1;
+pub const STREAM_CURSOR_JITTER_SECONDS_MAX: u32 = 3_600;
+/// A long-poll waits this long before answering 204. The conformance suite expects <= 20 s.
+pub const STREAM_LONG_POLL_MS_DEFAULT: u64 = 20_000;
+/// An SSE response is closed after about this long so CDNs can collapse readers. `wire` (SHOULD)
+pub const STREAM_SSE_CONNECTION_MS_MAX: u64 = 60_000;
+
 // ---- Chat controller.
 pub const TOOL_ITERATIONS_MAX_DEFAULT: u32 = 5;

@@ -7,3 +7,4 @@ pub mod coalesce;
 pub mod limits;
 pub mod protocol;
 pub mod session;
+pub mod streams;

@@ -1,0 +1,144 @@
+//! JSON mode (protocol §9.1): streams whose media type is `application/json`.
+//!
+//! Facts relied on:
+//! - The server keeps message boundaries. A POST body must be valid JSON (400 otherwise). A body
+//!   that is an array is flattened by exactly one level: each element is one message
+//!   (`[[1,2],[3,4]]` stores `[1,2]` and `[3,4]`; `[[[1,2,3]]]` stores `[[1,2,3]]`). Any other
+//!   value is one message.
+//! - An empty array is 400 on POST (a no-op append is a client bug) but fine on PUT, where it
+//!   creates the stream with no messages.
+//! - GET answers `Content-Type: application/json` and a JSON array of every message in the range,
+//!   `[]` when there is none (also for catch-up `offset=now`).
+//!
+//! Messages are stored as the client's own JSON text with insignificant whitespace removed: key
+//! order and number spelling are kept, and the text is validated by serde_json before it is split.
+
+use std::fmt;
+
+use serde::de::IgnoredAny;
+
+use super::Rejection;
+
+/// Whether an empty array is allowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonWrite {
+    /// PUT with initial data: `[]` creates an empty stream.
+    Create,
+    /// POST: `[]` is refused.
+    Append,
+}
+
+/// Why a JSON body was refused (400).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonBodyError {
+    /// Not UTF-8, not JSON, trailing data, or nested deeper than the parser allows.
+    Invalid,
+    /// `[]` on an append.
+    EmptyArray,
+}
+
+/// Splits a JSON body into the messages to store, each as compact JSON text.
+pub fn flatten_json_body(body: &[u8], write: JsonWrite) -> Result<Vec<String>, JsonBodyError> {
+    serde_json::from_slice::<IgnoredAny>(body).map_err(|_| JsonBodyError::Invalid)?;
+    // Valid JSON is valid UTF-8, so this never fails after the check above.
+    let text = std::str::from_utf8(body).map_err(|_| JsonBodyError::Invalid)?;
+    let compact = minify(text);
+    let Some(inner) = compact.strip_prefix('[').and_then(|s| s.strip_suffix(']')) else {
+        return Ok(vec![compact]);
+    };
+    if inner.is_empty() {
+        return match write {
+            JsonWrite::Create => Ok(Vec::new()),
+            JsonWrite::Append => Err(JsonBodyError::EmptyArray),
+        };
+    }
+    Ok(split_top_level(inner))
+}
+
+/// The body of a JSON-mode read: `[m1,m2,...]`, or `[]` with no messages.
+pub fn json_array_body<S: AsRef<str>>(messages: &[S]) -> String {
+    let len = messages.iter().map(|m| m.as_ref().len() + 1).sum::<usize>() + 2;
+    let mut out = String::with_capacity(len);
+    out.push('[');
+    for (i, message) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(message.as_ref());
+    }
+    out.push(']');
+    out
+}
+
+/// Removes JSON whitespace outside strings. The input must be valid JSON.
+fn minify(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Splits the compact inside of an array at its top-level commas.
+fn split_top_level(inner: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, c) in inner.char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => depth += 1,
+            ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(inner[start..i].to_owned());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(inner[start..].to_owned());
+    items
+}
+
+impl fmt::Display for JsonBodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            JsonBodyError::Invalid => "the body of a JSON stream must be valid JSON",
+            JsonBodyError::EmptyArray => "an append to a JSON stream must not be an empty array",
+        })
+    }
+}
+
+impl Rejection for JsonBodyError {
+    fn status(&self) -> u16 {
+        400
+    }
+    fn code(&self) -> &'static str {
+        match self {
+            JsonBodyError::Invalid => "streams.v1.json_invalid",
+            JsonBodyError::EmptyArray => "streams.v1.json_empty_array",
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Idempotent producers (protocol §5.2.1): Kafka-style fencing and deduplication of appends.
+//!
+//! Facts relied on:
+//! - `Producer-Id`, `Producer-Epoch` and `Producer-Seq` come all together or not at all; some but
+//!   not all is 400. The id must be non-empty. Epoch and seq are non-negative decimal integers no
+//!   larger than 2^53-1 (digits only: `1abc`, `1e3`, `-1`, `+1`, `1.0` are all 400).
+//! - State per (stream, producer id) is the current epoch and the highest accepted seq.
+//! - Unknown producer: seq 0 is accepted at whatever epoch it declares; any other seq is a gap
+//!   (409, expected 0).
+//! - epoch < current: stale, 403 with `Producer-Epoch: <current epoch>` (zombie fencing).
+//! - epoch > current: seq must be 0 (else 400); seq 0 starts the new epoch at seq 0 (200).
+//! - Same epoch: seq <= highest is a duplicate, 204 with `Producer-Epoch` and
+//!   `Producer-Seq: <highest accepted>` (not the request's seq); seq = highest+1 is accepted
+//!   (200 with `Producer-Epoch` and `Producer-Seq` echoed); seq > highest+1 is a gap, 409 with
+//!   `Producer-Expected-Seq: highest+1` and `Producer-Received-Seq: seq`.
+//! - Validation never changes state: the state moves only after the append itself succeeded
+//!   (JSON validation, size checks...), in one step with the append. [`commit_producer`] is that
+//!   one step. Producer validation precedes the `Stream-Seq` check so that a retry carrying both
+//!   headers is a 204 duplicate rather than a `Stream-Seq` 409.
+//! - Forks start with no producer state.
+
+use std::fmt;
+
+use super::Rejection;
+use crate::core::limits;
+
+/// Validated producer headers of one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProducerHeaders {
+    pub id: String,
+    pub epoch: u64,
+    pub seq: u64,
+}
+
+/// What the stream remembers about one producer id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProducerState {
+    pub epoch: u64,
+    /// Highest accepted `Producer-Seq` in `epoch`.
+    pub last_seq: u64,
+}
+
+/// The outcome of [`validate_producer`]. Only `Accepted` may be committed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProducerDecision {
+    /// Append, then commit `next`. 200 with `Producer-Epoch` and `Producer-Seq` echoed.
+    Accepted { next: ProducerState },
+    /// Already appended: 204, `Producer-Epoch: epoch`, `Producer-Seq: highest_seq`.
+    Duplicate { epoch: u64, highest_seq: u64 },
+    /// 403 with `Producer-Epoch: current_epoch`.
+    StaleEpoch { current_epoch: u64 },
+    /// A higher epoch must start at seq 0: 400.
+    NewEpochSeqNotZero { epoch: u64, seq: u64 },
+    /// 409 with `Producer-Expected-Seq` and `Producer-Received-Seq`.
+    SequenceGap { expected: u64, received: u64 },
+}
+
+/// Why the producer headers were refused (400).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProducerHeaderError {
+    /// Some but not all of the three headers.
+    Partial,
+    EmptyId,
+    IdTooLong,
+    InvalidEpoch,
+    InvalidSeq,
+}
+
+/// Parses the three headers. `Ok(None)` when none is present.
+pub fn parse_producer_headers(
+    id: Option<&str>,
+    epoch: Option<&str>,
+    seq: Option<&str>,
+) -> Result<Option<ProducerHeaders>, ProducerHeaderError> {
+    let (id, epoch, seq) = match (id, epoch, seq) {
+        (None, None, None) => return Ok(None),
+        (Some(id), Some(epoch), Some(seq)) => (id, epoch, seq),
+        _ => return Err(ProducerHeaderError::Partial),
+    };
+    if id.is_empty() {
+        return Err(ProducerHeaderError::EmptyId);
+    }
+    if id.len() > limits::STREAM_PRODUCER_ID_BYTES_MAX {
+        return Err(ProducerHeaderError::IdTooLong);
+    }
+    let epoch = parse_safe_uint(epoch).ok_or(ProducerHeaderError::InvalidEpoch)?;
+    let seq = parse_safe_uint(seq).ok_or(ProducerHeaderError::InvalidSeq)?;
+    Ok(Some(ProducerHeaders {
+        id: id.to_owned(),
+        epoch,
+        seq,
+    }))
+}
+
+/// Decides a producer request against the stored state of its id. Pure: nothing changes.
+pub fn validate_producer(
+    state: Option<&ProducerState>,
+    headers: &ProducerHeaders,
+) -> ProducerDecision {
+    let (epoch, seq) = (headers.epoch, headers.seq);
+    let Some(state) = state else {
+        return if seq == 0 {
+            ProducerDecision::Accepted {
+                next: ProducerState { epoch, last_seq: 0 },
+            }
+        } else {
+            ProducerDecision::SequenceGap {
+                expected: 0,
+                received: seq,
+            }
+        };
+    };
+    if epoch < state.epoch {
+        return ProducerDecision::StaleEpoch {
+            current_epoch: state.epoch,
+        };
+    }
+    if epoch > state.epoch {
+        return if seq == 0 {
+            ProducerDecision::Accepted {
+                next: ProducerState { epoch, last_seq: 0 },
+            }
+        } else {
+            ProducerDecision::NewEpochSeqNotZero { epoch, seq }
+        };
+    }
+    let expected = state.last_seq.saturating_add(1);
+    match seq {
+        s if s <= state.last_seq => ProducerDecision::Duplicate {
+            epoch,
+            highest_seq: state.last_seq,
+        },
+        s if s == expected => ProducerDecision::Accepted {
+            next: ProducerState { epoch, last_seq: s },
+        },
+        s => ProducerDecision::SequenceGap {
+            expected,
+            received: s,
+        },
+    }
+}
+
+/// The one place producer state moves: call it after the append succeeded, store the result.
+/// Non-accepted decisions leave the state as it was (`None` stays `None`).
+pub fn commit_producer(
+    state: Option<&ProducerState>,
+    decision: &ProducerDecision,
+) -> Option<ProducerState> {
+    match decision {
+        ProducerDecision::Accepted { next } => Some(*next),
+        _ => state.copied(),
+    }
+}
+
+/// A new producer id on a stream that already remembers [`limits::STREAM_PRODUCERS_MAX`] (429).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProducerTableFull;
+
+/// Refuses a request from an id the stream does not know yet when the stream is at capacity.
+/// State is durable (the protocol asks persistent stores to keep it as long as the data), so
+/// nothing is evicted to make room.
+pub fn check_producer_capacity(
+    known_producers: usize,
+    id_is_known: bool,
+) -> Result<(), ProducerTableFull> {
+    if !id_is_known && known_producers >= limits::STREAM_PRODUCERS_MAX {
+        return Err(ProducerTableFull);
+    }
+    Ok(())
+}
+
+impl ProducerDecision {
+    /// HTTP status the protocol prescribes for the decision.
+    pub fn status(&self) -> u16 {
+        match self {
+            ProducerDecision::Accepted { .. } => 200,
+            ProducerDecision::Duplicate { .. } => 204,
+            ProducerDecision::StaleEpoch { .. } => 403,
+            ProducerDecision::NewEpochSeqNotZero { .. } => 400,
+            ProducerDecision::SequenceGap { .. } => 409,
+        }
+    }
+
+    /// The producer response headers of the decision (the HTTP layer adds `Stream-Next-Offset`,
+    /// `Stream-Closed`... itself).
+    pub fn response_headers(&self) -> Vec<(&'static str, String)> {
+        match *self {
+            ProducerDecision::Accepted { next } => vec![
+                ("Producer-Epoch", next.epoch.to_string()),
+                ("Producer-Seq", next.last_seq.to_string()),
+            ],
+            ProducerDecision::Duplicate { epoch, highest_seq } => vec![
+                ("Producer-Epoch", epoch.to_string()),
+                ("Producer-Seq", highest_seq.to_string()),
+            ],
+            ProducerDecision::StaleEpoch { current_epoch } => {
+                vec![("Producer-Epoch", current_epoch.to_string())]
+            }
+            ProducerDecision::NewEpochSeqNotZero { .. } => Vec::new(),
+            ProducerDecision::SequenceGap { expected, received } => vec![
+                ("Producer-Expected-Seq", expected.to_string()),
+                ("Producer-Received-Seq", received.to_string()),
+            ],
+        }
+    }
+
+    /// Stable diagnostic code for the decision.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProducerDecision::Accepted { .. } => "streams.v1.producer_accepted",
+            ProducerDecision::Duplicate { .. } => "streams.v1.producer_duplicate",
+            ProducerDecision::StaleEpoch { .. } => "streams.v1.producer_stale_epoch",
+            ProducerDecision::NewEpochSeqNotZero { .. } => "streams.v1.producer_new_epoch_seq_not_zero",
+            ProducerDecision::SequenceGap { .. } => "streams.v1.producer_sequence_gap",
+        }
+    }
+}
+
+/// A non-negative decimal integer of ASCII digits only, at most 2^53-1. Leading zeros are
+/// accepted (the reference server accepts them); signs, spaces, fractions and exponents are not.
+fn parse_safe_uint(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = s.trim_start_matches('0');
+    if digits.len() > 16 {
+        return None; // beyond 2^53-1 (16 digits) without risking overflow
+    }
+    let n = digits.bytes().fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'));
+    (n <= limits::INTEGER_SAFE_MAX).then_some(n)
+}
+
+impl fmt::Display for ProducerHeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ProducerHeaderError::Partial => {
+                "Producer-Id, Producer-Epoch and Producer-Seq must be given together or not at all"
+            }
+            ProducerHeaderError::EmptyId => "Producer-Id must not be empty",
+            ProducerHeaderError::IdTooLong => "Producer-Id is too long",
+            ProducerHeaderError::InvalidEpoch => {
+                "Producer-Epoch must be a non-negative integer no larger than 2^53-1"
+            }
+            ProducerHeaderError::InvalidSeq => {
+                "Producer-Seq must be a non-negative integer no larger than 2^53-1"
+            }
+        })
+    }
+}
+
+impl Rejection for ProducerHeaderError {
+    fn status(&self) -> u16 {
+        400
+    }
+    fn code(&self) -> &'static str {
+        match self {
+            ProducerHeaderError::Partial => "streams.v1.producer_headers_partial",
+            ProducerHeaderError::EmptyId => "streams.v1.producer_id_empty",
+            ProducerHeaderError::IdTooLong => "streams.v1.producer_id_too_long",
+            ProducerHeaderError::InvalidEpoch => "streams.v1.producer_epoch_invalid",
+            ProducerHeaderError::InvalidSeq => "streams.v1.producer_seq_invalid",
+        }
+    }
+}
+
+impl fmt::Display for ProducerTableFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("this stream already tracks as many producers as it can")
+    }
+}
+
+impl Rejection for ProducerTableFull {
+    fn status(&self) -> u16 {
+        429
+    }
+    fn code(&self) -> &'static str {
+        "streams.v1.producer_table_full"
+    }
+}
