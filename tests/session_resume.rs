@@ -1,0 +1,113 @@
+//! Resume rules (wire facts §3 "Resume"): missing → new session; every incompatibility is a
+//! distinct typed error.
+
+use serde_json::{json, Value};
+use turnkeep::core::session::{resume_session, ResumeError, SessionIdentity};
+
+const NOW_MS: u64 = 1_783_738_800_000; // 2026-07-11T03:00:00.000Z
+
+fn fixture_value(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/session/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
+}
+
+/// The identity that matches `v1_full.json`.
+fn identity() -> SessionIdentity {
+    SessionIdentity {
+        session_id: "sess-42".into(),
+        definition_id: "support:bot".into(),
+        definition_revision: 3,
+        initial_conversation_state: Some("start".into()),
+    }
+}
+
+/// What a resume should give: a session with this expected cursor, or an error of this kind.
+#[derive(Debug)]
+enum Expect {
+    Resumed { expected_cursor: Option<u64>, cursor: u64 },
+    Error(&'static str),
+}
+
+fn check(label: &str, stored: Option<&Value>, id: &SessionIdentity, expected: Expect) {
+    let got = resume_session(stored, id, NOW_MS);
+    match (&got, &expected) {
+        (Ok(r), Expect::Resumed { expected_cursor, cursor }) => {
+            assert_eq!(r.expected_cursor, *expected_cursor, "{label}");
+            assert_eq!(r.envelope.cursor, *cursor, "{label}");
+            assert_eq!(r.envelope.session_id, id.session_id, "{label}");
+        }
+        (Err(e), Expect::Error(kind)) => assert_eq!(e.kind(), *kind, "{label}: {e}"),
+        _ => panic!("{label}: got {got:?}, expected {expected:?}"),
+    }
+}
+
+#[test]
+fn resume_cases() {
+    let full = fixture_value("v1_full.json");
+    let with = |edit: &dyn Fn(&mut Value)| {
+        let mut v = full.clone();
+        edit(&mut v);
+        v
+    };
+    let no_conversation = SessionIdentity { initial_conversation_state: None, ..identity() };
+    let cases: Vec<(&str, Option<Value>, SessionIdentity, Expect)> = vec![
+        ("absent", None, identity(), Expect::Resumed { expected_cursor: None, cursor: 0 }),
+        ("null is absent", Some(Value::Null), identity(), Expect::Resumed { expected_cursor: None, cursor: 0 }),
+        ("stored v1", Some(full.clone()), identity(), Expect::Resumed { expected_cursor: Some(17), cursor: 17 }),
+        ("stored v0", Some(fixture_value("v0_full.json")), identity(), Expect::Resumed { expected_cursor: Some(17), cursor: 17 }),
+        ("stored as JSON text", Some(Value::String(full.to_string())), identity(), Expect::Resumed { expected_cursor: Some(17), cursor: 17 }),
+        ("corrupt text", Some(json!("{")), identity(), Expect::Error("SESSION_INVALID_SNAPSHOT")),
+        ("corrupt field", Some(with(&|v| v["cursor"] = json!(-1))), identity(), Expect::Error("SESSION_INVALID_SNAPSHOT")),
+        ("unsupported version", Some(with(&|v| v["version"] = json!(2))), identity(), Expect::Error("SESSION_UNSUPPORTED_VERSION")),
+        ("foreign session", Some(with(&|v| v["sessionId"] = json!("other"))), identity(), Expect::Error("SESSION_FOREIGN")),
+        ("other definition", Some(with(&|v| v["definitionId"] = json!("other"))), identity(), Expect::Error("SESSION_INCOMPATIBLE_DEFINITION")),
+        ("other revision", Some(with(&|v| v["definitionRevision"] = json!(4))), identity(), Expect::Error("SESSION_INCOMPATIBLE_DEFINITION")),
+        ("stored conversation, definition has none", Some(full.clone()), no_conversation.clone(), Expect::Error("SESSION_INCOMPATIBLE_DEFINITION")),
+        (
+            "definition has a conversation, none stored",
+            Some(with(&|v| drop(v.as_object_mut().map(|o| o.remove("conversation"))))),
+            identity(),
+            Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
+        (
+            "neither has a conversation",
+            Some(with(&|v| drop(v.as_object_mut().map(|o| o.remove("conversation"))))),
+            no_conversation,
+            Expect::Resumed { expected_cursor: Some(17), cursor: 17 },
+        ),
+        ("identity not SafeId", None, SessionIdentity { session_id: "a b".into(), ..identity() }, Expect::Error("SESSION_INVALID_IDENTITY")),
+        ("identity revision 0", None, SessionIdentity { definition_revision: 0, ..identity() }, Expect::Error("SESSION_INVALID_IDENTITY")),
+        (
+            "identity empty initial state",
+            None,
+            SessionIdentity { initial_conversation_state: Some(String::new()), ..identity() },
+            Expect::Error("SESSION_INVALID_IDENTITY"),
+        ),
+    ];
+    for (label, stored, id, expected) in cases {
+        check(label, stored.as_ref(), &id, expected);
+    }
+}
+
+#[test]
+fn a_new_session_is_a_valid_envelope_with_the_initial_conversation() {
+    let r = resume_session(None, &identity(), NOW_MS).expect("new");
+    let env = &r.envelope;
+    assert_eq!(env.updated_at, "2026-07-11T03:00:00.000Z");
+    assert_eq!(env.definition_revision, 3);
+    assert_eq!(env.conversation.as_ref().map(|c| c.state.as_str()), Some("start"));
+    assert!(env.active_turn.is_none() && env.terminal_turns.is_empty() && env.confirmations.is_empty());
+    // What resume creates must itself resume (it is what the first save stores).
+    let again = resume_session(Some(&env.to_value()), &identity(), NOW_MS).expect("resume own");
+    assert_eq!(&again.envelope, env);
+    assert_eq!(again.expected_cursor, Some(0));
+}
+
+#[test]
+fn decode_errors_keep_their_detail() {
+    let stored = json!({"version": 9});
+    match resume_session(Some(&stored), &identity(), NOW_MS) {
+        Err(ResumeError::UnsupportedVersion(e)) => assert!(e.detail.contains("version 9")),
+        other => panic!("got {other:?}"),
+    }
+}
