@@ -77,3 +77,36 @@ pub const STREAM_SSE_CONNECTION_MS_MAX: u64 = 60_000;
 
 // ---- Chat controller.
 pub const TOOL_ITERATIONS_MAX_DEFAULT: u32 = 5;
+/// Tool calls one model response may request; more fails the response (not a silent cut).
+pub const TOOL_CALLS_PER_RESPONSE_MAX: usize = 32;
+/// Accumulated argument JSON text of one tool call.
+pub const TOOL_ARGS_BYTES_MAX: usize = 262_144;
+/// Text one tool may return; a longer result turns that call into an error.
+pub const TOOL_RESULT_BYTES_MAX: usize = 262_144;
+/// Text one model response may stream into its assistant message.
+pub const ASSISTANT_CONTENT_BYTES_MAX: usize = 1_048_576;
+/// Demo model: largest `N` of `/words N`; a larger N is clamped to it.
+pub const DEMO_WORDS_MAX: u64 = 2_000;
+/// SSE (OpenAI-compatible streams): one line, and one event's joined `data` lines.
+pub const SSE_LINE_BYTES_MAX: usize = 1_048_576;
+pub const SSE_EVENT_BYTES_MAX: usize = 1_048_576;
+
+// ---- JS-backed adapters (src/web/adapters).
+/// How much of a host error's message a `PortError` quotes (logs only).
+pub const PORT_ERROR_DETAIL_CHARS_MAX: usize = 200;
+/// How much of a thrown `Error`'s message a failed JS tool passes to the model.
+pub const TOOL_ERROR_MESSAGE_CHARS_MAX: usize = 500;
+/// Demo model: pause between chunks unless `chunkDelayMs` says otherwise, and its largest value.
+pub const DEMO_CHUNK_DELAY_MS_DEFAULT: u32 = 20;
+pub const DEMO_CHUNK_DELAY_MS_MAX: u32 = 60_000;
+/// OpenAI-compatible model: lengths of `baseUrl`, `model` and `apiKey`.
+pub const MODEL_BASE_URL_CHARS_MAX: usize = 2_048;
+pub const MODEL_NAME_CHARS_MAX: usize = 256;
+pub const MODEL_API_KEY_CHARS_MAX: usize = 4_096;
+
+// ---- Snapshot sequences (ARCHITECTURE.md): sequence = claim_cursor × stride + index_in_turn.
+/// Sequences one turn may use; a turn emitting more skips intermediates, never the final line.
+pub const SNAPSHOT_SEQUENCE_STRIDE: u64 = 1 << 20;
+
+/// The longest duration a host timer accepts (`setTimeout` fires at once beyond 2^31 - 1 ms).
+pub const TIMER_MS_MAX: u32 = 2_147_483_647;

@@ -1,0 +1,491 @@
+//! The chat controller: one turn as a pure state machine.
+//!
+//! The driver feeds it inputs — `send`, model chunks, the end or failure of a model call, tool
+//! results, `stop` — and each input returns the next [`Action`]: call the model, run tools,
+//! keep feeding, or done. The controller never does I/O, never reads a clock and never makes up
+//! an id: `now_ms` and an [`IdSource`] are arguments, so a turn replays identically.
+//!
+//! Lifecycle of a turn:
+//! 1. `send` adds the user message and an empty `streaming` assistant message → `CallModel`.
+//! 2. `on_chunk` appends text to that assistant message and collects tool-call fragments.
+//! 3. `on_model_end` completes the assistant message. Without tool calls the turn is
+//!    `complete`. With tool calls it records them on the message (`pending`, or
+//!    `requires_confirmation` for tools that need approval, or `error` for unknown tools and
+//!    invalid arguments, which get an error `tool` message the model will read) → `RunTools`.
+//!    Each round of tool calls is one iteration; a round beyond `max_tool_iterations` is not
+//!    run and the turn ends in `error`.
+//! 4. `on_tool_started` / `on_tool_result` move calls to `running` and `complete`|`error` and
+//!    add one `tool` message per result. When the round is settled: a call awaiting
+//!    confirmation ends the turn (`complete`, the call left waiting); otherwise → `CallModel`
+//!    again with a new assistant message.
+//! 5. `on_model_error` ends the turn in `error`, keeping the partial text. `stop` ends it
+//!    `complete`, keeping the partial text (an assistant message with no text at all is
+//!    dropped) and marking unfinished tool calls as errors.
+//!
+//! Every observable change bumps [`ChatController::revision`], so a consumer can tell a new
+//! state from one it already published.
+
+mod state;
+mod tool_calls;
+
+use serde_json::{Map, Value};
+
+pub use state::{ChatError, ChatState, ChatStatus};
+pub use tool_calls::{
+    ARGS_NOT_OBJECT, ITERATIONS_EXCEEDED, RESULT_TOO_LARGE, STOPPED, UNKNOWN_TOOL, UNNAMED,
+    UNNAMED_TOOL,
+};
+
+use super::model::{ModelChunk, ModelRequest, ToolSpec, Usage};
+use crate::core::checks::format_iso_millis;
+use crate::core::limits::{
+    ASSISTANT_CONTENT_BYTES_MAX, TOOL_ITERATIONS_MAX_DEFAULT, TOOL_RESULT_BYTES_MAX,
+};
+use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+use tool_calls::{CallPlan, PendingCalls};
+
+/// Where message and tool-call ids come from (`prefix` is `msg` or `call`). Any
+/// `FnMut(&str) -> String` is one.
+pub trait IdSource {
+    fn next_id(&mut self, prefix: &str) -> String;
+}
+
+impl<F: FnMut(&str) -> String> IdSource for F {
+    fn next_id(&mut self, prefix: &str) -> String {
+        self(prefix)
+    }
+}
+
+/// The chat definition's part the controller needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatConfig {
+    /// The tools offered to the model.
+    pub tools: Vec<ToolSpec>,
+    /// Rounds of tool calls allowed in one turn; the next round ends the turn in error.
+    pub max_tool_iterations: u32,
+}
+
+impl Default for ChatConfig {
+    fn default() -> Self {
+        Self { tools: Vec::new(), max_tool_iterations: TOOL_ITERATIONS_MAX_DEFAULT }
+    }
+}
+
+/// What the driver must do next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Start a model call and feed its chunks to `on_chunk`, then `on_model_end` or
+    /// `on_model_error`.
+    CallModel(ModelRequest),
+    /// Run these tools (in any order, possibly concurrently) and report each through
+    /// `on_tool_result`.
+    RunTools(Vec<ToolInvocation>),
+    /// Nothing new to start: keep feeding the call or tools in progress.
+    Continue,
+    /// The turn is over. Abort a model stream still open.
+    Done,
+}
+
+/// One tool to run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolInvocation {
+    /// The tool call id; report the result under it.
+    pub id: String,
+    pub name: String,
+    pub args: Map<String, Value>,
+}
+
+/// A tool's result text, or its error text.
+pub type ToolOutcome = Result<String, String>;
+
+/// Why `send` refused; the state is unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// A controller runs exactly one turn.
+    AlreadyStarted,
+    /// The input is empty or only whitespace.
+    BlankInput,
+}
+
+/// The chat controller of one turn.
+#[derive(Clone, Debug)]
+pub struct ChatController {
+    config: ChatConfig,
+    state: ChatState,
+    revision: u64,
+    phase: Phase,
+    tool_rounds: u32,
+}
+
+#[derive(Clone, Debug)]
+enum Phase {
+    /// Before `send`.
+    Ready,
+    /// A model call is streaming into `state.messages[assistant]`.
+    Streaming { assistant: usize, calls: PendingCalls },
+    /// The tool calls on `state.messages[assistant]` listed in `outstanding` are running.
+    Tools { assistant: usize, outstanding: Vec<String>, awaiting_confirmation: bool },
+    /// The turn is over; every input is ignored.
+    Ended,
+}
+
+impl ChatController {
+    /// A controller over the conversation so far (`history` comes from `ChatMemory`).
+    pub fn new(config: ChatConfig, history: Vec<Message>) -> Self {
+        Self {
+            config,
+            state: ChatState {
+                messages: history,
+                status: ChatStatus::Idle,
+                usage: Usage::default(),
+                error: None,
+            },
+            revision: 0,
+            phase: Phase::Ready,
+            tool_rounds: 0,
+        }
+    }
+
+    pub fn state(&self) -> &ChatState {
+        &self.state
+    }
+
+    /// Bumped on every observable change of [`Self::state`]; never on an ignored input.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// True once the turn is over (`Action::Done` was returned).
+    pub fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Ended)
+    }
+
+    /// Starts the turn with the user's `input`.
+    pub fn send(
+        &mut self,
+        input: &str,
+        now_ms: u64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Action, SendError> {
+        if !matches!(self.phase, Phase::Ready) {
+            return Err(SendError::AlreadyStarted);
+        }
+        if input.trim().is_empty() {
+            return Err(SendError::BlankInput);
+        }
+        let user = new_message(ids, now_ms, Role::User, input.to_owned(), MessageStatus::Complete);
+        self.state.messages.push(user);
+        self.state.status = ChatStatus::Streaming;
+        Ok(self.start_model_call(now_ms, ids))
+    }
+
+    /// One streamed piece of the model's answer. Returns `Done` when the chunk broke a limit
+    /// and ended the turn (abort the stream), else `Continue`.
+    pub fn on_chunk(&mut self, chunk: ModelChunk) -> Action {
+        let Phase::Streaming { assistant, calls } = &mut self.phase else {
+            return self.idle_action();
+        };
+        let assistant = *assistant;
+        match chunk {
+            ModelChunk::Text(text) => {
+                let content_bytes = self.state.messages[assistant].content.len();
+                if content_bytes + text.len() > ASSISTANT_CONTENT_BYTES_MAX {
+                    return self.fail(ChatError::ResponseTooLarge);
+                }
+                self.append_text(assistant, &text);
+            }
+            ModelChunk::ToolCall { index, id, name, args_delta } => {
+                if let Err(error) = calls.add(index, id, name, &args_delta) {
+                    return self.fail(error);
+                }
+            }
+            ModelChunk::Finish { usage, .. } => self.add_usage(usage),
+        }
+        Action::Continue
+    }
+
+    /// The model call ended normally.
+    pub fn on_model_end(&mut self, now_ms: u64, ids: &mut dyn IdSource) -> Action {
+        let Phase::Streaming { assistant, calls } = &mut self.phase else {
+            return self.idle_action();
+        };
+        let assistant = *assistant;
+        let pending = std::mem::take(calls);
+        self.state.messages[assistant].status = MessageStatus::Complete;
+        if pending.is_empty() {
+            return self.finish(ChatStatus::Complete, None);
+        }
+        self.tool_round(assistant, pending, now_ms, ids)
+    }
+
+    /// The model call failed (the adapter threw or its stream broke).
+    pub fn on_model_error(&mut self) -> Action {
+        let Phase::Streaming { .. } = self.phase else {
+            return self.idle_action();
+        };
+        self.fail(ChatError::ModelFailed)
+    }
+
+    /// A tool of the current round started running.
+    pub fn on_tool_started(&mut self, id: &str) -> Action {
+        let Phase::Tools { assistant, outstanding, .. } = &self.phase else {
+            return self.idle_action();
+        };
+        let assistant = *assistant;
+        if outstanding.iter().any(|o| o == id)
+            && self.set_call(assistant, id, |c| {
+                let changed = c.status == ToolCallStatus::Pending;
+                c.status = ToolCallStatus::Running;
+                changed
+            })
+        {
+            self.bump();
+        }
+        Action::Continue
+    }
+
+    /// A tool of the current round finished. Unknown or repeated ids are ignored.
+    pub fn on_tool_result(
+        &mut self,
+        id: &str,
+        outcome: ToolOutcome,
+        now_ms: u64,
+        ids: &mut dyn IdSource,
+    ) -> Action {
+        let Phase::Tools { assistant, outstanding, awaiting_confirmation } = &mut self.phase
+        else {
+            return self.idle_action();
+        };
+        let Some(position) = outstanding.iter().position(|o| o == id) else {
+            return Action::Continue;
+        };
+        outstanding.remove(position);
+        let (assistant, settled, awaiting) =
+            (*assistant, outstanding.is_empty(), *awaiting_confirmation);
+        let outcome = outcome.and_then(|text| {
+            if text.len() > TOOL_RESULT_BYTES_MAX {
+                Err(RESULT_TOO_LARGE.to_owned())
+            } else {
+                Ok(text)
+            }
+        });
+        self.record_result(assistant, id, outcome, now_ms, ids);
+        self.bump();
+        match (settled, awaiting) {
+            (false, _) => Action::Continue,
+            (true, true) => self.finish(ChatStatus::Complete, None),
+            (true, false) => self.start_model_call(now_ms, ids),
+        }
+    }
+
+    /// Ends the turn now (client abort, cancel or deadline). Partial text stays.
+    pub fn stop(&mut self) -> Action {
+        match std::mem::replace(&mut self.phase, Phase::Ended) {
+            Phase::Ready | Phase::Ended => return Action::Done,
+            Phase::Streaming { assistant, .. } => self.close_assistant(assistant),
+            Phase::Tools { assistant, outstanding, .. } => {
+                for id in &outstanding {
+                    self.set_call(assistant, id, |c| {
+                        c.status = ToolCallStatus::Error;
+                        c.error = Some(STOPPED.to_owned());
+                        true
+                    });
+                }
+            }
+        }
+        self.state.status = ChatStatus::Complete;
+        self.bump();
+        Action::Done
+    }
+
+    // ---- transitions
+
+    fn start_model_call(&mut self, now_ms: u64, ids: &mut dyn IdSource) -> Action {
+        let request = ModelRequest {
+            messages: self.state.messages.clone(),
+            tools: self.config.tools.clone(),
+        };
+        let assistant =
+            new_message(ids, now_ms, Role::Assistant, String::new(), MessageStatus::Streaming);
+        self.state.messages.push(assistant);
+        self.phase = Phase::Streaming {
+            assistant: self.state.messages.len() - 1,
+            calls: PendingCalls::default(),
+        };
+        self.bump();
+        Action::CallModel(request)
+    }
+
+    fn tool_round(
+        &mut self,
+        assistant: usize,
+        mut pending: PendingCalls,
+        now_ms: u64,
+        ids: &mut dyn IdSource,
+    ) -> Action {
+        self.tool_rounds = self.tool_rounds.saturating_add(1);
+        let over_limit = self.tool_rounds > self.config.max_tool_iterations;
+        let mut calls = Vec::new();
+        let mut invocations = Vec::new();
+        let mut awaiting_confirmation = false;
+        let mut rejected = Vec::new();
+        for call in pending.take() {
+            let (mut tool_call, plan) = tool_calls::resolve(call, &self.config.tools, ids);
+            match plan {
+                _ if over_limit => {
+                    tool_call.status = ToolCallStatus::Error;
+                    tool_call.error = Some(ITERATIONS_EXCEEDED.to_owned());
+                }
+                CallPlan::Run(invocation) => invocations.push(invocation),
+                CallPlan::AwaitConfirmation => awaiting_confirmation = true,
+                CallPlan::Rejected(text) => rejected.push((tool_call.id.clone(), text)),
+            }
+            calls.push(tool_call);
+        }
+        self.state.messages[assistant].tool_calls = Some(calls);
+        if over_limit {
+            let max = self.config.max_tool_iterations;
+            return self.finish(ChatStatus::Error, Some(ChatError::ToolIterationsExceeded { max }));
+        }
+        for (id, text) in rejected {
+            self.push_tool_message(&id, text.to_owned(), MessageStatus::Error, now_ms, ids);
+        }
+        let outstanding: Vec<String> = invocations.iter().map(|i| i.id.clone()).collect();
+        if !outstanding.is_empty() {
+            self.phase = Phase::Tools { assistant, outstanding, awaiting_confirmation };
+            self.bump();
+            return Action::RunTools(invocations);
+        }
+        if awaiting_confirmation {
+            return self.finish(ChatStatus::Complete, None);
+        }
+        self.bump();
+        self.start_model_call(now_ms, ids) // every call was rejected: the model reads why
+    }
+
+    fn record_result(
+        &mut self,
+        assistant: usize,
+        id: &str,
+        outcome: ToolOutcome,
+        now_ms: u64,
+        ids: &mut dyn IdSource,
+    ) {
+        let (status, text) = match &outcome {
+            Ok(text) => (MessageStatus::Complete, text.clone()),
+            Err(text) => (MessageStatus::Error, text.clone()),
+        };
+        self.set_call(assistant, id, |c| {
+            match outcome {
+                Ok(text) => {
+                    c.status = ToolCallStatus::Complete;
+                    c.result = Some(text);
+                }
+                Err(text) => {
+                    c.status = ToolCallStatus::Error;
+                    c.error = Some(text);
+                }
+            }
+            true
+        });
+        self.push_tool_message(id, text, status, now_ms, ids);
+    }
+
+    fn fail(&mut self, error: ChatError) -> Action {
+        if let Phase::Streaming { assistant, .. } = self.phase {
+            self.state.messages[assistant].status = MessageStatus::Error;
+        }
+        self.finish(ChatStatus::Error, Some(error))
+    }
+
+    fn finish(&mut self, status: ChatStatus, error: Option<ChatError>) -> Action {
+        self.phase = Phase::Ended;
+        self.state.status = status;
+        self.state.error = error;
+        self.bump();
+        Action::Done
+    }
+
+    /// On stop: a streaming assistant message keeps its text as `complete`, or goes if empty.
+    fn close_assistant(&mut self, assistant: usize) {
+        if self.state.messages[assistant].content.is_empty() {
+            self.state.messages.remove(assistant);
+        } else {
+            self.state.messages[assistant].status = MessageStatus::Complete;
+        }
+    }
+
+    // ---- small helpers
+
+    fn idle_action(&self) -> Action {
+        if self.is_done() {
+            Action::Done
+        } else {
+            Action::Continue
+        }
+    }
+
+    fn append_text(&mut self, assistant: usize, text: &str) {
+        if !text.is_empty() {
+            self.state.messages[assistant].content.push_str(text);
+            self.bump();
+        }
+    }
+
+    fn add_usage(&mut self, usage: Option<Usage>) {
+        if let Some(usage) = usage {
+            let sum = self.state.usage.plus(usage);
+            if sum != self.state.usage {
+                self.state.usage = sum;
+                self.bump();
+            }
+        }
+    }
+
+    /// Applies `change` to the call `id` of the assistant message; returns what `change` says.
+    fn set_call(&mut self, assistant: usize, id: &str, change: impl FnOnce(&mut ToolCall) -> bool) -> bool {
+        self.state.messages[assistant]
+            .tool_calls
+            .iter_mut()
+            .flatten()
+            .find(|c| c.id == id)
+            .is_some_and(change)
+    }
+
+    fn push_tool_message(
+        &mut self,
+        call_id: &str,
+        content: String,
+        status: MessageStatus,
+        now_ms: u64,
+        ids: &mut dyn IdSource,
+    ) {
+        let mut message = new_message(ids, now_ms, Role::Tool, content, status);
+        message.tool_call_id = Some(call_id.to_owned());
+        self.state.messages.push(message);
+    }
+
+    fn bump(&mut self) {
+        self.revision += 1;
+    }
+}
+
+fn new_message(
+    ids: &mut dyn IdSource,
+    now_ms: u64,
+    role: Role,
+    content: String,
+    status: MessageStatus,
+) -> Message {
+    Message {
+        id: ids.next_id("msg"),
+        role,
+        content,
+        status,
+        created_at: format_iso_millis(i64::try_from(now_ms).unwrap_or(i64::MAX)),
+        parts: None,
+        tool_calls: None,
+        tool_call_id: None,
+        metadata: None,
+    }
+}

@@ -1,0 +1,141 @@
+//! Tool calls of one streamed response: fragments accumulate per index, and when the response
+//! ends each call is resolved into a canonical [`ToolCall`] plus what to do with it.
+
+use serde_json::{Map, Value};
+
+use super::state::ChatError;
+use super::{IdSource, ToolInvocation};
+use crate::core::chat::model::ToolSpec;
+use crate::core::limits::{TOOL_ARGS_BYTES_MAX, TOOL_CALLS_PER_RESPONSE_MAX};
+use crate::core::protocol::{ToolCall, ToolCallStatus};
+
+/// Error texts recorded on a tool call (fixed, so nothing internal leaks).
+pub const ARGS_NOT_OBJECT: &str = "The tool arguments are not a JSON object.";
+pub const UNKNOWN_TOOL: &str = "The model called a tool that does not exist.";
+pub const UNNAMED_TOOL: &str = "The model called a tool without a name.";
+pub const ITERATIONS_EXCEEDED: &str = "Not run: the turn reached its tool iteration limit.";
+pub const STOPPED: &str = "Stopped before the tool finished.";
+pub const RESULT_TOO_LARGE: &str = "The tool result is too large.";
+
+/// The `name` recorded for a call the model left unnamed (the wire requires a non-empty name).
+pub const UNNAMED: &str = "unnamed";
+
+/// Fragments received so far, one entry per tool-call index, in order of first appearance.
+#[derive(Clone, Debug, Default)]
+pub(super) struct PendingCalls {
+    calls: Vec<PendingCall>,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct PendingCall {
+    index: u32,
+    id: Option<String>,
+    name: Option<String>,
+    args: String,
+}
+
+/// What the controller does with one resolved call.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum CallPlan {
+    Run(ToolInvocation),
+    AwaitConfirmation,
+    /// Not runnable; the text is already recorded as the call's error.
+    Rejected(&'static str),
+}
+
+impl PendingCalls {
+    /// Adds one fragment. `id` and `name` are taken from the first fragment that has them.
+    pub fn add(
+        &mut self,
+        index: u32,
+        id: Option<String>,
+        name: Option<String>,
+        args_delta: &str,
+    ) -> Result<(), ChatError> {
+        let position = match self.calls.iter().position(|c| c.index == index) {
+            Some(p) => p,
+            None if self.calls.len() >= TOOL_CALLS_PER_RESPONSE_MAX => {
+                return Err(ChatError::TooManyToolCalls)
+            }
+            None => {
+                self.calls.push(PendingCall { index, id: None, name: None, args: String::new() });
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[position];
+        if call.args.len() + args_delta.len() > TOOL_ARGS_BYTES_MAX {
+            return Err(ChatError::ToolArgsTooLarge);
+        }
+        call.args.push_str(args_delta);
+        if call.id.is_none() {
+            call.id = id.filter(|s| !s.is_empty());
+        }
+        if call.name.is_none() {
+            call.name = name.filter(|s| !s.is_empty());
+        }
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// Takes every call, ordered by index.
+    pub fn take(&mut self) -> Vec<PendingCall> {
+        let mut calls = std::mem::take(&mut self.calls);
+        calls.sort_by_key(|c| c.index);
+        calls
+    }
+}
+
+/// Turns a finished call into its canonical form (status `pending`, `requires_confirmation`
+/// or `error`) and the plan for it. A missing id is drawn from `ids`.
+pub(super) fn resolve(
+    call: PendingCall,
+    tools: &[ToolSpec],
+    ids: &mut dyn IdSource,
+) -> (ToolCall, CallPlan) {
+    let id = call.id.unwrap_or_else(|| ids.next_id("call"));
+    let parsed = parse_args(&call.args);
+    let spec = call.name.as_deref().and_then(|n| tools.iter().find(|t| t.name == n));
+    let plan = match (&call.name, spec, &parsed) {
+        (None, _, _) => CallPlan::Rejected(UNNAMED_TOOL),
+        (Some(_), None, _) => CallPlan::Rejected(UNKNOWN_TOOL),
+        (_, _, Err(rule)) => CallPlan::Rejected(rule),
+        (_, Some(spec), Ok(_)) if spec.requires_confirmation => CallPlan::AwaitConfirmation,
+        (Some(name), Some(_), Ok(args)) => CallPlan::Run(ToolInvocation {
+            id: id.clone(),
+            name: name.clone(),
+            args: args.clone(),
+        }),
+    };
+    let status = match plan {
+        CallPlan::Run(_) => ToolCallStatus::Pending,
+        CallPlan::AwaitConfirmation => ToolCallStatus::RequiresConfirmation,
+        CallPlan::Rejected(_) => ToolCallStatus::Error,
+    };
+    let tool_call = ToolCall {
+        id,
+        name: call.name.unwrap_or_else(|| UNNAMED.to_owned()),
+        args: parsed.unwrap_or_default(),
+        status,
+        result: None,
+        error: match plan {
+            CallPlan::Rejected(text) => Some(text.to_owned()),
+            _ => None,
+        },
+    };
+    (tool_call, plan)
+}
+
+/// The concatenated argument text as a JSON object; blank text is `{}` (some models send
+/// nothing for a tool without parameters).
+fn parse_args(text: &str) -> Result<Map<String, Value>, &'static str> {
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        _ => Err(ARGS_NOT_OBJECT),
+    }
+}
