@@ -93,6 +93,18 @@ pub fn release_turn(
     Ok(next)
 }
 
+/// Gives up `turn_id` before it ran (a failure between the claim and the stream): clears the
+/// lease if it is still this turn's, records nothing in the terminal history (so the client may
+/// retry the same turn id), cursor + 1.
+pub fn abandon_turn(env: &SessionEnvelope, turn_id: &str, now_ms: u64) -> Result<SessionEnvelope, LeaseError> {
+    check_turn_id(turn_id)?;
+    let mut next = advance_cursor(env, now_ms)?;
+    if next.active_turn.as_ref().is_some_and(|a| a.turn_id == turn_id) {
+        next.active_turn = None;
+    }
+    Ok(next)
+}
+
 /// The envelope of the next save that changes nothing else (e.g. one per streamed snapshot):
 /// cursor + 1 and `updatedAt` = now. The lease is not extended.
 pub fn advance_cursor(env: &SessionEnvelope, now_ms: u64) -> Result<SessionEnvelope, LeaseError> {
@@ -114,5 +126,31 @@ fn check_turn_id(turn_id: &str) -> Result<(), LeaseError> {
         Ok(())
     } else {
         Err(LeaseError::InvalidTurnId(turn_id.chars().take(limits::SAFE_ID_CHARS_MAX).collect()))
+    }
+}
+
+#[cfg(test)]
+mod abandon_tests {
+    use super::*;
+    use crate::core::session::{new_session, SessionIdentity};
+
+    #[test]
+    fn abandon_frees_the_lease_and_leaves_the_turn_id_reusable() {
+        let identity = SessionIdentity {
+            session_id: "s1".into(),
+            definition_id: "demo".into(),
+            definition_revision: 1,
+            initial_conversation_state: None,
+        };
+        let env = new_session(&identity, 0);
+        let ClaimDecision::Claimed(claimed) = claim_turn(&env, "t1", 10, 1_000).unwrap() else { panic!("claim") };
+        let abandoned = abandon_turn(&claimed, "t1", 20).unwrap();
+        assert_eq!(abandoned.active_turn, None);
+        assert!(abandoned.terminal_turns.is_empty());
+        assert_eq!(abandoned.cursor, claimed.cursor + 1);
+        assert!(matches!(claim_turn(&abandoned, "t1", 30, 1_000).unwrap(), ClaimDecision::Claimed(_)));
+        // Another turn's lease is left alone.
+        let other = abandon_turn(&claimed, "t2", 20).unwrap();
+        assert_eq!(other.active_turn, claimed.active_turn);
     }
 }
