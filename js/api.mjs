@@ -1,5 +1,15 @@
 // The public JS surface, shared by every entry point (node, browser, workerd).
 // Each entry point instantiates the wasm module its own way, then re-exports this module.
-// Functions here call into wasm lazily, so importing them before instantiation is safe.
+// The functions call into wasm lazily, so importing them before instantiation is safe.
 
-export { version } from '../pkg/turnkeep.js';
+export {
+  version,
+  decodeTurnEvent,
+  encodeTurnEvent,
+  createTurnSnapshotCursor,
+  TurnSnapshotCursor,
+  decodeSessionSnapshot,
+  resumeChatSession,
+  createMemorySessionStorage,
+  MemorySessionStorage,
+} from '../pkg/turnkeep.js';

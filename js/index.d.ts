@@ -1,2 +1,238 @@
+// Types of the `turnkeep` npm package (every entry point exports the same surface).
+
+/** A SafeId: `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`. */
+export type SafeId = string;
+
+/** ISO-8601 timestamp; servers write `Date.prototype.toISOString()` output. */
+export type Timestamp = string;
+
+/** Fields every turn event carries (`agentskit.chat.turn` version 1). */
+export interface TurnEnvelope {
+  protocol: 'agentskit.chat.turn';
+  version: 1;
+  eventId: SafeId;
+  sessionId: SafeId;
+  turnId: SafeId;
+  /** A safe integer >= 0; strictly increasing across the snapshots of a session. */
+  sequence: number;
+  emittedAt: Timestamp;
+}
+
+/** A failure delivered to a client: versioned, with a stable code. */
+export interface TurnDiagnostic {
+  version: 1;
+  /** `^[A-Z][A-Z0-9_]*$`, e.g. `SESSION_BUSY`. */
+  code: string;
+  message: string;
+  retryable: boolean;
+}
+
+export type MessageRole = 'user' | 'assistant' | 'system' | 'tool';
+export type MessageStatus = 'pending' | 'streaming' | 'complete' | 'error';
+export type ToolCallStatus = 'pending' | 'running' | 'complete' | 'error' | 'requires_confirmation';
+
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: string; mimeType?: string; detail?: 'low' | 'high' | 'auto' }
+  | { type: 'audio' | 'video'; source: string; mimeType?: string; durationSec?: number }
+  | { type: 'file'; source: string; mimeType?: string; filename?: string };
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  status: ToolCallStatus;
+  result?: string;
+  error?: string;
+}
+
+/** A chat message in canonical wire form. */
+export interface Message {
+  id: string;
+  role: MessageRole;
+  content: string;
+  status: MessageStatus;
+  /** UTC with exactly 3 fraction digits, e.g. `2026-07-11T03:00:00.000Z`. */
+  createdAt: Timestamp;
+  parts?: ContentPart[];
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type TurnStatus = 'idle' | 'streaming' | 'complete' | 'error';
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export type Lineage =
+  | { operation: 'submit' }
+  | { operation: 'retry' | 'edit' | 'regenerate'; parentTurnId: SafeId; sourceMessageId: SafeId };
+
+export interface SnapshotPayload {
+  /** The whole conversation (a full projection, not a delta). */
+  messages: Message[];
+  status: TurnStatus;
+  usage: Usage;
+  error?: TurnDiagnostic;
+  lineage?: Lineage;
+}
+
+export interface TurnSubmitEvent extends TurnEnvelope {
+  event: 'client.turn.submit';
+  payload: { input: string };
+}
+
+export interface TurnSnapshotEvent extends TurnEnvelope {
+  event: 'server.turn.snapshot';
+  payload: SnapshotPayload;
+}
+
+export interface TurnDiagnosticEvent extends TurnEnvelope {
+  event: 'server.turn.diagnostic';
+  payload: TurnDiagnostic;
+}
+
+export type TurnEvent = TurnSubmitEvent | TurnSnapshotEvent | TurnDiagnosticEvent;
+
+/** Why an input is not a turn event. Returned to the caller, never sent on the wire. */
+export interface TurnDecodeError {
+  code: 'PROTOCOL_INVALID_PAYLOAD' | 'PROTOCOL_UNSUPPORTED_VERSION' | 'PROTOCOL_UNKNOWN_EVENT';
+  /** Names the failing field and rule; never echoes input values. */
+  message: string;
+  retryable: false;
+  /** The input's `eventId`, when it was a valid SafeId. */
+  eventId?: SafeId;
+}
+
+export type DecodeTurnEventResult =
+  | { ok: true; event: TurnEvent }
+  | { ok: false; error: TurnDecodeError };
+
+/** Decodes JSON text or a parsed value. The event comes back in canonical form. Never throws. */
+export function decodeTurnEvent(input: unknown): DecodeTurnEventResult;
+
+/** Canonical compact JSON of a turn event. Throws an `Error` naming the field when invalid. */
+export function encodeTurnEvent(event: TurnEvent | string): string;
+
+/**
+ * Follows one session's snapshots: accepts the first valid snapshot, then only strictly greater
+ * sequences. Other sessions, diagnostics, duplicates, stale and undecodable input are ignored.
+ */
+export class TurnSnapshotCursor {
+  private constructor();
+  /** The snapshot event when it moves the cursor forward, else `undefined`. */
+  accept(value: unknown): TurnSnapshotEvent | undefined;
+  /** The sequence of the last accepted snapshot; `undefined` before the first. */
+  readonly lastSequence: number | undefined;
+  readonly sessionId: SafeId;
+  /** Releases the wasm memory now (otherwise released when garbage-collected). */
+  free(): void;
+}
+
+/** Throws when `sessionId` is not a SafeId. */
+export function createTurnSnapshotCursor(sessionId: SafeId): TurnSnapshotCursor;
+
+export type ConfirmationStatus =
+  | 'pending' | 'approving' | 'rejecting' | 'expiring' | 'approved' | 'rejected' | 'expired';
+
+/** The stored session envelope (`agentskit.chat.session` version 1). Messages live elsewhere. */
+export interface SessionSnapshot {
+  protocol: 'agentskit.chat.session';
+  version: 1;
+  sessionId: SafeId;
+  definitionId: SafeId;
+  definitionRevision: number;
+  updatedAt: Timestamp;
+  cursor: number;
+  activeTurn?: { turnId: SafeId; expiresAt: number };
+  terminalTurns?: { turnId: SafeId; outcome: 'completed' | 'indeterminate' }[];
+  conversation?: {
+    state: string;
+    decisions: {
+      messageId: SafeId;
+      input: string;
+      routeId: SafeId;
+      kind: 'deterministic' | 'repaired' | 'fallback';
+      content: string;
+      fromState: string;
+      toState: string;
+    }[];
+  };
+  confirmations: {
+    token: SafeId;
+    action: SafeId;
+    input: Record<string, unknown>;
+    toolCallId: SafeId;
+    expiresAt: number;
+    status: ConfirmationStatus;
+  }[];
+}
+
+/** Why a stored session cannot be used. Never sent on the wire (clients see `SERVER_INTERNAL`). */
+export interface SessionError {
+  code:
+    | 'SESSION_INVALID_SNAPSHOT'
+    | 'SESSION_UNSUPPORTED_VERSION'
+    | 'SESSION_FOREIGN'
+    | 'SESSION_INCOMPATIBLE_DEFINITION'
+    | 'SESSION_INVALID_IDENTITY';
+  /** For logs. */
+  message: string;
+  retryable: false;
+}
+
+export type DecodeSessionSnapshotResult =
+  | { ok: true; session: SessionSnapshot }
+  | { ok: false; error: SessionError };
+
+/** Decodes a stored value (object or JSON text); a v0 envelope comes back migrated to v1. */
+export function decodeSessionSnapshot(input: unknown): DecodeSessionSnapshotResult;
+
+export interface SessionIdentity {
+  sessionId: SafeId;
+  definitionId: SafeId;
+  /** Defaults to 1. */
+  definitionRevision?: number;
+  /** The statechart's initial state, when the chat definition has a conversation. */
+  initialState?: string;
+}
+
+export type ResumeChatSessionResult =
+  | { ok: true; session: SessionSnapshot; /** absent for a new session */ expectedCursor?: number }
+  | { ok: false; error: SessionError };
+
+/**
+ * What a stored value means for the session a request expects. `null`/`undefined` starts a new
+ * session at cursor 0. Throws only for a malformed call (no identity, bad `nowMs`).
+ */
+export function resumeChatSession(
+  stored: unknown,
+  identity: SessionIdentity,
+  nowMs: number,
+): ResumeChatSessionResult;
+
+/** The SessionStorage port a host implements: atomic compare-and-set on `cursor`. */
+export interface SessionStorage {
+  load(sessionId: SafeId, signal?: AbortSignal): unknown | Promise<unknown>;
+  /** `expectedCursor` undefined: create only if absent. Resolves `false` on conflict. */
+  save(snapshot: SessionSnapshot, expectedCursor: number | undefined, signal?: AbortSignal): boolean | Promise<boolean>;
+  delete?(sessionId: SafeId, signal?: AbortSignal): unknown;
+}
+
+/** In-memory SessionStorage backed by the Rust adapter. **Not durable.** */
+export class MemorySessionStorage implements SessionStorage {
+  private constructor();
+  load(sessionId: SafeId): Promise<SessionSnapshot | undefined>;
+  save(snapshot: SessionSnapshot | string, expectedCursor?: number | null): Promise<boolean>;
+  delete(sessionId: SafeId): Promise<boolean>;
+  free(): void;
+}
+
+export function createMemorySessionStorage(): MemorySessionStorage;
+
 /** The crate version of the loaded wasm build. */
 export function version(): string;

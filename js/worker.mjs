@@ -1,6 +1,6 @@
 // The demo Worker. For now it only proves the package loads in workerd: GET / decodes a
 // sample event with the wasm core and shows the result.
-import { version } from './workerd.mjs';
+import { decodeTurnEvent, version } from './workerd.mjs';
 
 export default {
   async fetch(request) {
@@ -13,10 +13,18 @@ export default {
   },
 };
 
+const SAMPLE = {
+  protocol: 'agentskit.chat.turn', version: 1, eventId: 'e1', sessionId: 's1', turnId: 't1',
+  sequence: 0, emittedAt: '2026-07-11T03:00:00.000Z', event: 'client.turn.submit',
+  payload: { input: 'hello from the demo Worker' },
+};
+
 function page() {
+  const decoded = decodeTurnEvent({ ...SAMPLE, note: 'unknown fields are dropped' });
   return `<!doctype html><meta charset="utf-8"><title>turnkeep</title>
 <h1>turnkeep is alive</h1>
-<p>wasm core version ${escapeHtml(version())}</p>`;
+<p>wasm core ${escapeHtml(version())}, decoding a sample <code>client.turn.submit</code>:</p>
+<pre>${escapeHtml(JSON.stringify(decoded, null, 2))}</pre>`;
 }
 
 function escapeHtml(text) {

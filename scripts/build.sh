@@ -11,7 +11,7 @@ command -v wasm-bindgen >/dev/null || die "wasm-bindgen not found: run scripts/s
 
 cargo build --release --target wasm32-unknown-unknown --lib || die "cargo build for wasm32 failed."
 
-src="target/wasm32-unknown-unknown/release/turnkeep.wasm"
+src="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/turnkeep.wasm"
 stamp="pkg/.built-from"
 [ -f "$src" ] || die "$src was not produced."
 # Cargo leaves the artifact's mtime alone when nothing changed, so size+mtime identifies it.

@@ -6,6 +6,13 @@
 //! message says what was wrong.
 
 mod convert;
+mod protocol;
+mod session;
+mod storage;
+
+pub use protocol::{create_turn_snapshot_cursor, decode_turn_event, encode_turn_event, TurnSnapshotCursor};
+pub use session::{decode_session_snapshot, resume_chat_session};
+pub use storage::{create_memory_session_storage, MemorySessionStorageHandle};
 
 use wasm_bindgen::prelude::*;
 
