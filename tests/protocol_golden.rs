@@ -52,7 +52,12 @@ fn every_event_kind_encodes_byte_for_byte() {
         let event = decode_turn_event(&case["event"])
             .unwrap_or_else(|d| panic!("case {:?} does not decode: {d:?}", name(&case)));
         assert_eq!(encode_turn_event(&event), wire, "case {:?}", name(&case));
-        assert_eq!(encode_turn_event_line(&event), format!("{wire}\n"), "case {:?}", name(&case));
+        assert_eq!(
+            encode_turn_event_line(&event),
+            format!("{wire}\n"),
+            "case {:?}",
+            name(&case)
+        );
         // The golden wire is itself a fixed point: text -> event -> text.
         let again = decode_turn_event_text(wire).expect("golden wire decodes");
         assert_eq!(again, event, "case {:?}", name(&case));
@@ -71,7 +76,11 @@ fn every_decode_case_matches_its_golden_result() {
         check(case, &case["expect"]);
     }
     // Each decoder code appears at least once.
-    for code in ["PROTOCOL_INVALID_PAYLOAD", "PROTOCOL_UNSUPPORTED_VERSION", "PROTOCOL_UNKNOWN_EVENT"] {
+    for code in [
+        "PROTOCOL_INVALID_PAYLOAD",
+        "PROTOCOL_UNSUPPORTED_VERSION",
+        "PROTOCOL_UNKNOWN_EVENT",
+    ] {
         assert!(
             all.iter().any(|c| c["expect"]["error"]["code"] == code),
             "no decode fixture for {code}"

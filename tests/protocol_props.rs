@@ -19,8 +19,15 @@ fn safe_uint() -> impl Strategy<Value = u64> + Clone {
 /// Offset timestamps in every shape zod's `datetime({offset: true})` accepts.
 fn offset_timestamp() -> impl Strategy<Value = String> + Clone {
     let date = (0u32..=9999, 1u32..=12, 1u32..=28);
-    let time = (0u32..24, 0u32..60, proptest::option::of((0u32..60, proptest::option::of("[0-9]{1,9}"))));
-    let offset = prop_oneof![Just("Z".to_owned()), ("[+-]", 0u32..24, 0u32..60).prop_map(|(s, h, m)| format!("{s}{h:02}:{m:02}"))];
+    let time = (
+        0u32..24,
+        0u32..60,
+        proptest::option::of((0u32..60, proptest::option::of("[0-9]{1,9}"))),
+    );
+    let offset = prop_oneof![
+        Just("Z".to_owned()),
+        ("[+-]", 0u32..24, 0u32..60).prop_map(|(s, h, m)| format!("{s}{h:02}:{m:02}"))
+    ];
     (date, time, offset).prop_map(|((y, mo, d), (h, mi, sec), off)| {
         let sec = match sec {
             None => String::new(),
@@ -61,7 +68,8 @@ fn json_value() -> impl Strategy<Value = Value> + Clone {
 }
 
 fn json_object() -> impl Strategy<Value = Map<String, Value>> + Clone {
-    proptest::collection::vec((".{0,8}", json_value()), 0..4).prop_map(|kv| kv.into_iter().collect())
+    proptest::collection::vec((".{0,8}", json_value()), 0..4)
+        .prop_map(|kv| kv.into_iter().collect())
 }
 
 fn opt_string() -> impl Strategy<Value = Option<String>> + Clone {
@@ -70,28 +78,74 @@ fn opt_string() -> impl Strategy<Value = Option<String>> + Clone {
 
 fn part() -> impl Strategy<Value = Part> + Clone {
     let duration = proptest::option::of((0f64..1e9).prop_filter_map("finite", Number::from_f64));
-    let media = (".{0,16}", opt_string(), duration)
-        .prop_map(|(source, mime_type, duration_sec)| MediaPart { source, mime_type, duration_sec });
-    let detail = proptest::option::of(prop_oneof![Just(ImageDetail::Low), Just(ImageDetail::High), Just(ImageDetail::Auto)]);
+    let media =
+        (".{0,16}", opt_string(), duration).prop_map(|(source, mime_type, duration_sec)| {
+            MediaPart {
+                source,
+                mime_type,
+                duration_sec,
+            }
+        });
+    let detail = proptest::option::of(prop_oneof![
+        Just(ImageDetail::Low),
+        Just(ImageDetail::High),
+        Just(ImageDetail::Auto)
+    ]);
     prop_oneof![
         ".{0,16}".prop_map(|text| Part::Text { text }),
-        (".{0,16}", opt_string(), detail).prop_map(|(source, mime_type, detail)| Part::Image(ImagePart { source, mime_type, detail })),
+        (".{0,16}", opt_string(), detail).prop_map(|(source, mime_type, detail)| Part::Image(
+            ImagePart {
+                source,
+                mime_type,
+                detail
+            }
+        )),
         media.clone().prop_map(Part::Audio),
         media.prop_map(Part::Video),
-        (".{0,16}", opt_string(), opt_string()).prop_map(|(source, mime_type, filename)| Part::File(FilePart { source, mime_type, filename })),
+        (".{0,16}", opt_string(), opt_string()).prop_map(|(source, mime_type, filename)| {
+            Part::File(FilePart {
+                source,
+                mime_type,
+                filename,
+            })
+        }),
     ]
 }
 
 fn tool_call() -> impl Strategy<Value = ToolCall> + Clone {
     use ToolCallStatus::*;
-    let status = prop_oneof![Just(Pending), Just(Running), Just(Complete), Just(Error), Just(RequiresConfirmation)];
-    (".{1,16}", ".{1,16}", json_object(), status, opt_string(), opt_string()).prop_map(
-        |(id, name, args, status, result, error)| ToolCall { id, name, args, status, result, error },
+    let status = prop_oneof![
+        Just(Pending),
+        Just(Running),
+        Just(Complete),
+        Just(Error),
+        Just(RequiresConfirmation)
+    ];
+    (
+        ".{1,16}",
+        ".{1,16}",
+        json_object(),
+        status,
+        opt_string(),
+        opt_string(),
     )
+        .prop_map(|(id, name, args, status, result, error)| ToolCall {
+            id,
+            name,
+            args,
+            status,
+            result,
+            error,
+        })
 }
 
 fn message() -> impl Strategy<Value = Message> + Clone {
-    let role = prop_oneof![Just(Role::User), Just(Role::Assistant), Just(Role::System), Just(Role::Tool)];
+    let role = prop_oneof![
+        Just(Role::User),
+        Just(Role::Assistant),
+        Just(Role::System),
+        Just(Role::Tool)
+    ];
     let status = prop_oneof![
         Just(MessageStatus::Pending),
         Just(MessageStatus::Streaming),
@@ -101,29 +155,44 @@ fn message() -> impl Strategy<Value = Message> + Clone {
     let parts = proptest::option::of(proptest::collection::vec(part(), 0..4));
     let calls = proptest::option::of(proptest::collection::vec(tool_call(), 0..3));
     let meta = proptest::option::of(json_object());
-    ((".{1,24}", role, ".{0,32}", status, created_at()), (parts, calls, opt_string(), meta)).prop_map(
-        |((id, role, content, status, created_at), (parts, tool_calls, tool_call_id, metadata))| Message {
-            id,
-            role,
-            content,
-            status,
-            created_at,
-            parts,
-            tool_calls,
-            tool_call_id,
-            metadata,
-        },
+    (
+        (".{1,24}", role, ".{0,32}", status, created_at()),
+        (parts, calls, opt_string(), meta),
     )
+        .prop_map(
+            |(
+                (id, role, content, status, created_at),
+                (parts, tool_calls, tool_call_id, metadata),
+            )| Message {
+                id,
+                role,
+                content,
+                status,
+                created_at,
+                parts,
+                tool_calls,
+                tool_call_id,
+                metadata,
+            },
+        )
 }
 
 fn diagnostic() -> impl Strategy<Value = TurnDiagnostic> + Clone {
-    ("[A-Z][A-Z0-9_]{0,24}", ".{1,40}", any::<bool>())
-        .prop_map(|(code, message, retryable)| TurnDiagnostic { code, message, retryable })
+    ("[A-Z][A-Z0-9_]{0,24}", ".{1,40}", any::<bool>()).prop_map(|(code, message, retryable)| {
+        TurnDiagnostic {
+            code,
+            message,
+            retryable,
+        }
+    })
 }
 
 fn lineage() -> impl Strategy<Value = Lineage> + Clone {
-    let source = (safe_id(), safe_id())
-        .prop_map(|(parent_turn_id, source_message_id)| LineageSource { parent_turn_id, source_message_id });
+    let source =
+        (safe_id(), safe_id()).prop_map(|(parent_turn_id, source_message_id)| LineageSource {
+            parent_turn_id,
+            source_message_id,
+        });
     prop_oneof![
         Just(Lineage::Submit),
         source.clone().prop_map(Lineage::Retry),
@@ -133,11 +202,35 @@ fn lineage() -> impl Strategy<Value = Lineage> + Clone {
 }
 
 fn snapshot() -> impl Strategy<Value = SnapshotPayload> + Clone {
-    let status = prop_oneof![Just(TurnStatus::Idle), Just(TurnStatus::Streaming), Just(TurnStatus::Complete), Just(TurnStatus::Error)];
-    let usage = (safe_uint(), safe_uint(), safe_uint())
-        .prop_map(|(prompt_tokens, completion_tokens, total_tokens)| Usage { prompt_tokens, completion_tokens, total_tokens });
-    (proptest::collection::vec(message(), 0..4), status, usage, proptest::option::of(diagnostic()), proptest::option::of(lineage()))
-        .prop_map(|(messages, status, usage, error, lineage)| SnapshotPayload { messages, status, usage, error, lineage })
+    let status = prop_oneof![
+        Just(TurnStatus::Idle),
+        Just(TurnStatus::Streaming),
+        Just(TurnStatus::Complete),
+        Just(TurnStatus::Error)
+    ];
+    let usage = (safe_uint(), safe_uint(), safe_uint()).prop_map(
+        |(prompt_tokens, completion_tokens, total_tokens)| Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens,
+        },
+    );
+    (
+        proptest::collection::vec(message(), 0..4),
+        status,
+        usage,
+        proptest::option::of(diagnostic()),
+        proptest::option::of(lineage()),
+    )
+        .prop_map(
+            |(messages, status, usage, error, lineage)| SnapshotPayload {
+                messages,
+                status,
+                usage,
+                error,
+                lineage,
+            },
+        )
 }
 
 fn body() -> impl Strategy<Value = EventBody> + Clone {
@@ -149,9 +242,22 @@ fn body() -> impl Strategy<Value = EventBody> + Clone {
 }
 
 fn turn_event() -> impl Strategy<Value = TurnEvent> + Clone {
-    let envelope = (safe_id(), safe_id(), safe_id(), safe_uint(), offset_timestamp()).prop_map(
-        |(event_id, session_id, turn_id, sequence, emitted_at)| Envelope { event_id, session_id, turn_id, sequence, emitted_at },
-    );
+    let envelope = (
+        safe_id(),
+        safe_id(),
+        safe_id(),
+        safe_uint(),
+        offset_timestamp(),
+    )
+        .prop_map(
+            |(event_id, session_id, turn_id, sequence, emitted_at)| Envelope {
+                event_id,
+                session_id,
+                turn_id,
+                sequence,
+                emitted_at,
+            },
+        );
     (envelope, body()).prop_map(|(envelope, body)| TurnEvent { envelope, body })
 }
 
@@ -159,14 +265,29 @@ fn turn_event() -> impl Strategy<Value = TurnEvent> + Clone {
 
 /// Paths into a valid event where a mutation lands, so arbitrary values reach deep decoders.
 const MUTATION_PATHS: &[&[&str]] = &[
-    &["protocol"], &["version"], &["eventId"], &["sessionId"], &["sequence"], &["emittedAt"],
-    &["event"], &["payload"], &["payload", "input"], &["payload", "messages"], &["payload", "status"],
-    &["payload", "usage"], &["payload", "usage", "totalTokens"], &["payload", "error"],
-    &["payload", "lineage"], &["payload", "code"], &["payload", "retryable"],
+    &["protocol"],
+    &["version"],
+    &["eventId"],
+    &["sessionId"],
+    &["sequence"],
+    &["emittedAt"],
+    &["event"],
+    &["payload"],
+    &["payload", "input"],
+    &["payload", "messages"],
+    &["payload", "status"],
+    &["payload", "usage"],
+    &["payload", "usage", "totalTokens"],
+    &["payload", "error"],
+    &["payload", "lineage"],
+    &["payload", "code"],
+    &["payload", "retryable"],
 ];
 
 fn set_path(v: &mut Value, path: &[&str], new: Value) {
-    let Some((last, parents)) = path.split_last() else { return };
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
     let mut at = v;
     for key in parents {
         match at.get_mut(*key) {

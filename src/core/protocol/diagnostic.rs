@@ -143,6 +143,7 @@ impl BoundaryError {
 
     /// The table. Messages are literal wire facts (AgentsKit server); `TURN_REPLAYED` and
     /// `SERVER_INVALID_CONFIG`'s message are turnkeep's.
+    #[rustfmt::skip]
     pub const fn row(self) -> BoundaryRow {
         let (status, code, message, retryable) = match self {
             Self::MethodNotAllowed => (

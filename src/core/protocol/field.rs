@@ -2,6 +2,7 @@
 //! Decoders walk untrusted JSON by hand (instead of `serde::Deserialize`) so that each failure
 //! names the exact field path and rule, e.g. `payload.usage.totalTokens must be a safe integer >= 0`.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::Deserialize;
@@ -14,14 +15,14 @@ pub struct FieldError {
     /// Dotted path from the decoded root, e.g. `messages[3].createdAt`; empty for the root.
     pub path: String,
     /// The rule, phrased to follow the path: `must be a non-empty string`.
-    pub rule: &'static str,
+    pub rule: Cow<'static, str>,
 }
 
 impl FieldError {
-    pub fn new(path: impl Into<String>, rule: &'static str) -> Self {
+    pub fn new(path: impl Into<String>, rule: impl Into<Cow<'static, str>>) -> Self {
         Self {
             path: path.into(),
-            rule,
+            rule: rule.into(),
         }
     }
 

@@ -154,7 +154,7 @@ pub(crate) fn decode_messages_at(v: &Value, path: &str) -> Result<Vec<Message>, 
         .as_array()
         .ok_or_else(|| FieldError::new(path, MUST_BE_ARRAY))?;
     if !checks::within_bounds(v, &RECORD_MESSAGES_BOUNDS) {
-        return Err(FieldError::new(path, RECORD_BOUNDS_RULE));
+        return Err(FieldError::new(path, record_bounds_rule()));
     }
     items
         .iter()
@@ -163,8 +163,14 @@ pub(crate) fn decode_messages_at(v: &Value, path: &str) -> Result<Vec<Message>, 
         .collect()
 }
 
-const RECORD_BOUNDS_RULE: &str = "exceeds the message record limits (10000 nodes, depth 32, \
-     10000 items or keys per array or object, keys of at most 256 characters)";
+fn record_bounds_rule() -> String {
+    let b = &MESSAGE_RECORD;
+    format!(
+        "exceeds the message record limits ({} nodes, depth {}, {} items per array, \
+         {} keys per object, keys of at most {} characters)",
+        b.nodes_max, b.depth_max, b.array_items_max, b.object_entries_max, b.key_units_max
+    )
+}
 
 /// [`MESSAGE_RECORD`] applied to the bare `messages` array instead of `{version: 1, messages}`:
 /// the wrapper adds two nodes (the object and `version`) and one level above the array.
@@ -421,8 +427,8 @@ mod tests {
         let deep = json!([with("metadata", json!({"d": nest(29)}))]);
         assert!(decode_messages(&ok).is_ok());
         assert_eq!(
-            decode_messages(&deep).map_err(|e| e.rule),
-            Err(RECORD_BOUNDS_RULE)
+            decode_messages(&deep).map_err(|e| e.rule.into_owned()),
+            Err(record_bounds_rule())
         );
         // Nodes: record + version + array = 3, each plain message = 6, so 1666 messages fit
         // (9999 nodes) plus one spare node; 1667 messages do not.
