@@ -70,7 +70,8 @@ fn check(
     assert_eq!(cursor.last_sequence(), last_after, "input {input}");
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn accepts_the_first_snapshot_then_only_strictly_newer_ones() {
     use IgnoreReason::*;
     let mut cursor = TurnSnapshotCursor::new(SESSION).expect("valid session id");
@@ -108,7 +109,8 @@ fn accepts_the_first_snapshot_then_only_strictly_newer_ones() {
     }
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn the_first_snapshot_may_have_sequence_zero() {
     let mut cursor = TurnSnapshotCursor::new(SESSION).expect("valid session id");
     check(
@@ -125,7 +127,8 @@ fn the_first_snapshot_may_have_sequence_zero() {
     );
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn accepts_ndjson_lines() {
     let mut cursor = TurnSnapshotCursor::new(SESSION).expect("valid session id");
     let line = |seq| {
@@ -146,7 +149,8 @@ fn accepts_ndjson_lines() {
     assert_eq!(cursor.last_sequence(), Some(6));
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn the_session_id_must_be_a_safe_id() {
     let too_long = "s".repeat(129);
     for (id, ok) in [

@@ -44,7 +44,8 @@ fn check(case: &Value, expected: &Value) {
     assert_eq!(&got, expected, "case {:?}", name(case));
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn every_event_kind_encodes_byte_for_byte() {
     let mut kinds = Vec::new();
     for case in cases(ENCODE) {
@@ -68,7 +69,8 @@ fn every_event_kind_encodes_byte_for_byte() {
     }
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn every_decode_case_matches_its_golden_result() {
     let all = cases(DECODE);
     assert!(all.len() >= 40, "decode fixtures went missing");
@@ -88,7 +90,8 @@ fn every_decode_case_matches_its_golden_result() {
     }
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn text_and_value_decoding_agree_on_every_fixture() {
     for case in cases(DECODE).iter().filter(|c| c.get("input").is_some()) {
         let text = serde_json::to_string(&case["input"]).expect("serialize");

@@ -1,5 +1,7 @@
 //! Property tests of the turn codec: decode(encode(e)) == e for arbitrary valid events, and the
 //! decoders never panic, whatever bytes or JSON values they are given.
+//! Host only: proptest is a host dev-dependency (the wasm lane runs the golden fixtures).
+#![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};
