@@ -142,28 +142,27 @@ pub fn run_demo_tool(name: &str, args: &Map<String, Value>) -> Result<String, St
     }
 }
 
-/// Splits `text` into chunks that each start at a word (the first also at the start), so the
+/// Splits `text` into one chunk per word, each word carrying the whitespace before it (as a
+/// tokenizer would: `echo:`, ` a`, ` b`); trailing whitespace stays on the last chunk, so the
 /// chunks concatenate back to `text` exactly.
 pub fn words_of(text: &str) -> Vec<ModelChunk> {
-    let mut starts: Vec<usize> = text
-        .char_indices()
-        .scan(true, |prev_space, (i, c)| {
-            let start = !c.is_whitespace() && *prev_space;
-            *prev_space = c.is_whitespace();
-            Some((i, start))
-        })
-        .filter_map(|(i, start)| start.then_some(i))
-        .collect();
-    if starts.first() != Some(&0) {
-        starts.insert(0, 0);
+    let mut pieces: Vec<String> = Vec::new();
+    let mut prev_space = true;
+    for c in text.chars() {
+        let starts_piece = c.is_whitespace() && !prev_space;
+        match pieces.last_mut() {
+            Some(last) if !starts_piece => last.push(c),
+            _ => pieces.push(c.to_string()),
+        }
+        prev_space = c.is_whitespace();
     }
-    starts.push(text.len());
-    starts
-        .windows(2)
-        .map(|w| &text[w[0]..w[1]])
-        .filter(|piece| !piece.is_empty())
-        .map(|piece| ModelChunk::Text(piece.to_owned()))
-        .collect()
+    if pieces.len() > 1 && pieces.last().is_some_and(|p| p.trim().is_empty()) {
+        let tail = pieces.pop().unwrap_or_default();
+        if let Some(last) = pieces.last_mut() {
+            last.push_str(&tail);
+        }
+    }
+    pieces.into_iter().map(ModelChunk::Text).collect()
 }
 
 fn numbered_words(n: u64) -> Vec<ModelChunk> {
