@@ -1,12 +1,12 @@
 //! Idempotent producer decisions, driven by `tests/fixtures/streams/producer.json`.
 
 use serde_json::Value;
+use turnkeep::core::limits;
 use turnkeep::core::streams::producer::{
     check_producer_capacity, commit_producer, parse_producer_headers, validate_producer,
     ProducerDecision, ProducerHeaders, ProducerState,
 };
 use turnkeep::core::streams::Rejection;
-use turnkeep::core::limits;
 
 fn fixture() -> Value {
     let text = include_str!("fixtures/streams/producer.json");
@@ -34,7 +34,11 @@ fn headers(epoch: u64, seq: u64) -> ProducerHeaders {
 /// One validate + commit case: status, response headers and the committed state.
 fn check(name: &str, state: Option<ProducerState>, request: &ProducerHeaders, expected: &Value) {
     let decision = validate_producer(state.as_ref(), request);
-    assert_eq!(decision.status() as u64, expected["status"].as_u64().unwrap(), "{name}: status");
+    assert_eq!(
+        decision.status() as u64,
+        expected["status"].as_u64().unwrap(),
+        "{name}: status"
+    );
     let got: serde_json::Map<String, Value> = decision
         .response_headers()
         .into_iter()
@@ -42,7 +46,11 @@ fn check(name: &str, state: Option<ProducerState>, request: &ProducerHeaders, ex
         .collect();
     assert_eq!(Value::Object(got), expected["headers"], "{name}: headers");
     let next = commit_producer(state.as_ref(), &decision);
-    assert_eq!(next, state_of(&expected["next_state"]), "{name}: committed state");
+    assert_eq!(
+        next,
+        state_of(&expected["next_state"]),
+        "{name}: committed state"
+    );
 }
 
 #[test]
@@ -52,7 +60,10 @@ fn every_decision_matches_the_fixture() {
     assert!(cases.len() >= 10);
     for case in cases {
         let name = case["name"].as_str().unwrap();
-        let request = headers(case["epoch"].as_u64().unwrap(), case["seq"].as_u64().unwrap());
+        let request = headers(
+            case["epoch"].as_u64().unwrap(),
+            case["seq"].as_u64().unwrap(),
+        );
         check(name, state_of(&case["state"]), &request, case);
     }
 }
@@ -62,7 +73,10 @@ fn every_decision_variant_is_covered_by_the_fixture() {
     let fixture = fixture();
     let mut seen = [false; 5];
     for case in fixture["validate"].as_array().unwrap() {
-        let request = headers(case["epoch"].as_u64().unwrap(), case["seq"].as_u64().unwrap());
+        let request = headers(
+            case["epoch"].as_u64().unwrap(),
+            case["seq"].as_u64().unwrap(),
+        );
         let index = match validate_producer(state_of(&case["state"]).as_ref(), &request) {
             ProducerDecision::Accepted { .. } => 0,
             ProducerDecision::Duplicate { .. } => 1,
@@ -118,9 +132,18 @@ fn scenarios_replay_through_validate_and_commit() {
         let name = scenario["name"].as_str().unwrap();
         let mut state: Option<ProducerState> = None;
         for (i, step) in scenario["steps"].as_array().unwrap().iter().enumerate() {
-            let step: Vec<u64> = step.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+            let step: Vec<u64> = step
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
             let decision = validate_producer(state.as_ref(), &headers(step[0], step[1]));
-            assert_eq!(u64::from(decision.status()), step[2], "{name}, step {i}: {decision:?}");
+            assert_eq!(
+                u64::from(decision.status()),
+                step[2],
+                "{name}, step {i}: {decision:?}"
+            );
             state = commit_producer(state.as_ref(), &decision);
         }
     }
@@ -132,5 +155,8 @@ fn capacity_refuses_only_new_ids_at_the_limit() {
     assert!(check_producer_capacity(max - 1, false).is_ok());
     assert!(check_producer_capacity(max, true).is_ok());
     let err = check_producer_capacity(max, false).unwrap_err();
-    assert_eq!((err.status(), err.code()), (429, "streams.v1.producer_table_full"));
+    assert_eq!(
+        (err.status(), err.code()),
+        (429, "streams.v1.producer_table_full")
+    );
 }

@@ -64,6 +64,9 @@ pub const STREAM_SEQ_BYTES_MAX: usize = 256;
 pub const STREAM_TTL_SECONDS_MAX: u64 = INTEGER_SAFE_MAX / 1_000;
 /// Length of a `Stream-Expires-At` value (RFC 3339 needs 20; this leaves room for fractions).
 pub const STREAM_EXPIRES_AT_CHARS_MAX: usize = 64;
+/// Nesting of a JSON-mode append: the deepest serde_json parses into a `Value` (its recursion
+/// limit), so every stored message stays readable by the server's own code.
+pub const STREAM_JSON_DEPTH_MAX: usize = 127;
 /// Long-poll cursors count 20 s intervals since 2024-10-09T00:00:00Z. `wire`
 pub const STREAM_CURSOR_INTERVAL_MS: u64 = 20_000;
 pub const STREAM_CURSOR_EPOCH_MS: u64 = 1_728_432_000_000;

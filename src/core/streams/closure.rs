@@ -92,7 +92,10 @@ pub fn decide_on_closed(
 
 /// The tuple to remember when an accepted request closes the stream.
 pub fn closed_by(kind: AppendKind, producer: Option<&ProducerHeaders>) -> Option<ClosedBy> {
-    let closes = matches!(kind, AppendKind::CloseOnly | AppendKind::Append { close: true });
+    let closes = matches!(
+        kind,
+        AppendKind::CloseOnly | AppendKind::Append { close: true }
+    );
     let p = producer.filter(|_| closes)?;
     Some(ClosedBy {
         producer_id: p.id.clone(),
@@ -114,7 +117,9 @@ impl ClosedStreamDecision {
 
 impl fmt::Display for EmptyAppend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an append needs a non-empty body unless it closes the stream (Stream-Closed: true)")
+        f.write_str(
+            "an append needs a non-empty body unless it closes the stream (Stream-Closed: true)",
+        )
     }
 }
 

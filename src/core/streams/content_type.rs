@@ -73,7 +73,10 @@ pub fn resolve_create_content_type(header: Option<&str>, is_fork: bool) -> Creat
 }
 
 /// A fork's resolved content type against its source's: equal media types or 409.
-pub fn check_fork_content_type(requested: &CreateContentType, source: &str) -> Result<String, ContentTypeError> {
+pub fn check_fork_content_type(
+    requested: &CreateContentType,
+    source: &str,
+) -> Result<String, ContentTypeError> {
     match requested {
         CreateContentType::InheritFromSource => Ok(source.to_owned()),
         CreateContentType::Use(value) if matches(value, source) => Ok(value.clone()),
@@ -82,7 +85,10 @@ pub fn check_fork_content_type(requested: &CreateContentType, source: &str) -> R
 }
 
 /// The `Content-Type` of a POST that carries a body, against the stream's.
-pub fn check_append_content_type(stream: &str, header: Option<&str>) -> Result<(), ContentTypeError> {
+pub fn check_append_content_type(
+    stream: &str,
+    header: Option<&str>,
+) -> Result<(), ContentTypeError> {
     match header {
         None => Err(ContentTypeError::Missing),
         Some(value) if value.trim().is_empty() => Err(ContentTypeError::Missing),
@@ -104,9 +110,8 @@ pub fn sse_needs_base64(content_type: &str) -> bool {
 
 fn is_token(s: &str) -> bool {
     !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-        })
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 impl fmt::Display for ContentTypeError {

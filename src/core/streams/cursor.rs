@@ -25,7 +25,9 @@ pub fn current_interval(now_ms: u64) -> u64 {
 pub fn response_cursor(now_ms: u64, client_cursor: Option<&str>, jitter_seconds: u32) -> String {
     let current = current_interval(now_ms);
     let next = match client_cursor.and_then(parse_cursor) {
-        Some(client) if client >= current => client.saturating_add(jitter_intervals(jitter_seconds)),
+        Some(client) if client >= current => {
+            client.saturating_add(jitter_intervals(jitter_seconds))
+        }
         _ => current,
     };
     next.to_string()
@@ -47,6 +49,8 @@ fn parse_cursor(s: &str) -> Option<u64> {
     if s.is_empty() || s.len() > 16 || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let n = s.bytes().fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'));
+    let n = s
+        .bytes()
+        .fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'));
     (n <= limits::INTEGER_SAFE_MAX - jitter_intervals(u32::MAX)).then_some(n)
 }

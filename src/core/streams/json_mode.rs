@@ -18,6 +18,7 @@ use std::fmt;
 use serde::de::IgnoredAny;
 
 use super::Rejection;
+use crate::core::limits;
 
 /// Whether an empty array is allowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub enum JsonWrite {
 /// Why a JSON body was refused (400).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JsonBodyError {
-    /// Not UTF-8, not JSON, trailing data, or nested deeper than the parser allows.
+    /// Not UTF-8, not JSON, trailing data, or nested deeper than `STREAM_JSON_DEPTH_MAX`.
     Invalid,
     /// `[]` on an append.
     EmptyArray,
@@ -42,7 +43,7 @@ pub fn flatten_json_body(body: &[u8], write: JsonWrite) -> Result<Vec<String>, J
     serde_json::from_slice::<IgnoredAny>(body).map_err(|_| JsonBodyError::Invalid)?;
     // Valid JSON is valid UTF-8, so this never fails after the check above.
     let text = std::str::from_utf8(body).map_err(|_| JsonBodyError::Invalid)?;
-    let compact = minify(text);
+    let compact = minify(text).ok_or(JsonBodyError::Invalid)?;
     let Some(inner) = compact.strip_prefix('[').and_then(|s| s.strip_suffix(']')) else {
         return Ok(vec![compact]);
     };
@@ -70,11 +71,13 @@ pub fn json_array_body<S: AsRef<str>>(messages: &[S]) -> String {
     out
 }
 
-/// Removes JSON whitespace outside strings. The input must be valid JSON.
-fn minify(text: &str) -> String {
+/// Removes JSON whitespace outside strings; `None` when nesting exceeds
+/// [`limits::STREAM_JSON_DEPTH_MAX`]. The input must be valid JSON.
+fn minify(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut in_string = false;
     let mut escaped = false;
+    let mut depth = 0usize;
     for c in text.chars() {
         if in_string {
             out.push(c);
@@ -85,11 +88,19 @@ fn minify(text: &str) -> String {
                 _ => {}
             }
         } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
-            in_string = c == '"';
+            match c {
+                '"' => in_string = true,
+                '[' | '{' => depth += 1,
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth > limits::STREAM_JSON_DEPTH_MAX {
+                return None;
+            }
             out.push(c);
         }
     }
-    out
+    Some(out)
 }
 
 /// Splits the compact inside of an array at its top-level commas.

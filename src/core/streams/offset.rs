@@ -77,8 +77,7 @@ impl Offset {
             return Err(OffsetError::Malformed);
         }
         let read_seq = parse_digits(&b[..COMPONENT_DIGITS]).ok_or(OffsetError::Malformed)?;
-        let byte_offset =
-            parse_digits(&b[COMPONENT_DIGITS + 1..]).ok_or(OffsetError::Malformed)?;
+        let byte_offset = parse_digits(&b[COMPONENT_DIGITS + 1..]).ok_or(OffsetError::Malformed)?;
         Ok(Offset {
             read_seq,
             byte_offset,

@@ -210,7 +210,9 @@ impl ProducerDecision {
             ProducerDecision::Accepted { .. } => "streams.v1.producer_accepted",
             ProducerDecision::Duplicate { .. } => "streams.v1.producer_duplicate",
             ProducerDecision::StaleEpoch { .. } => "streams.v1.producer_stale_epoch",
-            ProducerDecision::NewEpochSeqNotZero { .. } => "streams.v1.producer_new_epoch_seq_not_zero",
+            ProducerDecision::NewEpochSeqNotZero { .. } => {
+                "streams.v1.producer_new_epoch_seq_not_zero"
+            }
             ProducerDecision::SequenceGap { .. } => "streams.v1.producer_sequence_gap",
         }
     }
@@ -226,7 +228,9 @@ fn parse_safe_uint(s: &str) -> Option<u64> {
     if digits.len() > 16 {
         return None; // beyond 2^53-1 (16 digits) without risking overflow
     }
-    let n = digits.bytes().fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'));
+    let n = digits
+        .bytes()
+        .fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'));
     (n <= limits::INTEGER_SAFE_MAX).then_some(n)
 }
 

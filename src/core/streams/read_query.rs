@@ -105,7 +105,9 @@ impl fmt::Display for ReadQueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadQueryError::Offset(e) => e.fmt(f),
-            ReadQueryError::OffsetRequired(LiveMode::Sse) => f.write_str("live=sse requires offset"),
+            ReadQueryError::OffsetRequired(LiveMode::Sse) => {
+                f.write_str("live=sse requires offset")
+            }
             ReadQueryError::OffsetRequired(_) => f.write_str("live=long-poll requires offset"),
         }
     }

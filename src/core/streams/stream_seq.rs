@@ -72,7 +72,11 @@ impl StreamSeqDecision {
 
 impl fmt::Display for StreamSeqTooLong {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Stream-Seq must be at most {} bytes", limits::STREAM_SEQ_BYTES_MAX)
+        write!(
+            f,
+            "Stream-Seq must be at most {} bytes",
+            limits::STREAM_SEQ_BYTES_MAX
+        )
     }
 }
 

@@ -134,16 +134,18 @@ impl Lifetime {
     pub fn deadline_ms(&self) -> Option<u64> {
         match &self.expiry {
             Expiry::Never => None,
-            Expiry::Ttl { seconds } => {
-                Some(self.last_access_ms.saturating_add(seconds.saturating_mul(1_000)))
-            }
+            Expiry::Ttl { seconds } => Some(
+                self.last_access_ms
+                    .saturating_add(seconds.saturating_mul(1_000)),
+            ),
             Expiry::At(at) => Some(at.at_ms),
         }
     }
 
     /// Expired at `now_ms` (the deadline itself is already expired).
     pub fn is_expired(&self, now_ms: u64) -> bool {
-        self.deadline_ms().is_some_and(|deadline| now_ms >= deadline)
+        self.deadline_ms()
+            .is_some_and(|deadline| now_ms >= deadline)
     }
 
     /// The lifetime after an access at `now_ms`: reads and writes restart a TTL; HEAD and
@@ -204,7 +206,11 @@ fn rfc3339_to_ms(b: &[u8]) -> Option<i64> {
     }
     let year = digits(&b[0..4])?;
     let (month, day) = (digits(&b[5..7])?, digits(&b[8..10])?);
-    let (hour, minute, second) = (digits(&b[11..13])?, digits(&b[14..16])?, digits(&b[17..19])?);
+    let (hour, minute, second) = (
+        digits(&b[11..13])?,
+        digits(&b[14..16])?,
+        digits(&b[17..19])?,
+    );
     if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
         return None;
     }
