@@ -6,6 +6,12 @@
 //!
 //! Unknown fields are dropped at every level. Diagnostics are returned to the caller, never sent
 //! on the wire; `eventId` is echoed only when the input's `eventId` is a valid SafeId.
+//!
+//! Where JSON text parsing differs from `JSON.parse` the input is rejected as not JSON, never
+//! misread: lone UTF-16 surrogate escapes (`"\ud800"`, not representable in a Rust string),
+//! numbers beyond f64 range (`1e400`, which JavaScript turns into `Infinity`) and nesting deeper
+//! than serde_json's 128 levels (a valid v1 event's own fields stop at depth 33; only unknown fields
+//! could nest deeper).
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
@@ -228,4 +234,27 @@ fn decode_lineage(v: &Value, path: &str) -> Result<Lineage, FieldError> {
 pub(crate) fn is_blank(s: &str) -> bool {
     s.chars()
         .all(|c| c == '\u{FEFF}' || (c.is_whitespace() && c != '\u{85}'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_blank;
+
+    #[test]
+    fn blank_means_what_javascript_trim_removes() {
+        for (s, blank) in [
+            ("", true),
+            (" \t\n\r\u{0B}\u{0C}", true),
+            (
+                "\u{A0}\u{1680}\u{2000}\u{200A}\u{2028}\u{2029}\u{202F}\u{205F}\u{3000}",
+                true,
+            ),
+            ("\u{FEFF}", true), // JS trims the BOM; Rust's char::is_whitespace does not
+            ("\u{85}", false),  // Rust's whitespace includes NEL; JS trim keeps it
+            ("\u{200B}", false), // zero-width space is not whitespace in either
+            (" a ", false),
+        ] {
+            assert_eq!(is_blank(s), blank, "{s:?}");
+        }
+    }
 }
