@@ -9,9 +9,9 @@
 //!
 //! Where JSON text parsing differs from `JSON.parse` the input is rejected as not JSON, never
 //! misread: lone UTF-16 surrogate escapes (`"\ud800"`, not representable in a Rust string),
-//! numbers beyond f64 range (`1e400`, which JavaScript turns into `Infinity`) and nesting deeper
-//! than serde_json's 128 levels (a valid v1 event's own fields stop at depth 33; only unknown fields
-//! could nest deeper).
+//! numbers beyond f64 range (`1e400`, which JavaScript turns into `Infinity`) and nesting
+//! deeper than serde_json's 128 levels (a valid v1 event's own fields stop at depth 33; only
+//! unknown fields could nest deeper).
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;

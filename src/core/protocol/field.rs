@@ -1,6 +1,7 @@
 //! Field-level validation errors and the small object reader every decoder in this module uses.
 //! Decoders walk untrusted JSON by hand (instead of `serde::Deserialize`) so that each failure
-//! names the exact field path and rule, e.g. `payload.usage.totalTokens must be a safe integer >= 0`.
+//! names the exact field path and rule, e.g.
+//! `payload.usage.totalTokens must be a safe integer >= 0`.
 
 use std::borrow::Cow;
 use std::fmt;
