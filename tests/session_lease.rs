@@ -37,15 +37,25 @@ fn session() -> SessionEnvelope {
         action: "transfer".into(),
         input: Map::from_iter([("amount".to_string(), json!(5))]),
     };
-    propose_confirmation(&env, proposal, true, NOW_MS, 300_000).expect("propose").0
+    propose_confirmation(&env, proposal, true, NOW_MS, 300_000)
+        .expect("propose")
+        .0
 }
 
 fn done(ids: &[&str]) -> Vec<TerminalTurn> {
-    ids.iter().map(|id| TerminalTurn { turn_id: id.to_string(), outcome: TurnOutcome::Completed }).collect()
+    ids.iter()
+        .map(|id| TerminalTurn {
+            turn_id: id.to_string(),
+            outcome: TurnOutcome::Completed,
+        })
+        .collect()
 }
 
 fn active(id: &str, expires_at: u64) -> Option<ActiveTurn> {
-    Some(ActiveTurn { turn_id: id.into(), expires_at })
+    Some(ActiveTurn {
+        turn_id: id.into(),
+        expires_at,
+    })
 }
 
 /// Expected claim result, without the envelope (checked separately for `Claimed`).
@@ -61,14 +71,34 @@ fn check_claim(label: &str, env: &SessionEnvelope, turn_id: &str, now_ms: u64, e
     let got = match claim_turn(env, turn_id, now_ms, LEASE_MS) {
         Ok(ClaimDecision::Claimed(next)) => {
             assert_eq!(next.cursor, env.cursor + 1, "{label}");
-            assert_eq!(next.active_turn, active(turn_id, now_ms + LEASE_MS), "{label}");
-            assert_eq!(next.updated_at, turnkeep::core::checks::format_iso_millis(now_ms as i64), "{label}");
-            assert_eq!(next.confirmations, env.confirmations, "{label}: confirmations carried");
-            assert_eq!(next.terminal_turns, env.terminal_turns, "{label}: history untouched");
+            assert_eq!(
+                next.active_turn,
+                active(turn_id, now_ms + LEASE_MS),
+                "{label}"
+            );
+            assert_eq!(
+                next.updated_at,
+                turnkeep::core::checks::format_iso_millis(now_ms as i64),
+                "{label}"
+            );
+            assert_eq!(
+                next.confirmations, env.confirmations,
+                "{label}: confirmations carried"
+            );
+            assert_eq!(
+                next.terminal_turns, env.terminal_turns,
+                "{label}: history untouched"
+            );
             Claim::Claimed
         }
-        Ok(ClaimDecision::Busy { active_turn_id, expires_at_ms }) => {
-            assert_eq!(Some(active_turn_id.as_str()), env.active_turn.as_ref().map(|a| a.turn_id.as_str()));
+        Ok(ClaimDecision::Busy {
+            active_turn_id,
+            expires_at_ms,
+        }) => {
+            assert_eq!(
+                Some(active_turn_id.as_str()),
+                env.active_turn.as_ref().map(|a| a.turn_id.as_str())
+            );
             Claim::Busy(active_turn_id, expires_at_ms)
         }
         Ok(ClaimDecision::Replayed { outcome }) => Claim::Replayed(outcome),
@@ -88,25 +118,76 @@ fn claim_cases() {
     let live = NOW_MS + 1;
     let cases: Vec<(&str, SessionEnvelope, &str, u64, Claim)> = vec![
         ("free session", base.clone(), "t1", NOW_MS, Claim::Claimed),
-        ("unexpired lease", with(&|e| e.active_turn = active("other", live)), "t1", NOW_MS, Claim::Busy("other".into(), live)),
+        (
+            "unexpired lease",
+            with(&|e| e.active_turn = active("other", live)),
+            "t1",
+            NOW_MS,
+            Claim::Busy("other".into(), live),
+        ),
         // A turn never re-enters its own live lease.
-        ("same turn while live", with(&|e| e.active_turn = active("t1", live)), "t1", NOW_MS, Claim::Busy("t1".into(), live)),
-        ("lease expiring exactly now is expired", with(&|e| e.active_turn = active("other", NOW_MS)), "t1", NOW_MS, Claim::Claimed),
-        ("lapsed lease is overwritten", with(&|e| e.active_turn = active("other", NOW_MS - 1)), "t1", NOW_MS, Claim::Claimed),
-        ("replay", with(&|e| e.terminal_turns = done(&["t0", "t1"])), "t1", NOW_MS, Claim::Replayed(TurnOutcome::Completed)),
+        (
+            "same turn while live",
+            with(&|e| e.active_turn = active("t1", live)),
+            "t1",
+            NOW_MS,
+            Claim::Busy("t1".into(), live),
+        ),
+        (
+            "lease expiring exactly now is expired",
+            with(&|e| e.active_turn = active("other", NOW_MS)),
+            "t1",
+            NOW_MS,
+            Claim::Claimed,
+        ),
+        (
+            "lapsed lease is overwritten",
+            with(&|e| e.active_turn = active("other", NOW_MS - 1)),
+            "t1",
+            NOW_MS,
+            Claim::Claimed,
+        ),
+        (
+            "replay",
+            with(&|e| e.terminal_turns = done(&["t0", "t1"])),
+            "t1",
+            NOW_MS,
+            Claim::Replayed(TurnOutcome::Completed),
+        ),
         (
             "replay is checked before busy",
             with(&|e| {
-                e.terminal_turns = vec![TerminalTurn { turn_id: "t1".into(), outcome: TurnOutcome::Indeterminate }];
+                e.terminal_turns = vec![TerminalTurn {
+                    turn_id: "t1".into(),
+                    outcome: TurnOutcome::Indeterminate,
+                }];
                 e.active_turn = active("other", live);
             }),
             "t1",
             NOW_MS,
             Claim::Replayed(TurnOutcome::Indeterminate),
         ),
-        ("turn id not SafeId", base.clone(), "bad id", NOW_MS, Claim::Error(LeaseError::InvalidTurnId("bad id".into()))),
-        ("cursor exhausted", with(&|e| e.cursor = SAFE_MAX), "t1", NOW_MS, Claim::Error(LeaseError::CursorExhausted)),
-        ("expiry beyond 2^53-1", base.clone(), "t1", SAFE_MAX - 10, Claim::Error(LeaseError::ExpiryOutOfRange)),
+        (
+            "turn id not SafeId",
+            base.clone(),
+            "bad id",
+            NOW_MS,
+            Claim::Error(LeaseError::InvalidTurnId("bad id".into())),
+        ),
+        (
+            "cursor exhausted",
+            with(&|e| e.cursor = SAFE_MAX),
+            "t1",
+            NOW_MS,
+            Claim::Error(LeaseError::CursorExhausted),
+        ),
+        (
+            "expiry beyond 2^53-1",
+            base.clone(),
+            "t1",
+            SAFE_MAX - 10,
+            Claim::Error(LeaseError::ExpiryOutOfRange),
+        ),
     ];
     for (label, env, turn_id, now_ms, expected) in cases {
         check_claim(label, &env, turn_id, now_ms, expected);
@@ -122,8 +203,16 @@ fn release_clears_only_its_own_lease_and_records_the_outcome() {
     assert_eq!(next.active_turn, None);
     assert_eq!(next.cursor, env.cursor + 1);
     assert_eq!(next.updated_at, "2026-07-11T03:00:00.009Z");
-    let ids: Vec<_> = next.terminal_turns.iter().map(|t| t.turn_id.as_str()).collect();
-    assert_eq!(ids, ["a", "b", "t1"], "the older entry of t1 is replaced by the newest");
+    let ids: Vec<_> = next
+        .terminal_turns
+        .iter()
+        .map(|t| t.turn_id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        ["a", "b", "t1"],
+        "the older entry of t1 is replaced by the newest"
+    );
     assert_eq!(next.terminal_turns[2].outcome, TurnOutcome::Indeterminate);
     assert_eq!(next.confirmations, env.confirmations);
 
@@ -131,22 +220,38 @@ fn release_clears_only_its_own_lease_and_records_the_outcome() {
     env.active_turn = active("t2", NOW_MS + 50_000);
     let next = release_turn(&env, "t1", TurnOutcome::Completed, NOW_MS).expect("release");
     assert_eq!(next.active_turn, env.active_turn);
-    assert_eq!(release_turn(&env, "", TurnOutcome::Completed, NOW_MS), Err(LeaseError::InvalidTurnId(String::new())));
+    assert_eq!(
+        release_turn(&env, "", TurnOutcome::Completed, NOW_MS),
+        Err(LeaseError::InvalidTurnId(String::new()))
+    );
 }
 
 #[test]
 fn history_keeps_the_newest_64() {
     let mut env = session();
     for i in 0..70 {
-        env = release_turn(&env, &format!("t{i}"), TurnOutcome::Completed, NOW_MS).expect("release");
+        env =
+            release_turn(&env, &format!("t{i}"), TurnOutcome::Completed, NOW_MS).expect("release");
     }
     assert_eq!(env.terminal_turns.len(), 64);
-    assert_eq!(env.terminal_turns.first().map(|t| t.turn_id.as_str()), Some("t6"));
-    assert_eq!(env.terminal_turns.last().map(|t| t.turn_id.as_str()), Some("t69"));
+    assert_eq!(
+        env.terminal_turns.first().map(|t| t.turn_id.as_str()),
+        Some("t6")
+    );
+    assert_eq!(
+        env.terminal_turns.last().map(|t| t.turn_id.as_str()),
+        Some("t69")
+    );
     assert_eq!(env.cursor, 5 + 70);
     // t5 fell out of the window, so it may run again; t6 is still a replay.
-    assert!(matches!(claim_turn(&env, "t5", NOW_MS, LEASE_MS), Ok(ClaimDecision::Claimed(_))));
-    assert!(matches!(claim_turn(&env, "t6", NOW_MS, LEASE_MS), Ok(ClaimDecision::Replayed { .. })));
+    assert!(matches!(
+        claim_turn(&env, "t5", NOW_MS, LEASE_MS),
+        Ok(ClaimDecision::Claimed(_))
+    ));
+    assert!(matches!(
+        claim_turn(&env, "t6", NOW_MS, LEASE_MS),
+        Ok(ClaimDecision::Replayed { .. })
+    ));
     // Every intermediate envelope stays decodable.
     assert!(decode_session_snapshot(&env.to_value()).is_ok());
 }
@@ -158,9 +263,19 @@ fn advance_changes_only_cursor_and_time() {
     let next = advance_cursor(&env, NOW_MS + 1_000).expect("advance");
     assert_eq!(next.cursor, env.cursor + 1);
     assert_eq!(next.updated_at, "2026-07-11T03:00:01.000Z");
-    assert_eq!(SessionEnvelope { cursor: env.cursor, updated_at: env.updated_at.clone(), ..next }, env);
+    assert_eq!(
+        SessionEnvelope {
+            cursor: env.cursor,
+            updated_at: env.updated_at.clone(),
+            ..next
+        },
+        env
+    );
     env.cursor = SAFE_MAX;
-    assert_eq!(advance_cursor(&env, NOW_MS), Err(LeaseError::CursorExhausted));
+    assert_eq!(
+        advance_cursor(&env, NOW_MS),
+        Err(LeaseError::CursorExhausted)
+    );
 }
 
 // ---- Seeded simulation -------------------------------------------------------------------
@@ -199,8 +314,16 @@ enum Op {
 enum Client {
     Idle,
     /// Loaded and decided; the save happens on a later step, so others can interleave.
-    Prepared { op: Op, next: SessionEnvelope, expected: Option<u64>, holding: Option<(String, u64)> },
-    Holding { turn_id: String, expires_at: u64 },
+    Prepared {
+        op: Op,
+        next: Box<SessionEnvelope>,
+        expected: Option<u64>,
+        holding: Option<(String, u64)>,
+    },
+    Holding {
+        turn_id: String,
+        expires_at: u64,
+    },
 }
 
 #[derive(Default)]
@@ -238,7 +361,10 @@ fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
     let mut now = NOW_MS;
     // The session starts with a confirmation that no lease operation may touch.
     let seeded = session();
-    let seeded = SessionEnvelope { cursor: 0, ..seeded };
+    let seeded = SessionEnvelope {
+        cursor: 0,
+        ..seeded
+    };
     assert!(block_on(store.save(&seeded.to_value(), None)).expect("seed"));
     let confirmations: Vec<Confirmation> = seeded.confirmations.clone();
     let mut last_cursor = 0u64;
@@ -252,9 +378,12 @@ fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
         let state = std::mem::replace(&mut clients[c], Client::Idle);
         clients[c] = match state {
             Client::Idle => {
-                let resumed = resume_session(load(&store).as_ref(), &identity(), now).expect("resume");
+                let resumed =
+                    resume_session(load(&store).as_ref(), &identity(), now).expect("resume");
                 let turn_id = if !released.is_empty() && rng.below(4) == 0 {
-                    released[rng.below(released.len() as u64) as usize].0.clone()
+                    released[rng.below(released.len() as u64) as usize]
+                        .0
+                        .clone()
                 } else {
                     counter += 1;
                     format!("t{seed}-{counter}")
@@ -262,8 +391,16 @@ fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
                 match claim_turn(&resumed.envelope, &turn_id, now, LEASE_MS).expect("claim") {
                     ClaimDecision::Claimed(next) => {
                         let recent = window(&released, 64);
-                        assert!(recent.iter().all(|(id, _)| *id != turn_id), "seed {seed}: {turn_id} re-ran inside the window");
-                        Client::Prepared { op: Op::Claim(turn_id), next, expected: resumed.expected_cursor, holding: None }
+                        assert!(
+                            recent.iter().all(|(id, _)| *id != turn_id),
+                            "seed {seed}: {turn_id} re-ran inside the window"
+                        );
+                        Client::Prepared {
+                            op: Op::Claim(turn_id),
+                            next: Box::new(next),
+                            expected: resumed.expected_cursor,
+                            holding: None,
+                        }
                     }
                     ClaimDecision::Busy { expires_at_ms, .. } => {
                         assert!(expires_at_ms > now);
@@ -272,38 +409,76 @@ fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
                     }
                     ClaimDecision::Replayed { outcome } => {
                         let recent = window(&released, 64);
-                        assert!(recent.contains(&(turn_id.clone(), outcome)), "seed {seed}: bogus replay of {turn_id}");
+                        assert!(
+                            recent.contains(&(turn_id.clone(), outcome)),
+                            "seed {seed}: bogus replay of {turn_id}"
+                        );
                         tally.replays += 1;
                         Client::Idle
                     }
                 }
             }
-            Client::Holding { turn_id, expires_at } => {
+            Client::Holding {
+                turn_id,
+                expires_at,
+            } => {
                 let roll = rng.below(10);
                 if roll < 2 {
                     Client::Idle // crashed: the lease lapses on its own
                 } else {
-                    let resumed = resume_session(load(&store).as_ref(), &identity(), now).expect("resume");
+                    let resumed =
+                        resume_session(load(&store).as_ref(), &identity(), now).expect("resume");
                     let (op, next) = if roll < 6 {
-                        let outcome = if rng.below(3) == 0 { TurnOutcome::Indeterminate } else { TurnOutcome::Completed };
-                        let next = release_turn(&resumed.envelope, &turn_id, outcome, now).expect("release");
+                        let outcome = if rng.below(3) == 0 {
+                            TurnOutcome::Indeterminate
+                        } else {
+                            TurnOutcome::Completed
+                        };
+                        let next = release_turn(&resumed.envelope, &turn_id, outcome, now)
+                            .expect("release");
                         (Op::Release(turn_id.clone(), outcome), next)
                     } else {
-                        (Op::Advance, advance_cursor(&resumed.envelope, now).expect("advance"))
+                        (
+                            Op::Advance,
+                            advance_cursor(&resumed.envelope, now).expect("advance"),
+                        )
                     };
-                    Client::Prepared { op, next, expected: resumed.expected_cursor, holding: Some((turn_id, expires_at)) }
+                    Client::Prepared {
+                        op,
+                        next: Box::new(next),
+                        expected: resumed.expected_cursor,
+                        holding: Some((turn_id, expires_at)),
+                    }
                 }
             }
-            Client::Prepared { op, next, expected, holding } => {
+            Client::Prepared {
+                op,
+                next,
+                expected,
+                holding,
+            } => {
                 let saved = block_on(store.save(&next.to_value(), expected)).expect("save");
                 if saved {
-                    assert_eq!(next.cursor, last_cursor + 1, "seed {seed}: cursor must advance by one per save");
+                    assert_eq!(
+                        next.cursor,
+                        last_cursor + 1,
+                        "seed {seed}: cursor must advance by one per save"
+                    );
                     last_cursor = next.cursor;
-                    let stored = decode_session_snapshot(&load(&store).expect("stored")).expect("decode");
+                    let stored =
+                        decode_session_snapshot(&load(&store).expect("stored")).expect("decode");
                     assert!(stored.terminal_turns.len() <= 64);
-                    let ids: HashSet<_> = stored.terminal_turns.iter().map(|t| &t.turn_id).collect();
-                    assert_eq!(ids.len(), stored.terminal_turns.len(), "seed {seed}: duplicate terminal turn");
-                    assert_eq!(stored.confirmations, confirmations, "seed {seed}: confirmations changed");
+                    let ids: HashSet<_> =
+                        stored.terminal_turns.iter().map(|t| &t.turn_id).collect();
+                    assert_eq!(
+                        ids.len(),
+                        stored.terminal_turns.len(),
+                        "seed {seed}: duplicate terminal turn"
+                    );
+                    assert_eq!(
+                        stored.confirmations, confirmations,
+                        "seed {seed}: confirmations changed"
+                    );
                 }
                 match (op, saved) {
                     (Op::Claim(turn_id), true) => {
@@ -312,12 +487,18 @@ fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
                         for (i, other) in clients.iter().enumerate() {
                             let live = match other {
                                 Client::Holding { expires_at, .. } => *expires_at > now,
-                                Client::Prepared { holding: Some((_, e)), .. } => *e > now,
+                                Client::Prepared {
+                                    holding: Some((_, e)),
+                                    ..
+                                } => *e > now,
                                 _ => false,
                             };
                             assert!(!live, "seed {seed}: client {i} still holds a live lease while {c} claimed");
                         }
-                        Client::Holding { turn_id, expires_at: next.active_turn.as_ref().expect("lease").expires_at }
+                        Client::Holding {
+                            turn_id,
+                            expires_at: next.active_turn.as_ref().expect("lease").expires_at,
+                        }
                     }
                     (Op::Claim(_), false) => {
                         tally.conflicts += 1;
@@ -331,11 +512,17 @@ fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
                     (Op::Release(..) | Op::Advance, false) => {
                         tally.conflicts += 1;
                         let (turn_id, expires_at) = holding.expect("a holder");
-                        Client::Holding { turn_id, expires_at }
+                        Client::Holding {
+                            turn_id,
+                            expires_at,
+                        }
                     }
                     (Op::Advance, true) => {
                         let (turn_id, expires_at) = holding.expect("a holder");
-                        Client::Holding { turn_id, expires_at }
+                        Client::Holding {
+                            turn_id,
+                            expires_at,
+                        }
                     }
                 }
             }
@@ -362,10 +549,20 @@ fn seeded_clients_never_share_a_lease() {
 struct LastWriteWins(std::cell::RefCell<Option<serde_json::Value>>);
 
 impl SessionStorage for LastWriteWins {
-    fn load<'a>(&'a self, _: &'a str) -> turnkeep::ports::LocalFuture<'a, Result<Option<serde_json::Value>, turnkeep::ports::PortError>> {
+    fn load<'a>(
+        &'a self,
+        _: &'a str,
+    ) -> turnkeep::ports::LocalFuture<
+        'a,
+        Result<Option<serde_json::Value>, turnkeep::ports::PortError>,
+    > {
         Box::pin(std::future::ready(Ok(self.0.borrow().clone())))
     }
-    fn save<'a>(&'a self, snapshot: &'a serde_json::Value, _: Option<u64>) -> turnkeep::ports::LocalFuture<'a, Result<bool, turnkeep::ports::PortError>> {
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a serde_json::Value,
+        _: Option<u64>,
+    ) -> turnkeep::ports::LocalFuture<'a, Result<bool, turnkeep::ports::PortError>> {
         *self.0.borrow_mut() = Some(snapshot.clone());
         Box::pin(std::future::ready(Ok(true)))
     }
@@ -375,7 +572,11 @@ impl SessionStorage for LastWriteWins {
 fn the_simulation_catches_last_write_wins_storage() {
     // Same schedules over storage without CAS: the invariant checks must trip.
     let caught = (1..=16).any(|seed| {
-        std::panic::catch_unwind(|| simulate(LastWriteWins::default(), seed, &mut Tally::default())).is_err()
+        std::panic::catch_unwind(|| simulate(LastWriteWins::default(), seed, &mut Tally::default()))
+            .is_err()
     });
-    assert!(caught, "the simulation did not notice last-write-wins storage");
+    assert!(
+        caught,
+        "the simulation did not notice last-write-wins storage"
+    );
 }

@@ -7,7 +7,10 @@ use turnkeep::core::session::{resume_session, ResumeError, SessionIdentity};
 const NOW_MS: u64 = 1_783_738_800_000; // 2026-07-11T03:00:00.000Z
 
 fn fixture_value(name: &str) -> Value {
-    let path = format!("{}/tests/fixtures/session/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/session/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
 }
 
@@ -24,14 +27,23 @@ fn identity() -> SessionIdentity {
 /// What a resume should give: a session with this expected cursor, or an error of this kind.
 #[derive(Debug)]
 enum Expect {
-    Resumed { expected_cursor: Option<u64>, cursor: u64 },
+    Resumed {
+        expected_cursor: Option<u64>,
+        cursor: u64,
+    },
     Error(&'static str),
 }
 
 fn check(label: &str, stored: Option<&Value>, id: &SessionIdentity, expected: Expect) {
     let got = resume_session(stored, id, NOW_MS);
     match (&got, &expected) {
-        (Ok(r), Expect::Resumed { expected_cursor, cursor }) => {
+        (
+            Ok(r),
+            Expect::Resumed {
+                expected_cursor,
+                cursor,
+            },
+        ) => {
             assert_eq!(r.expected_cursor, *expected_cursor, "{label}");
             assert_eq!(r.envelope.cursor, *cursor, "{label}");
             assert_eq!(r.envelope.session_id, id.session_id, "{label}");
@@ -49,38 +61,142 @@ fn resume_cases() {
         edit(&mut v);
         v
     };
-    let no_conversation = SessionIdentity { initial_conversation_state: None, ..identity() };
+    let no_conversation = SessionIdentity {
+        initial_conversation_state: None,
+        ..identity()
+    };
     let cases: Vec<(&str, Option<Value>, SessionIdentity, Expect)> = vec![
-        ("absent", None, identity(), Expect::Resumed { expected_cursor: None, cursor: 0 }),
-        ("null is absent", Some(Value::Null), identity(), Expect::Resumed { expected_cursor: None, cursor: 0 }),
-        ("stored v1", Some(full.clone()), identity(), Expect::Resumed { expected_cursor: Some(17), cursor: 17 }),
-        ("stored v0", Some(fixture_value("v0_full.json")), identity(), Expect::Resumed { expected_cursor: Some(17), cursor: 17 }),
-        ("stored as JSON text", Some(Value::String(full.to_string())), identity(), Expect::Resumed { expected_cursor: Some(17), cursor: 17 }),
-        ("corrupt text", Some(json!("{")), identity(), Expect::Error("SESSION_INVALID_SNAPSHOT")),
-        ("corrupt field", Some(with(&|v| v["cursor"] = json!(-1))), identity(), Expect::Error("SESSION_INVALID_SNAPSHOT")),
-        ("unsupported version", Some(with(&|v| v["version"] = json!(2))), identity(), Expect::Error("SESSION_UNSUPPORTED_VERSION")),
-        ("foreign session", Some(with(&|v| v["sessionId"] = json!("other"))), identity(), Expect::Error("SESSION_FOREIGN")),
-        ("other definition", Some(with(&|v| v["definitionId"] = json!("other"))), identity(), Expect::Error("SESSION_INCOMPATIBLE_DEFINITION")),
-        ("other revision", Some(with(&|v| v["definitionRevision"] = json!(4))), identity(), Expect::Error("SESSION_INCOMPATIBLE_DEFINITION")),
-        ("stored conversation, definition has none", Some(full.clone()), no_conversation.clone(), Expect::Error("SESSION_INCOMPATIBLE_DEFINITION")),
+        (
+            "absent",
+            None,
+            identity(),
+            Expect::Resumed {
+                expected_cursor: None,
+                cursor: 0,
+            },
+        ),
+        (
+            "null is absent",
+            Some(Value::Null),
+            identity(),
+            Expect::Resumed {
+                expected_cursor: None,
+                cursor: 0,
+            },
+        ),
+        (
+            "stored v1",
+            Some(full.clone()),
+            identity(),
+            Expect::Resumed {
+                expected_cursor: Some(17),
+                cursor: 17,
+            },
+        ),
+        (
+            "stored v0",
+            Some(fixture_value("v0_full.json")),
+            identity(),
+            Expect::Resumed {
+                expected_cursor: Some(17),
+                cursor: 17,
+            },
+        ),
+        (
+            "stored as JSON text",
+            Some(Value::String(full.to_string())),
+            identity(),
+            Expect::Resumed {
+                expected_cursor: Some(17),
+                cursor: 17,
+            },
+        ),
+        (
+            "corrupt text",
+            Some(json!("{")),
+            identity(),
+            Expect::Error("SESSION_INVALID_SNAPSHOT"),
+        ),
+        (
+            "corrupt field",
+            Some(with(&|v| v["cursor"] = json!(-1))),
+            identity(),
+            Expect::Error("SESSION_INVALID_SNAPSHOT"),
+        ),
+        (
+            "unsupported version",
+            Some(with(&|v| v["version"] = json!(2))),
+            identity(),
+            Expect::Error("SESSION_UNSUPPORTED_VERSION"),
+        ),
+        (
+            "foreign session",
+            Some(with(&|v| v["sessionId"] = json!("other"))),
+            identity(),
+            Expect::Error("SESSION_FOREIGN"),
+        ),
+        (
+            "other definition",
+            Some(with(&|v| v["definitionId"] = json!("other"))),
+            identity(),
+            Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
+        (
+            "other revision",
+            Some(with(&|v| v["definitionRevision"] = json!(4))),
+            identity(),
+            Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
+        (
+            "stored conversation, definition has none",
+            Some(full.clone()),
+            no_conversation.clone(),
+            Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
         (
             "definition has a conversation, none stored",
-            Some(with(&|v| drop(v.as_object_mut().map(|o| o.remove("conversation"))))),
+            Some(with(&|v| {
+                drop(v.as_object_mut().map(|o| o.remove("conversation")))
+            })),
             identity(),
             Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
         ),
         (
             "neither has a conversation",
-            Some(with(&|v| drop(v.as_object_mut().map(|o| o.remove("conversation"))))),
+            Some(with(&|v| {
+                drop(v.as_object_mut().map(|o| o.remove("conversation")))
+            })),
             no_conversation,
-            Expect::Resumed { expected_cursor: Some(17), cursor: 17 },
+            Expect::Resumed {
+                expected_cursor: Some(17),
+                cursor: 17,
+            },
         ),
-        ("identity not SafeId", None, SessionIdentity { session_id: "a b".into(), ..identity() }, Expect::Error("SESSION_INVALID_IDENTITY")),
-        ("identity revision 0", None, SessionIdentity { definition_revision: 0, ..identity() }, Expect::Error("SESSION_INVALID_IDENTITY")),
+        (
+            "identity not SafeId",
+            None,
+            SessionIdentity {
+                session_id: "a b".into(),
+                ..identity()
+            },
+            Expect::Error("SESSION_INVALID_IDENTITY"),
+        ),
+        (
+            "identity revision 0",
+            None,
+            SessionIdentity {
+                definition_revision: 0,
+                ..identity()
+            },
+            Expect::Error("SESSION_INVALID_IDENTITY"),
+        ),
         (
             "identity empty initial state",
             None,
-            SessionIdentity { initial_conversation_state: Some(String::new()), ..identity() },
+            SessionIdentity {
+                initial_conversation_state: Some(String::new()),
+                ..identity()
+            },
             Expect::Error("SESSION_INVALID_IDENTITY"),
         ),
     ];
@@ -95,8 +211,13 @@ fn a_new_session_is_a_valid_envelope_with_the_initial_conversation() {
     let env = &r.envelope;
     assert_eq!(env.updated_at, "2026-07-11T03:00:00.000Z");
     assert_eq!(env.definition_revision, 3);
-    assert_eq!(env.conversation.as_ref().map(|c| c.state.as_str()), Some("start"));
-    assert!(env.active_turn.is_none() && env.terminal_turns.is_empty() && env.confirmations.is_empty());
+    assert_eq!(
+        env.conversation.as_ref().map(|c| c.state.as_str()),
+        Some("start")
+    );
+    assert!(
+        env.active_turn.is_none() && env.terminal_turns.is_empty() && env.confirmations.is_empty()
+    );
     // What resume creates must itself resume (it is what the first save stores).
     let again = resume_session(Some(&env.to_value()), &identity(), NOW_MS).expect("resume own");
     assert_eq!(&again.envelope, env);

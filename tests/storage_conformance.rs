@@ -24,7 +24,10 @@ fn block_on<F: Future>(future: F) -> F::Output {
 }
 
 fn key(snapshot: &Value) -> String {
-    snapshot["sessionId"].as_str().unwrap_or_default().to_owned()
+    snapshot["sessionId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Writes whatever it is given: the classic non-conformant store.
@@ -35,7 +38,11 @@ impl SessionStorage for LastWriteWins {
     fn load<'a>(&'a self, id: &'a str) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(std::future::ready(Ok(self.0.borrow().get(id).cloned())))
     }
-    fn save<'a>(&'a self, snapshot: &'a Value, _: Option<u64>) -> LocalFuture<'a, Result<bool, PortError>> {
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a Value,
+        _: Option<u64>,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
         self.0.borrow_mut().insert(key(snapshot), snapshot.clone());
         Box::pin(std::future::ready(Ok(true)))
     }
@@ -64,9 +71,17 @@ impl SessionStorage for CheckThenAct {
     fn load<'a>(&'a self, id: &'a str) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(std::future::ready(Ok(self.0.borrow().get(id).cloned())))
     }
-    fn save<'a>(&'a self, snapshot: &'a Value, expected: Option<u64>) -> LocalFuture<'a, Result<bool, PortError>> {
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a Value,
+        expected: Option<u64>,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
         Box::pin(async move {
-            let stored = self.0.borrow().get(&key(snapshot)).map(|v| v["cursor"].as_u64());
+            let stored = self
+                .0
+                .borrow()
+                .get(&key(snapshot))
+                .map(|v| v["cursor"].as_u64());
             let ok = match (stored, expected) {
                 (None, None) => true,
                 (Some(c), Some(e)) => c == Some(e),
@@ -103,7 +118,15 @@ fn last_write_wins_fails_every_conflict_case() {
             CASE_CONCURRENT_CAS,
         ]
     );
-    assert_eq!(report.passed, vec![CASE_LOAD_ABSENT, CASE_ROUND_TRIP, CASE_CAS_SUCCESS, CASE_ISOLATION]);
+    assert_eq!(
+        report.passed,
+        vec![
+            CASE_LOAD_ABSENT,
+            CASE_ROUND_TRIP,
+            CASE_CAS_SUCCESS,
+            CASE_ISOLATION
+        ]
+    );
     let race = &report.failed[5].detail;
     assert!(race.contains("32 of 32 savers won"), "{race}");
     let errors = report.into_result().expect_err("not conformant");
@@ -113,15 +136,27 @@ fn last_write_wins_fails_every_conflict_case() {
 #[test]
 fn check_then_act_fails_only_the_races() {
     let report = block_on(check_session_storage_with(CheckThenAct::default, 8));
-    assert_eq!(report.failed_names(), vec![CASE_CONCURRENT_CREATE, CASE_CONCURRENT_CAS]);
-    assert!(report.failed[1].detail.contains("8 of 8 savers won"), "{}", report.failed[1].detail);
+    assert_eq!(
+        report.failed_names(),
+        vec![CASE_CONCURRENT_CREATE, CASE_CONCURRENT_CAS]
+    );
+    assert!(
+        report.failed[1].detail.contains("8 of 8 savers won"),
+        "{}",
+        report.failed[1].detail
+    );
 }
 
 #[test]
 fn memory_adapter_specifics() {
     let store = MemorySessionStorage::new();
     // A snapshot without a usable key is an error of the call, not a conflict.
-    for bad in [json!({}), json!({"sessionId": "a b", "cursor": 1}), json!({"sessionId": "s", "cursor": -1}), json!("{")] {
+    for bad in [
+        json!({}),
+        json!({"sessionId": "a b", "cursor": 1}),
+        json!({"sessionId": "s", "cursor": -1}),
+        json!("{"),
+    ] {
         assert!(block_on(store.save(&bad, None)).is_err(), "{bad}");
     }
     assert!(store.is_empty());
@@ -129,7 +164,10 @@ fn memory_adapter_specifics() {
     let text = Value::String(r#"{"sessionId":"s","cursor":1}"#.into());
     assert_eq!(block_on(store.save(&text, None)), Ok(true));
     assert_eq!(block_on(store.load("s")), Ok(Some(text.clone())));
-    assert_eq!(block_on(store.save(&json!({"sessionId": "s", "cursor": 2}), Some(1))), Ok(true));
+    assert_eq!(
+        block_on(store.save(&json!({"sessionId": "s", "cursor": 2}), Some(1))),
+        Ok(true)
+    );
     assert_eq!(store.len(), 1);
     assert!(store.delete("s"));
     assert_eq!(block_on(store.load("s")), Ok(None));

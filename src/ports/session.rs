@@ -21,7 +21,8 @@ use super::{LocalFuture, PortError};
 /// Durable, compare-and-set storage of session envelopes, keyed by `sessionId`.
 pub trait SessionStorage {
     /// The stored snapshot of `session_id`, or `None` when absent.
-    fn load<'a>(&'a self, session_id: &'a str) -> LocalFuture<'a, Result<Option<Value>, PortError>>;
+    fn load<'a>(&'a self, session_id: &'a str)
+        -> LocalFuture<'a, Result<Option<Value>, PortError>>;
 
     /// Stores `snapshot` (a full envelope whose `sessionId` names the record) if the stored
     /// cursor equals `expected_cursor` (`None`: only if no record exists). `Ok(false)` on conflict.

@@ -72,7 +72,11 @@ impl ConformanceReport {
         if self.failed.is_empty() {
             Ok(())
         } else {
-            Err(self.failed.into_iter().map(|f| format!("{}: {}", f.name, f.detail)).collect())
+            Err(self
+                .failed
+                .into_iter()
+                .map(|f| format!("{}: {}", f.name, f.detail))
+                .collect())
         }
     }
 
@@ -104,8 +108,14 @@ pub async fn check_session_storage_with<S: SessionStorage>(
     report.record(CASE_CAS_STALE_CURSOR, cas_stale_cursor(&make()).await);
     report.record(CASE_CAS_ABSENT, cas_absent(&make()).await);
     report.record(CASE_ISOLATION, isolation(&make()).await);
-    report.record(CASE_CONCURRENT_CREATE, concurrent(&make(), savers, None).await);
-    report.record(CASE_CONCURRENT_CAS, concurrent(&make(), savers, Some(1)).await);
+    report.record(
+        CASE_CONCURRENT_CREATE,
+        concurrent(&make(), savers, None).await,
+    );
+    report.record(
+        CASE_CONCURRENT_CAS,
+        concurrent(&make(), savers, Some(1)).await,
+    );
     report
 }
 
@@ -122,7 +132,10 @@ fn snapshot(session_id: &str, cursor: u64, marker: &str) -> Value {
         definition_revision: 1,
         updated_at: "2026-07-11T03:00:00.000Z".to_owned(),
         cursor,
-        active_turn: Some(ActiveTurn { turn_id: marker.to_owned(), expires_at: 1_783_738_845_000 }),
+        active_turn: Some(ActiveTurn {
+            turn_id: marker.to_owned(),
+            expires_at: 1_783_738_845_000,
+        }),
         terminal_turns: Vec::new(),
         conversation: None,
         confirmations: Vec::new(),
@@ -131,12 +144,21 @@ fn snapshot(session_id: &str, cursor: u64, marker: &str) -> Value {
 }
 
 async fn load<S: SessionStorage>(s: &S, session_id: &str) -> Result<Option<Value>, String> {
-    let loaded = s.load(session_id).await.map_err(|e| format!("load failed: {e}"))?;
+    let loaded = s
+        .load(session_id)
+        .await
+        .map_err(|e| format!("load failed: {e}"))?;
     Ok(loaded.filter(|v| !v.is_null()).map(normalize))
 }
 
-async fn save<S: SessionStorage>(s: &S, snapshot: &Value, expected: Option<u64>) -> Result<bool, String> {
-    s.save(snapshot, expected).await.map_err(|e| format!("save failed: {e}"))
+async fn save<S: SessionStorage>(
+    s: &S,
+    snapshot: &Value,
+    expected: Option<u64>,
+) -> Result<bool, String> {
+    s.save(snapshot, expected)
+        .await
+        .map_err(|e| format!("save failed: {e}"))
 }
 
 /// Storage may hand back JSON text; compare it as the value it encodes.
@@ -158,66 +180,101 @@ fn expect(condition: bool, detail: impl FnOnce() -> String) -> CaseResult {
 async fn expect_stored<S: SessionStorage>(s: &S, expected: &Value, when: &str) -> CaseResult {
     let loaded = load(s, SESSION_A).await?;
     expect(loaded.as_ref() == Some(expected), || {
-        format!("{when}: stored {}, expected {expected}", loaded.map_or("nothing".into(), |v| v.to_string()))
+        format!(
+            "{when}: stored {}, expected {expected}",
+            loaded.map_or("nothing".into(), |v| v.to_string())
+        )
     })
 }
 
 async fn load_absent<S: SessionStorage>(s: &S) -> CaseResult {
     let loaded = load(s, SESSION_A).await?;
-    expect(loaded.is_none(), || format!("expected nothing, loaded {loaded:?}"))
+    expect(loaded.is_none(), || {
+        format!("expected nothing, loaded {loaded:?}")
+    })
 }
 
 async fn create_once<S: SessionStorage>(s: &S) -> CaseResult {
     let first = snapshot(SESSION_A, 1, "first");
-    expect(save(s, &first, None).await?, || "the first create returned false".into())?;
+    expect(save(s, &first, None).await?, || {
+        "the first create returned false".into()
+    })?;
     let second = snapshot(SESSION_A, 1, "second");
-    expect(!save(s, &second, None).await?, || "a second create over an existing record returned true".into())?;
+    expect(!save(s, &second, None).await?, || {
+        "a second create over an existing record returned true".into()
+    })?;
     expect_stored(s, &first, "after the refused second create").await
 }
 
 async fn round_trip<S: SessionStorage>(s: &S) -> CaseResult {
     let value = snapshot(SESSION_A, 1, "round-trip");
-    expect(save(s, &value, None).await?, || "create returned false".into())?;
+    expect(save(s, &value, None).await?, || {
+        "create returned false".into()
+    })?;
     expect_stored(s, &value, "after create").await
 }
 
 async fn cas_success<S: SessionStorage>(s: &S) -> CaseResult {
-    expect(save(s, &snapshot(SESSION_A, 1, "one"), None).await?, || "create returned false".into())?;
+    expect(save(s, &snapshot(SESSION_A, 1, "one"), None).await?, || {
+        "create returned false".into()
+    })?;
     let next = snapshot(SESSION_A, 2, "two");
-    expect(save(s, &next, Some(1)).await?, || "save with the stored cursor 1 returned false".into())?;
+    expect(save(s, &next, Some(1)).await?, || {
+        "save with the stored cursor 1 returned false".into()
+    })?;
     expect_stored(s, &next, "after the CAS save").await
 }
 
 async fn cas_wrong_cursor<S: SessionStorage>(s: &S) -> CaseResult {
     let first = snapshot(SESSION_A, 1, "one");
-    expect(save(s, &first, None).await?, || "create returned false".into())?;
+    expect(save(s, &first, None).await?, || {
+        "create returned false".into()
+    })?;
     let wrong = snapshot(SESSION_A, 8, "wrong");
-    expect(!save(s, &wrong, Some(7)).await?, || "save expecting cursor 7 over stored 1 returned true".into())?;
+    expect(!save(s, &wrong, Some(7)).await?, || {
+        "save expecting cursor 7 over stored 1 returned true".into()
+    })?;
     expect_stored(s, &first, "after the refused save").await
 }
 
 async fn cas_stale_cursor<S: SessionStorage>(s: &S) -> CaseResult {
-    expect(save(s, &snapshot(SESSION_A, 1, "one"), None).await?, || "create returned false".into())?;
+    expect(save(s, &snapshot(SESSION_A, 1, "one"), None).await?, || {
+        "create returned false".into()
+    })?;
     let current = snapshot(SESSION_A, 2, "two");
-    expect(save(s, &current, Some(1)).await?, || "save with the stored cursor returned false".into())?;
+    expect(save(s, &current, Some(1)).await?, || {
+        "save with the stored cursor returned false".into()
+    })?;
     let stale = snapshot(SESSION_A, 2, "stale");
-    expect(!save(s, &stale, Some(1)).await?, || "a second save expecting the old cursor 1 returned true".into())?;
+    expect(!save(s, &stale, Some(1)).await?, || {
+        "a second save expecting the old cursor 1 returned true".into()
+    })?;
     expect_stored(s, &current, "after the refused stale save").await
 }
 
 async fn cas_absent<S: SessionStorage>(s: &S) -> CaseResult {
     let value = snapshot(SESSION_A, 1, "one");
-    expect(!save(s, &value, Some(0)).await?, || "save expecting cursor 0 on an absent record returned true".into())?;
-    load_absent(s).await.map_err(|d| format!("after the refused save: {d}"))
+    expect(!save(s, &value, Some(0)).await?, || {
+        "save expecting cursor 0 on an absent record returned true".into()
+    })?;
+    load_absent(s)
+        .await
+        .map_err(|d| format!("after the refused save: {d}"))
 }
 
 async fn isolation<S: SessionStorage>(s: &S) -> CaseResult {
     let a = snapshot(SESSION_A, 1, "a");
     let b = snapshot(SESSION_B, 1, "b");
-    expect(save(s, &a, None).await?, || "create of session a returned false".into())?;
-    expect(save(s, &b, None).await?, || "create of session b next to session a returned false".into())?;
+    expect(save(s, &a, None).await?, || {
+        "create of session a returned false".into()
+    })?;
+    expect(save(s, &b, None).await?, || {
+        "create of session b next to session a returned false".into()
+    })?;
     let loaded_b = load(s, SESSION_B).await?;
-    expect(loaded_b.as_ref() == Some(&b), || format!("session b loaded as {loaded_b:?}"))?;
+    expect(loaded_b.as_ref() == Some(&b), || {
+        format!("session b loaded as {loaded_b:?}")
+    })?;
     expect_stored(s, &a, "next to session b").await
 }
 
@@ -225,12 +282,19 @@ async fn isolation<S: SessionStorage>(s: &S) -> CaseResult {
 /// update a record created at cursor 1). Exactly one must win, and its snapshot is stored.
 async fn concurrent<S: SessionStorage>(s: &S, savers: usize, expected: Option<u64>) -> CaseResult {
     if expected.is_some() {
-        expect(save(s, &snapshot(SESSION_A, 1, "base"), None).await?, || "create returned false".into())?;
+        expect(
+            save(s, &snapshot(SESSION_A, 1, "base"), None).await?,
+            || "create returned false".into(),
+        )?;
     }
     let next_cursor = expected.map_or(1, |c| c + 1);
-    let snapshots: Vec<Value> =
-        (0..savers).map(|i| snapshot(SESSION_A, next_cursor, &format!("saver-{i}"))).collect();
-    let futures = snapshots.iter().map(|snap| s.save(snap, expected)).collect();
+    let snapshots: Vec<Value> = (0..savers)
+        .map(|i| snapshot(SESSION_A, next_cursor, &format!("saver-{i}")))
+        .collect();
+    let futures = snapshots
+        .iter()
+        .map(|snap| s.save(snap, expected))
+        .collect();
     let results = JoinAll::new(futures).await;
     let mut winners = Vec::new();
     for (i, result) in results.into_iter().enumerate() {
@@ -238,7 +302,12 @@ async fn concurrent<S: SessionStorage>(s: &S, savers: usize, expected: Option<u6
             winners.push(i);
         }
     }
-    expect(winners.len() == 1, || format!("{} of {savers} savers won (expected exactly 1)", winners.len()))?;
+    expect(winners.len() == 1, || {
+        format!(
+            "{} of {savers} savers won (expected exactly 1)",
+            winners.len()
+        )
+    })?;
     expect_stored(s, &snapshots[winners[0]], "after the race").await
 }
 
@@ -253,7 +322,10 @@ struct JoinAll<'a, T> {
 impl<'a, T> JoinAll<'a, T> {
     fn new(futures: Vec<LocalFuture<'a, T>>) -> Self {
         let results = futures.iter().map(|_| None).collect();
-        Self { pending: futures.into_iter().map(Some).collect(), results }
+        Self {
+            pending: futures.into_iter().map(Some).collect(),
+            results,
+        }
     }
 }
 

@@ -43,7 +43,9 @@ impl MemorySessionStorage {
     fn save_now(&self, snapshot: &Value, expected_cursor: Option<u64>) -> Result<bool, PortError> {
         let (session_id, _) = snapshot_key(snapshot)?;
         let mut records = self.records.borrow_mut();
-        let stored_cursor = records.get(&session_id).map(|stored| snapshot_key(stored).map(|(_, c)| c));
+        let stored_cursor = records
+            .get(&session_id)
+            .map(|stored| snapshot_key(stored).map(|(_, c)| c));
         let matches = match (stored_cursor, expected_cursor) {
             (None, None) => true,
             (Some(Ok(stored)), Some(expected)) => stored == expected,
@@ -59,7 +61,10 @@ impl MemorySessionStorage {
 }
 
 impl SessionStorage for MemorySessionStorage {
-    fn load<'a>(&'a self, session_id: &'a str) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
+    fn load<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(std::future::ready(Ok(self.load_now(session_id))))
     }
 

@@ -21,10 +21,15 @@ pub const PROPOSAL_TOOL_CALL_PREFIX: &str = "app-";
 pub const CONFIRMATION_TOKEN_PREFIX: &str = "confirm-";
 
 /// The outcome of a confirmation step; the caller commits `Transition` by CAS.
+// A decision is built once and moved straight to its one consumer; boxing buys nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConfirmDecision {
     /// Save `envelope` with the loaded cursor as expected cursor; `record` is its new state.
-    Transition { envelope: SessionEnvelope, record: Confirmation },
+    Transition {
+        envelope: SessionEnvelope,
+        record: Confirmation,
+    },
     /// Nothing to save: the record is already past this step (idempotent replay).
     Unchanged { record: Confirmation },
 }
@@ -60,7 +65,10 @@ impl std::fmt::Display for ConfirmError {
         match self {
             Self::UnknownToken(t) => write!(f, "unknown confirmation token {t:?}"),
             Self::ForeignSession { expected, actual } => {
-                write!(f, "confirmation of session {actual:?} used with session {expected:?}")
+                write!(
+                    f,
+                    "confirmation of session {actual:?} used with session {expected:?}"
+                )
             }
             Self::NotClaimed { token } => write!(f, "confirmation {token:?} was never claimed"),
             Self::InvalidProposal(detail) => write!(f, "invalid confirmation proposal: {detail}"),
@@ -88,10 +96,14 @@ pub fn begin_approve(
     token: &str,
     now_ms: u64,
 ) -> Result<ConfirmDecision, ConfirmError> {
-    step(env, session_id, token, now_ms, |record| match record.status {
-        ConfirmationStatus::Pending if now_ms >= record.expires_at => Step::To(ConfirmationStatus::Expiring),
-        ConfirmationStatus::Pending => Step::To(ConfirmationStatus::Approving),
-        _ => Step::Keep,
+    step(env, session_id, token, now_ms, |record| {
+        match record.status {
+            ConfirmationStatus::Pending if now_ms >= record.expires_at => {
+                Step::To(ConfirmationStatus::Expiring)
+            }
+            ConfirmationStatus::Pending => Step::To(ConfirmationStatus::Approving),
+            _ => Step::Keep,
+        }
     })
 }
 
@@ -103,9 +115,11 @@ pub fn begin_reject(
     token: &str,
     now_ms: u64,
 ) -> Result<ConfirmDecision, ConfirmError> {
-    step(env, session_id, token, now_ms, |record| match record.status {
-        ConfirmationStatus::Pending => Step::To(ConfirmationStatus::Rejecting),
-        _ => Step::Keep,
+    step(env, session_id, token, now_ms, |record| {
+        match record.status {
+            ConfirmationStatus::Pending => Step::To(ConfirmationStatus::Rejecting),
+            _ => Step::Keep,
+        }
     })
 }
 
@@ -117,12 +131,14 @@ pub fn finish_confirmation(
     token: &str,
     now_ms: u64,
 ) -> Result<ConfirmDecision, ConfirmError> {
-    step(env, session_id, token, now_ms, |record| match record.status {
-        ConfirmationStatus::Approving => Step::To(ConfirmationStatus::Approved),
-        ConfirmationStatus::Rejecting => Step::To(ConfirmationStatus::Rejected),
-        ConfirmationStatus::Expiring => Step::To(ConfirmationStatus::Expired),
-        ConfirmationStatus::Pending => Step::Refuse,
-        _ => Step::Keep,
+    step(env, session_id, token, now_ms, |record| {
+        match record.status {
+            ConfirmationStatus::Approving => Step::To(ConfirmationStatus::Approved),
+            ConfirmationStatus::Rejecting => Step::To(ConfirmationStatus::Rejected),
+            ConfirmationStatus::Expiring => Step::To(ConfirmationStatus::Expired),
+            ConfirmationStatus::Pending => Step::Refuse,
+            _ => Step::Keep,
+        }
     })
 }
 
@@ -152,8 +168,15 @@ pub fn propose_confirmation(
             limits::CONFIRMATIONS_MAX
         )));
     }
-    if env.confirmations.iter().any(|c| c.token == record.token || c.tool_call_id == record.tool_call_id) {
-        return Err(ConfirmError::InvalidProposal(format!("token {:?} is already used", record.token)));
+    if env
+        .confirmations
+        .iter()
+        .any(|c| c.token == record.token || c.tool_call_id == record.tool_call_id)
+    {
+        return Err(ConfirmError::InvalidProposal(format!(
+            "token {:?} is already used",
+            record.token
+        )));
     }
     let mut next = advance_cursor(env, now_ms).map_err(cursor_exhausted)?;
     next.confirmations.push(record.clone());
@@ -184,11 +207,17 @@ fn step(
         .confirmations
         .iter()
         .position(|c| c.token == token)
-        .ok_or_else(|| ConfirmError::UnknownToken(token.chars().take(limits::SAFE_ID_CHARS_MAX).collect()))?;
+        .ok_or_else(|| {
+            ConfirmError::UnknownToken(token.chars().take(limits::SAFE_ID_CHARS_MAX).collect())
+        })?;
     let record = &env.confirmations[index];
     match decide(record) {
-        Step::Keep => Ok(ConfirmDecision::Unchanged { record: record.clone() }),
-        Step::Refuse => Err(ConfirmError::NotClaimed { token: record.token.clone() }),
+        Step::Keep => Ok(ConfirmDecision::Unchanged {
+            record: record.clone(),
+        }),
+        Step::Refuse => Err(ConfirmError::NotClaimed {
+            token: record.token.clone(),
+        }),
         Step::To(status) => {
             let mut envelope = advance_cursor(env, now_ms).map_err(cursor_exhausted)?;
             envelope.confirmations[index].status = status;
@@ -210,11 +239,20 @@ fn proposal_record(
     ttl_ms: u64,
 ) -> Result<Confirmation, ConfirmError> {
     let invalid = |d: String| ConfirmError::InvalidProposal(d);
-    if !is_safe_id(&proposal.suffix) || proposal.suffix.len() > limits::CONFIRMATION_SUFFIX_CHARS_MAX {
-        return Err(invalid(format!("suffix {:?} is not a SafeId of at most {} characters", proposal.suffix, limits::CONFIRMATION_SUFFIX_CHARS_MAX)));
+    if !is_safe_id(&proposal.suffix)
+        || proposal.suffix.len() > limits::CONFIRMATION_SUFFIX_CHARS_MAX
+    {
+        return Err(invalid(format!(
+            "suffix {:?} is not a SafeId of at most {} characters",
+            proposal.suffix,
+            limits::CONFIRMATION_SUFFIX_CHARS_MAX
+        )));
     }
     if !is_safe_id(&proposal.action) {
-        return Err(invalid(format!("action {:?} is not a SafeId", proposal.action)));
+        return Err(invalid(format!(
+            "action {:?} is not a SafeId",
+            proposal.action
+        )));
     }
     let input = Value::Object(proposal.input);
     if !within_bounds(&input, &BOUNDED_JSON) {

@@ -63,7 +63,10 @@ pub fn decode_session_snapshot(v: &Value) -> Result<SessionEnvelope, SessionDeco
         other => other,
     };
     let Value::Object(obj) = value else {
-        return Err(invalid(format!("snapshot must be an object, got {}", kind_of(value))));
+        return Err(invalid(format!(
+            "snapshot must be an object, got {}",
+            kind_of(value)
+        )));
     };
     let version = obj.get("version").and_then(Value::as_f64);
     if let Some(n) = version.filter(|n| *n != 0.0 && *n != 1.0) {
@@ -79,7 +82,11 @@ pub fn decode_session_snapshot(v: &Value) -> Result<SessionEnvelope, SessionDeco
     };
     decode_v0(obj).map_err(|v0_detail| {
         // Report the schema the value claims to follow; v1 when it claims neither.
-        let detail = if version == Some(0.0) { v0_detail } else { v1_detail };
+        let detail = if version == Some(0.0) {
+            v0_detail
+        } else {
+            v1_detail
+        };
         invalid(detail)
     })
 }
@@ -105,7 +112,10 @@ fn decode_v0(obj: &Map<String, Value>) -> Check<SessionEnvelope> {
 fn expect_version(obj: &Map<String, Value>, expected: f64) -> Check<()> {
     match obj.get("version") {
         Some(Value::Number(n)) if n.as_f64() == Some(expected) => Ok(()),
-        Some(other) => Err(format!("version must be the number {expected}, got {}", kind_of(other))),
+        Some(other) => Err(format!(
+            "version must be the number {expected}, got {}",
+            kind_of(other)
+        )),
         None => Err("version: required".into()),
     }
 }
@@ -117,7 +127,9 @@ fn decode_body(obj: &Map<String, Value>) -> Check<SessionEnvelope> {
     }
     let updated_at = string(required(obj, "updatedAt")?, "updatedAt")?;
     if !is_offset_timestamp(&updated_at) {
-        return Err(format!("updatedAt: {updated_at:?} is not a timestamp with offset"));
+        return Err(format!(
+            "updatedAt: {updated_at:?} is not a timestamp with offset"
+        ));
     }
     Ok(SessionEnvelope {
         session_id: safe_id(required(obj, "sessionId")?, "sessionId")?,
@@ -126,8 +138,13 @@ fn decode_body(obj: &Map<String, Value>) -> Check<SessionEnvelope> {
         updated_at,
         cursor: uint(required(obj, "cursor")?, "cursor")?,
         active_turn: optional(obj, "activeTurn").map(active_turn).transpose()?,
-        terminal_turns: optional(obj, "terminalTurns").map(terminal_turns).transpose()?.unwrap_or_default(),
-        conversation: optional(obj, "conversation").map(conversation).transpose()?,
+        terminal_turns: optional(obj, "terminalTurns")
+            .map(terminal_turns)
+            .transpose()?
+            .unwrap_or_default(),
+        conversation: optional(obj, "conversation")
+            .map(conversation)
+            .transpose()?,
         confirmations: confirmations(required(obj, "confirmations")?)?,
     })
 }
@@ -135,8 +152,14 @@ fn decode_body(obj: &Map<String, Value>) -> Check<SessionEnvelope> {
 fn active_turn(v: &Value) -> Check<ActiveTurn> {
     let obj = object(v, "activeTurn")?;
     Ok(ActiveTurn {
-        turn_id: safe_id(required(obj, "turnId").map_err(|d| format!("activeTurn.{d}"))?, "activeTurn.turnId")?,
-        expires_at: uint(required(obj, "expiresAt").map_err(|d| format!("activeTurn.{d}"))?, "activeTurn.expiresAt")?,
+        turn_id: safe_id(
+            required(obj, "turnId").map_err(|d| format!("activeTurn.{d}"))?,
+            "activeTurn.turnId",
+        )?,
+        expires_at: uint(
+            required(obj, "expiresAt").map_err(|d| format!("activeTurn.{d}"))?,
+            "activeTurn.expiresAt",
+        )?,
     })
 }
 
@@ -147,7 +170,11 @@ fn terminal_turns(v: &Value) -> Check<Vec<TerminalTurn>> {
         .enumerate()
         .map(|(i, item)| terminal_turn(item, &format!("terminalTurns[{i}]")))
         .collect::<Check<Vec<_>>>()?;
-    unique(turns.iter().map(|t| t.turn_id.as_str()), "terminalTurns", "turnId")?;
+    unique(
+        turns.iter().map(|t| t.turn_id.as_str()),
+        "terminalTurns",
+        "turnId",
+    )?;
     Ok(turns)
 }
 
@@ -156,21 +183,36 @@ fn terminal_turn(v: &Value, path: &str) -> Check<TerminalTurn> {
     let outcome = match string(field(obj, "outcome", path)?, &format!("{path}.outcome"))?.as_str() {
         "completed" => TurnOutcome::Completed,
         "indeterminate" => TurnOutcome::Indeterminate,
-        other => return Err(format!("{path}.outcome: {other:?} is not completed|indeterminate")),
+        other => {
+            return Err(format!(
+                "{path}.outcome: {other:?} is not completed|indeterminate"
+            ))
+        }
     };
-    Ok(TerminalTurn { turn_id: safe_id(field(obj, "turnId", path)?, &format!("{path}.turnId"))?, outcome })
+    Ok(TerminalTurn {
+        turn_id: safe_id(field(obj, "turnId", path)?, &format!("{path}.turnId"))?,
+        outcome,
+    })
 }
 
 fn conversation(v: &Value) -> Check<Conversation> {
     let obj = object(v, "conversation")?;
     let state = state_name(field(obj, "state", "conversation")?, "conversation.state")?;
-    let items = array(field(obj, "decisions", "conversation")?, "conversation.decisions", limits::DECISIONS_MAX)?;
+    let items = array(
+        field(obj, "decisions", "conversation")?,
+        "conversation.decisions",
+        limits::DECISIONS_MAX,
+    )?;
     let decisions = items
         .iter()
         .enumerate()
         .map(|(i, item)| decision(item, &format!("conversation.decisions[{i}]")))
         .collect::<Check<Vec<_>>>()?;
-    unique(decisions.iter().map(|d| d.message_id.as_str()), "conversation.decisions", "messageId")?;
+    unique(
+        decisions.iter().map(|d| d.message_id.as_str()),
+        "conversation.decisions",
+        "messageId",
+    )?;
     Ok(Conversation { state, decisions })
 }
 
@@ -181,14 +223,29 @@ fn decision(v: &Value, path: &str) -> Check<Decision> {
         "deterministic" => DecisionKind::Deterministic,
         "repaired" => DecisionKind::Repaired,
         "fallback" => DecisionKind::Fallback,
-        other => return Err(format!("{}: {other:?} is not deterministic|repaired|fallback", at("kind"))),
+        other => {
+            return Err(format!(
+                "{}: {other:?} is not deterministic|repaired|fallback",
+                at("kind")
+            ))
+        }
     };
     Ok(Decision {
         message_id: safe_id(field(obj, "messageId", path)?, &at("messageId"))?,
-        input: bounded_string(field(obj, "input", path)?, &at("input"), 0, limits::DECISION_INPUT_CHARS_MAX)?,
+        input: bounded_string(
+            field(obj, "input", path)?,
+            &at("input"),
+            0,
+            limits::DECISION_INPUT_CHARS_MAX,
+        )?,
         route_id: safe_id(field(obj, "routeId", path)?, &at("routeId"))?,
         kind,
-        content: bounded_string(field(obj, "content", path)?, &at("content"), 0, limits::DECISION_CONTENT_CHARS_MAX)?,
+        content: bounded_string(
+            field(obj, "content", path)?,
+            &at("content"),
+            0,
+            limits::DECISION_CONTENT_CHARS_MAX,
+        )?,
         from_state: state_name(field(obj, "fromState", path)?, &at("fromState"))?,
         to_state: state_name(field(obj, "toState", path)?, &at("toState"))?,
     })
@@ -201,8 +258,16 @@ fn confirmations(v: &Value) -> Check<Vec<Confirmation>> {
         .enumerate()
         .map(|(i, item)| confirmation(item, &format!("confirmations[{i}]")))
         .collect::<Check<Vec<_>>>()?;
-    unique(records.iter().map(|c| c.token.as_str()), "confirmations", "token")?;
-    unique(records.iter().map(|c| c.tool_call_id.as_str()), "confirmations", "toolCallId")?;
+    unique(
+        records.iter().map(|c| c.token.as_str()),
+        "confirmations",
+        "token",
+    )?;
+    unique(
+        records.iter().map(|c| c.tool_call_id.as_str()),
+        "confirmations",
+        "toolCallId",
+    )?;
     Ok(records)
 }
 
@@ -227,10 +292,12 @@ fn confirmation(v: &Value, path: &str) -> Check<Confirmation> {
 fn confirmation_status(v: &Value, path: &str) -> Check<ConfirmationStatus> {
     use ConfirmationStatus::*;
     let text = string(v, path)?;
-    [Pending, Approving, Rejecting, Expiring, Approved, Rejected, Expired]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-        .ok_or_else(|| format!("{path}: {text:?} is not a confirmation status"))
+    [
+        Pending, Approving, Rejecting, Expiring, Approved, Rejected, Expired,
+    ]
+    .into_iter()
+    .find(|s| s.as_str() == text)
+    .ok_or_else(|| format!("{path}: {text:?} is not a confirmation status"))
 }
 
 // ---- Field readers. Each names the path in its error.
@@ -240,7 +307,8 @@ fn required<'a>(obj: &'a Map<String, Value>, name: &str) -> Check<&'a Value> {
 }
 
 fn field<'a>(obj: &'a Map<String, Value>, name: &str, parent: &str) -> Check<&'a Value> {
-    obj.get(name).ok_or_else(|| format!("{parent}.{name}: required"))
+    obj.get(name)
+        .ok_or_else(|| format!("{parent}.{name}: required"))
 }
 
 /// An optional field; `null` is not "absent" (the reference schema rejects it).
@@ -249,26 +317,36 @@ fn optional<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
 }
 
 fn object<'a>(v: &'a Value, path: &str) -> Check<&'a Map<String, Value>> {
-    v.as_object().ok_or_else(|| format!("{path}: expected an object, got {}", kind_of(v)))
+    v.as_object()
+        .ok_or_else(|| format!("{path}: expected an object, got {}", kind_of(v)))
 }
 
 fn array<'a>(v: &'a Value, path: &str, items_max: usize) -> Check<&'a Vec<Value>> {
-    let items = v.as_array().ok_or_else(|| format!("{path}: expected an array, got {}", kind_of(v)))?;
+    let items = v
+        .as_array()
+        .ok_or_else(|| format!("{path}: expected an array, got {}", kind_of(v)))?;
     if items.len() > items_max {
-        return Err(format!("{path}: {} entries, at most {items_max} allowed", items.len()));
+        return Err(format!(
+            "{path}: {} entries, at most {items_max} allowed",
+            items.len()
+        ));
     }
     Ok(items)
 }
 
 fn string(v: &Value, path: &str) -> Check<String> {
-    v.as_str().map(str::to_owned).ok_or_else(|| format!("{path}: expected a string, got {}", kind_of(v)))
+    v.as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("{path}: expected a string, got {}", kind_of(v)))
 }
 
 fn bounded_string(v: &Value, path: &str, units_min: usize, units_max: usize) -> Check<String> {
     let s = string(v, path)?;
     let units = utf16_len(&s);
     if units < units_min || units > units_max {
-        return Err(format!("{path}: length {units}, expected {units_min} to {units_max}"));
+        return Err(format!(
+            "{path}: length {units}, expected {units_min} to {units_max}"
+        ));
     }
     Ok(s)
 }
@@ -286,7 +364,12 @@ fn safe_id(v: &Value, path: &str) -> Check<String> {
 }
 
 fn uint(v: &Value, path: &str) -> Check<u64> {
-    safe_uint(v).ok_or_else(|| format!("{path}: expected a safe integer >= 0, got {}", truncate(&v.to_string())))
+    safe_uint(v).ok_or_else(|| {
+        format!(
+            "{path}: expected a safe integer >= 0, got {}",
+            truncate(&v.to_string())
+        )
+    })
 }
 
 fn unique<'a>(ids: impl Iterator<Item = &'a str>, path: &str, key: &str) -> Check<()> {
@@ -300,7 +383,10 @@ fn unique<'a>(ids: impl Iterator<Item = &'a str>, path: &str, key: &str) -> Chec
 }
 
 fn invalid(detail: String) -> SessionDecodeError {
-    SessionDecodeError { code: SessionDecodeCode::InvalidSnapshot, detail }
+    SessionDecodeError {
+        code: SessionDecodeCode::InvalidSnapshot,
+        detail,
+    }
 }
 
 fn kind_of(v: &Value) -> &'static str {

@@ -15,7 +15,10 @@ pub enum ClaimDecision {
     /// The lease is ours once this envelope is CAS-saved.
     Claimed(SessionEnvelope),
     /// Another turn holds an unexpired lease.
-    Busy { active_turn_id: String, expires_at_ms: u64 },
+    Busy {
+        active_turn_id: String,
+        expires_at_ms: u64,
+    },
     /// This turn id already finished (it is in the terminal history); nothing may run again.
     Replayed { outcome: TurnOutcome },
 }
@@ -55,7 +58,9 @@ pub fn claim_turn(
 ) -> Result<ClaimDecision, LeaseError> {
     check_turn_id(turn_id)?;
     if let Some(done) = env.terminal_turn(turn_id) {
-        return Ok(ClaimDecision::Replayed { outcome: done.outcome });
+        return Ok(ClaimDecision::Replayed {
+            outcome: done.outcome,
+        });
     }
     if let Some(active) = env.active_turn.as_ref().filter(|a| a.expires_at > now_ms) {
         return Ok(ClaimDecision::Busy {
@@ -68,7 +73,10 @@ pub fn claim_turn(
         .filter(|t| *t <= limits::INTEGER_SAFE_MAX)
         .ok_or(LeaseError::ExpiryOutOfRange)?;
     let mut next = advance_cursor(env, now_ms)?;
-    next.active_turn = Some(ActiveTurn { turn_id: turn_id.to_owned(), expires_at });
+    next.active_turn = Some(ActiveTurn {
+        turn_id: turn_id.to_owned(),
+        expires_at,
+    });
     Ok(ClaimDecision::Claimed(next))
 }
 
@@ -83,12 +91,22 @@ pub fn release_turn(
 ) -> Result<SessionEnvelope, LeaseError> {
     check_turn_id(turn_id)?;
     let mut next = advance_cursor(env, now_ms)?;
-    if next.active_turn.as_ref().is_some_and(|a| a.turn_id == turn_id) {
+    if next
+        .active_turn
+        .as_ref()
+        .is_some_and(|a| a.turn_id == turn_id)
+    {
         next.active_turn = None;
     }
     next.terminal_turns.retain(|t| t.turn_id != turn_id);
-    next.terminal_turns.push(TerminalTurn { turn_id: turn_id.to_owned(), outcome });
-    let excess = next.terminal_turns.len().saturating_sub(limits::TERMINAL_TURNS_MAX);
+    next.terminal_turns.push(TerminalTurn {
+        turn_id: turn_id.to_owned(),
+        outcome,
+    });
+    let excess = next
+        .terminal_turns
+        .len()
+        .saturating_sub(limits::TERMINAL_TURNS_MAX);
     next.terminal_turns.drain(..excess);
     Ok(next)
 }
@@ -96,10 +114,18 @@ pub fn release_turn(
 /// Gives up `turn_id` before it ran (a failure between the claim and the stream): clears the
 /// lease if it is still this turn's, records nothing in the terminal history (so the client may
 /// retry the same turn id), cursor + 1.
-pub fn abandon_turn(env: &SessionEnvelope, turn_id: &str, now_ms: u64) -> Result<SessionEnvelope, LeaseError> {
+pub fn abandon_turn(
+    env: &SessionEnvelope,
+    turn_id: &str,
+    now_ms: u64,
+) -> Result<SessionEnvelope, LeaseError> {
     check_turn_id(turn_id)?;
     let mut next = advance_cursor(env, now_ms)?;
-    if next.active_turn.as_ref().is_some_and(|a| a.turn_id == turn_id) {
+    if next
+        .active_turn
+        .as_ref()
+        .is_some_and(|a| a.turn_id == turn_id)
+    {
         next.active_turn = None;
     }
     Ok(next)
@@ -113,7 +139,11 @@ pub fn advance_cursor(env: &SessionEnvelope, now_ms: u64) -> Result<SessionEnvel
         .checked_add(1)
         .filter(|c| *c <= limits::INTEGER_SAFE_MAX)
         .ok_or(LeaseError::CursorExhausted)?;
-    Ok(SessionEnvelope { cursor, updated_at: timestamp(now_ms), ..env.clone() })
+    Ok(SessionEnvelope {
+        cursor,
+        updated_at: timestamp(now_ms),
+        ..env.clone()
+    })
 }
 
 /// `updatedAt` for `now_ms`, as `Date.prototype.toISOString` writes it.
@@ -125,7 +155,9 @@ fn check_turn_id(turn_id: &str) -> Result<(), LeaseError> {
     if is_safe_id(turn_id) {
         Ok(())
     } else {
-        Err(LeaseError::InvalidTurnId(turn_id.chars().take(limits::SAFE_ID_CHARS_MAX).collect()))
+        Err(LeaseError::InvalidTurnId(
+            turn_id.chars().take(limits::SAFE_ID_CHARS_MAX).collect(),
+        ))
     }
 }
 
@@ -143,12 +175,17 @@ mod abandon_tests {
             initial_conversation_state: None,
         };
         let env = new_session(&identity, 0);
-        let ClaimDecision::Claimed(claimed) = claim_turn(&env, "t1", 10, 1_000).unwrap() else { panic!("claim") };
+        let ClaimDecision::Claimed(claimed) = claim_turn(&env, "t1", 10, 1_000).unwrap() else {
+            panic!("claim")
+        };
         let abandoned = abandon_turn(&claimed, "t1", 20).unwrap();
         assert_eq!(abandoned.active_turn, None);
         assert!(abandoned.terminal_turns.is_empty());
         assert_eq!(abandoned.cursor, claimed.cursor + 1);
-        assert!(matches!(claim_turn(&abandoned, "t1", 30, 1_000).unwrap(), ClaimDecision::Claimed(_)));
+        assert!(matches!(
+            claim_turn(&abandoned, "t1", 30, 1_000).unwrap(),
+            ClaimDecision::Claimed(_)
+        ));
         // Another turn's lease is left alone.
         let other = abandon_turn(&claimed, "t2", 20).unwrap();
         assert_eq!(other.active_turn, claimed.active_turn);

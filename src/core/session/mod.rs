@@ -22,5 +22,7 @@ pub use envelope::{
     ActiveTurn, Confirmation, ConfirmationStatus, Conversation, Decision, DecisionKind,
     SessionEnvelope, TerminalTurn, TurnOutcome, SESSION_PROTOCOL, SESSION_VERSION,
 };
-pub use lease::{abandon_turn, advance_cursor, claim_turn, release_turn, ClaimDecision, LeaseError};
+pub use lease::{
+    abandon_turn, advance_cursor, claim_turn, release_turn, ClaimDecision, LeaseError,
+};
 pub use resume::{new_session, resume_session, ResumeError, Resumed, SessionIdentity};

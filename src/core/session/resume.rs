@@ -66,7 +66,11 @@ impl std::fmt::Display for ResumeError {
         match self {
             Self::Corrupt(e) | Self::UnsupportedVersion(e) => write!(f, "{e}"),
             Self::ForeignSession { stored, expected } => {
-                write!(f, "{}: stored session {stored:?} is not {expected:?}", self.kind())
+                write!(
+                    f,
+                    "{}: stored session {stored:?} is not {expected:?}",
+                    self.kind()
+                )
             }
             Self::IncompatibleDefinition { detail } | Self::InvalidIdentity { detail } => {
                 write!(f, "{}: {detail}", self.kind())
@@ -86,7 +90,10 @@ pub fn resume_session(
 ) -> Result<Resumed, ResumeError> {
     check_identity(expected)?;
     let Some(value) = stored.filter(|v| !v.is_null()) else {
-        return Ok(Resumed { envelope: new_session(expected, now_ms), expected_cursor: None });
+        return Ok(Resumed {
+            envelope: new_session(expected, now_ms),
+            expected_cursor: None,
+        });
     };
     let envelope = decode_session_snapshot(value).map_err(|e| match e.code {
         SessionDecodeCode::UnsupportedVersion => ResumeError::UnsupportedVersion(e),
@@ -94,7 +101,10 @@ pub fn resume_session(
     })?;
     check_compatible(&envelope, expected)?;
     let expected_cursor = Some(envelope.cursor);
-    Ok(Resumed { envelope, expected_cursor })
+    Ok(Resumed {
+        envelope,
+        expected_cursor,
+    })
 }
 
 /// A session that was never saved: cursor 0, no lease, no history, the initial conversation.
@@ -110,7 +120,10 @@ pub fn new_session(identity: &SessionIdentity, now_ms: u64) -> SessionEnvelope {
         conversation: identity
             .initial_conversation_state
             .as_ref()
-            .map(|state| Conversation { state: state.clone(), decisions: Vec::new() }),
+            .map(|state| Conversation {
+                state: state.clone(),
+                decisions: Vec::new(),
+            }),
         confirmations: Vec::new(),
     }
 }
@@ -124,7 +137,10 @@ fn check_identity(id: &SessionIdentity) -> Result<(), ResumeError> {
         return invalid("definitionId is not a SafeId".into());
     }
     if id.definition_revision == 0 || id.definition_revision > limits::INTEGER_SAFE_MAX {
-        return invalid(format!("definitionRevision {} is not a safe integer > 0", id.definition_revision));
+        return invalid(format!(
+            "definitionRevision {} is not a safe integer > 0",
+            id.definition_revision
+        ));
     }
     if let Some(state) = &id.initial_conversation_state {
         let units = crate::core::checks::utf16_len(state);
@@ -157,7 +173,9 @@ fn check_compatible(env: &SessionEnvelope, expected: &SessionIdentity) -> Result
     }
     match (&env.conversation, &expected.initial_conversation_state) {
         (Some(_), None) => incompatible("stored conversation, but the definition has none".into()),
-        (None, Some(_)) => incompatible("the definition has a conversation, but none is stored".into()),
+        (None, Some(_)) => {
+            incompatible("the definition has a conversation, but none is stored".into())
+        }
         _ => Ok(()),
     }
 }
