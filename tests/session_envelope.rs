@@ -9,12 +9,17 @@ use turnkeep::core::session::{
 const INVALID: SessionDecodeCode = SessionDecodeCode::InvalidSnapshot;
 const UNSUPPORTED: SessionDecodeCode = SessionDecodeCode::UnsupportedVersion;
 
+/// Fixtures are compiled in, so the tests also build for targets without a file system.
 fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/session/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    match name {
+        "v1_full.json" => include_str!("fixtures/session/v1_full.json"),
+        "v0_full.json" => include_str!("fixtures/session/v0_full.json"),
+        "v1_full.canonical.json" => include_str!("fixtures/session/v1_full.canonical.json"),
+        "v1_minimal.json" => include_str!("fixtures/session/v1_minimal.json"),
+        "v1_minimal.canonical.json" => include_str!("fixtures/session/v1_minimal.canonical.json"),
+        other => panic!("no fixture {other}"),
+    }
+    .to_owned()
 }
 
 fn fixture_value(name: &str) -> Value {

@@ -7,11 +7,12 @@ use turnkeep::core::session::{resume_session, ResumeError, SessionIdentity};
 const NOW_MS: u64 = 1_783_738_800_000; // 2026-07-11T03:00:00.000Z
 
 fn fixture_value(name: &str) -> Value {
-    let path = format!(
-        "{}/tests/fixtures/session/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
+    let text = match name {
+        "v1_full.json" => include_str!("fixtures/session/v1_full.json"),
+        "v0_full.json" => include_str!("fixtures/session/v0_full.json"),
+        other => panic!("no fixture {other}"),
+    };
+    serde_json::from_str(text).expect("fixture is JSON")
 }
 
 /// The identity that matches `v1_full.json`.
