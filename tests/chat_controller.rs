@@ -5,20 +5,34 @@ mod chat_support;
 
 use chat_support::{counter_ids, drive, summary, NOW_MS};
 use serde_json::json;
-use turnkeep::core::chat::controller::{SendError, ARGS_NOT_OBJECT, ITERATIONS_EXCEEDED, RESULT_TOO_LARGE, STOPPED, UNKNOWN_TOOL};
+use turnkeep::core::chat::controller::{
+    SendError, ARGS_NOT_OBJECT, ITERATIONS_EXCEEDED, RESULT_TOO_LARGE, STOPPED, UNKNOWN_TOOL,
+};
 use turnkeep::core::chat::demo::DemoStep;
 use turnkeep::core::chat::{
-    Action, ChatConfig, ChatController, ChatError, ChatStatus, FinishReason, ModelChunk, ModelRequest, ToolInvocation, ToolSpec, Usage,
+    Action, ChatConfig, ChatController, ChatError, ChatStatus, FinishReason, ModelChunk,
+    ModelRequest, ToolInvocation, ToolSpec, Usage,
 };
-use turnkeep::core::limits::{ASSISTANT_CONTENT_BYTES_MAX, TOOL_ARGS_BYTES_MAX, TOOL_CALLS_PER_RESPONSE_MAX, TOOL_RESULT_BYTES_MAX};
+use turnkeep::core::limits::{
+    ASSISTANT_CONTENT_BYTES_MAX, TOOL_ARGS_BYTES_MAX, TOOL_CALLS_PER_RESPONSE_MAX,
+    TOOL_RESULT_BYTES_MAX,
+};
 use turnkeep::core::protocol::{Message, MessageStatus, Role};
 
 fn spec(name: &str, requires_confirmation: bool) -> ToolSpec {
-    ToolSpec { name: name.into(), description: format!("{name} tool"), parameters: json!({"type": "object"}), requires_confirmation }
+    ToolSpec {
+        name: name.into(),
+        description: format!("{name} tool"),
+        parameters: json!({"type": "object"}),
+        requires_confirmation,
+    }
 }
 
 fn config(max_tool_iterations: u32) -> ChatConfig {
-    ChatConfig { tools: vec![spec("lookup", false), spec("transfer", true)], max_tool_iterations }
+    ChatConfig {
+        tools: vec![spec("lookup", false), spec("transfer", true)],
+        max_tool_iterations,
+    }
 }
 
 fn text(t: &str) -> DemoStep {
@@ -26,19 +40,34 @@ fn text(t: &str) -> DemoStep {
 }
 
 fn call(index: u32, id: Option<&str>, name: Option<&str>, args: &str) -> DemoStep {
-    DemoStep::Chunk(ModelChunk::ToolCall { index, id: id.map(Into::into), name: name.map(Into::into), args_delta: args.into() })
+    DemoStep::Chunk(ModelChunk::ToolCall {
+        index,
+        id: id.map(Into::into),
+        name: name.map(Into::into),
+        args_delta: args.into(),
+    })
 }
 
 fn finish(reason: FinishReason, prompt: u64, completion: u64) -> DemoStep {
-    DemoStep::Chunk(ModelChunk::Finish { reason, usage: Some(Usage::new(prompt, completion)) })
+    DemoStep::Chunk(ModelChunk::Finish {
+        reason,
+        usage: Some(Usage::new(prompt, completion)),
+    })
 }
 
 /// A model that plays `first` on its first call and `then` on every later one.
-fn scripted(first: Vec<DemoStep>, then: Vec<DemoStep>) -> impl FnMut(&ModelRequest) -> Vec<DemoStep> {
+fn scripted(
+    first: Vec<DemoStep>,
+    then: Vec<DemoStep>,
+) -> impl FnMut(&ModelRequest) -> Vec<DemoStep> {
     let mut calls = 0;
     move |_| {
         calls += 1;
-        if calls == 1 { first.clone() } else { then.clone() }
+        if calls == 1 {
+            first.clone()
+        } else {
+            then.clone()
+        }
     }
 }
 
@@ -49,24 +78,42 @@ struct Expected<'a> {
 }
 
 /// Runs a turn with `model` and a lookup tool answering `found <query>`, then compares.
-fn check(config: ChatConfig, model: &mut dyn FnMut(&ModelRequest) -> Vec<DemoStep>, expected: Expected<'_>) {
+fn check(
+    config: ChatConfig,
+    model: &mut dyn FnMut(&ModelRequest) -> Vec<DemoStep>,
+    expected: Expected<'_>,
+) {
     let mut controller = ChatController::new(config, Vec::new());
     let revisions = drive(&mut controller, "hi", model, &mut |i: &ToolInvocation| {
-        Ok(format!("found {}", i.args.get("q").and_then(|v| v.as_str()).unwrap_or("?")))
+        Ok(format!(
+            "found {}",
+            i.args.get("q").and_then(|v| v.as_str()).unwrap_or("?")
+        ))
     });
     let state = controller.state();
     assert_eq!(summary(state), expected.messages);
     assert_eq!(state.status, expected.status);
     assert_eq!(state.error, expected.error);
     assert!(controller.is_done());
-    assert!(revisions.last() > revisions.first(), "the turn changed the state");
+    assert!(
+        revisions.last() > revisions.first(),
+        "the turn changed the state"
+    );
 }
 
 #[test]
 fn text_streams_into_one_assistant_message() {
     check(
         config(5),
-        &mut scripted(vec![text("Hel"), text(""), text("lo"), finish(FinishReason::Stop, 1, 2)], vec![]),
+        &mut scripted(
+            vec![
+                text("Hel"),
+                text(""),
+                text("lo"),
+                finish(FinishReason::Stop, 1, 2),
+            ],
+            vec![],
+        ),
         Expected {
             messages: &[r#"user complete "hi""#, r#"assistant complete "Hello""#],
             status: ChatStatus::Complete,
@@ -160,7 +207,11 @@ fn bad_arguments_and_unknown_tools_become_call_errors_the_model_reads() {
             seen_requests.push(r.messages.len());
             model(r)
         },
-        Expected { messages: &lines, status: ChatStatus::Complete, error: None },
+        Expected {
+            messages: &lines,
+            status: ChatStatus::Complete,
+            error: None,
+        },
     );
     // The second request carries user, assistant and the three error tool messages.
     assert_eq!(seen_requests, [1, 5]);
@@ -170,7 +221,10 @@ fn bad_arguments_and_unknown_tools_become_call_errors_the_model_reads() {
 fn a_call_requiring_confirmation_ends_the_turn_waiting_after_the_others_run() {
     let mut model_calls = 0;
     let mut model = scripted(
-        vec![call(0, Some("t"), Some("transfer"), r#"{"amount":5}"#), call(1, Some("l"), Some("lookup"), r#"{"q":"z"}"#)],
+        vec![
+            call(0, Some("t"), Some("transfer"), r#"{"amount":5}"#),
+            call(1, Some("l"), Some("lookup"), r#"{"q":"z"}"#),
+        ],
         vec![text("never")],
     );
     check(
@@ -191,7 +245,10 @@ fn a_call_requiring_confirmation_ends_the_turn_waiting_after_the_others_run() {
             error: None,
         },
     );
-    assert_eq!(model_calls, 1, "the model is not called again while a confirmation waits");
+    assert_eq!(
+        model_calls, 1,
+        "the model is not called again while a confirmation waits"
+    );
 }
 
 #[test]
@@ -213,7 +270,10 @@ fn the_tool_loop_stops_at_the_iteration_cap_with_an_error() {
         assert_eq!(state.status, ChatStatus::Error);
         assert_eq!(state.error, Some(ChatError::ToolIterationsExceeded { max }));
         let last = state.messages.last().expect("messages");
-        let calls = last.tool_calls.as_ref().expect("the refused round is recorded");
+        let calls = last
+            .tool_calls
+            .as_ref()
+            .expect("the refused round is recorded");
         assert_eq!(calls[0].error.as_deref(), Some(ITERATIONS_EXCEEDED));
         // user, then an assistant and a tool message per allowed round, then the refused round.
         assert_eq!(state.messages.len() as u32, 2 + 2 * max);
@@ -236,7 +296,10 @@ fn model_failure_keeps_the_partial_text_and_ends_in_error() {
 fn started(input: &str) -> (ChatController, impl FnMut(&str) -> String) {
     let mut ids = counter_ids();
     let mut c = ChatController::new(config(5), Vec::new());
-    assert!(matches!(c.send(input, NOW_MS, &mut ids), Ok(Action::CallModel(_))));
+    assert!(matches!(
+        c.send(input, NOW_MS, &mut ids),
+        Ok(Action::CallModel(_))
+    ));
     (c, ids)
 }
 
@@ -246,7 +309,10 @@ fn stop_mid_stream_keeps_the_partial_text_and_ignores_what_follows() {
     c.on_chunk(ModelChunk::Text("partial".into()));
     assert_eq!(c.stop(), Action::Done);
     let frozen = (c.state().clone(), c.revision());
-    assert_eq!(summary(c.state()), [r#"user complete "hi""#, r#"assistant complete "partial""#]);
+    assert_eq!(
+        summary(c.state()),
+        [r#"user complete "hi""#, r#"assistant complete "partial""#]
+    );
     assert_eq!(c.state().status, ChatStatus::Complete);
     assert_eq!(c.on_chunk(ModelChunk::Text("late".into())), Action::Done);
     assert_eq!(c.on_model_end(NOW_MS, &mut ids), Action::Done);
@@ -273,9 +339,18 @@ fn stop_while_tools_run_marks_them_stopped() {
     let before = c.revision();
     c.on_tool_started("a");
     assert!(c.revision() > before);
-    assert_eq!(summary(c.state())[2], r#"  call a lookup {"q":"1"} running"#);
-    assert_eq!(summary(c.state())[3], r#"  call b lookup {"q":"2"} pending"#);
-    assert_eq!(c.on_tool_result("a", Ok("one".into()), NOW_MS, &mut ids), Action::Continue);
+    assert_eq!(
+        summary(c.state())[2],
+        r#"  call a lookup {"q":"1"} running"#
+    );
+    assert_eq!(
+        summary(c.state())[3],
+        r#"  call b lookup {"q":"2"} pending"#
+    );
+    assert_eq!(
+        c.on_tool_result("a", Ok("one".into()), NOW_MS, &mut ids),
+        Action::Continue
+    );
     assert_eq!(c.stop(), Action::Done);
     assert_eq!(
         summary(c.state()),
@@ -288,7 +363,10 @@ fn stop_while_tools_run_marks_them_stopped() {
         ]
     );
     let rev = c.revision();
-    assert_eq!(c.on_tool_result("b", Ok("late".into()), NOW_MS, &mut ids), Action::Done);
+    assert_eq!(
+        c.on_tool_result("b", Ok("late".into()), NOW_MS, &mut ids),
+        Action::Done
+    );
     assert_eq!(c.revision(), rev);
 }
 
@@ -300,11 +378,20 @@ fn tool_results_for_unknown_or_settled_ids_are_ignored() {
     c.on_model_end(NOW_MS, &mut ids);
     c.on_tool_result("a", Ok("one".into()), NOW_MS, &mut ids);
     let rev = c.revision();
-    assert_eq!(c.on_tool_result("a", Ok("again".into()), NOW_MS, &mut ids), Action::Continue);
-    assert_eq!(c.on_tool_result("zzz", Ok("?".into()), NOW_MS, &mut ids), Action::Continue);
+    assert_eq!(
+        c.on_tool_result("a", Ok("again".into()), NOW_MS, &mut ids),
+        Action::Continue
+    );
+    assert_eq!(
+        c.on_tool_result("zzz", Ok("?".into()), NOW_MS, &mut ids),
+        Action::Continue
+    );
     c.on_tool_started("a");
     assert_eq!(c.revision(), rev);
-    assert!(matches!(c.on_tool_result("b", Err("boom".into()), NOW_MS, &mut ids), Action::CallModel(_)));
+    assert!(matches!(
+        c.on_tool_result("b", Err("boom".into()), NOW_MS, &mut ids),
+        Action::CallModel(_)
+    ));
     let calls = c.state().messages[1].tool_calls.clone().expect("calls");
     assert_eq!(calls[1].error.as_deref(), Some("boom"));
 }
@@ -314,23 +401,41 @@ fn limits_end_the_turn_or_the_call_with_a_clear_error() {
     // More tool calls in one response than allowed.
     let (mut c, _) = started("hi");
     for i in 0..TOOL_CALLS_PER_RESPONSE_MAX as u32 {
-        assert_eq!(c.on_chunk(call(i, None, Some("lookup"), "{}").into_chunk()), Action::Continue);
+        assert_eq!(
+            c.on_chunk(call(i, None, Some("lookup"), "{}").into_chunk()),
+            Action::Continue
+        );
     }
-    assert_eq!(c.on_chunk(call(999, None, Some("lookup"), "{}").into_chunk()), Action::Done);
+    assert_eq!(
+        c.on_chunk(call(999, None, Some("lookup"), "{}").into_chunk()),
+        Action::Done
+    );
     assert_eq!(c.state().error, Some(ChatError::TooManyToolCalls));
     assert_eq!(c.state().messages[1].status, MessageStatus::Error);
 
     // Arguments larger than allowed, across fragments.
     let (mut c, _) = started("hi");
     let half = "x".repeat(TOOL_ARGS_BYTES_MAX / 2);
-    assert_eq!(c.on_chunk(call(0, None, Some("lookup"), &half).into_chunk()), Action::Continue);
-    assert_eq!(c.on_chunk(call(0, None, None, &half).into_chunk()), Action::Continue);
-    assert_eq!(c.on_chunk(call(0, None, None, "x").into_chunk()), Action::Done);
+    assert_eq!(
+        c.on_chunk(call(0, None, Some("lookup"), &half).into_chunk()),
+        Action::Continue
+    );
+    assert_eq!(
+        c.on_chunk(call(0, None, None, &half).into_chunk()),
+        Action::Continue
+    );
+    assert_eq!(
+        c.on_chunk(call(0, None, None, "x").into_chunk()),
+        Action::Done
+    );
     assert_eq!(c.state().error, Some(ChatError::ToolArgsTooLarge));
 
     // Streamed text larger than allowed.
     let (mut c, _) = started("hi");
-    assert_eq!(c.on_chunk(ModelChunk::Text("y".repeat(ASSISTANT_CONTENT_BYTES_MAX))), Action::Continue);
+    assert_eq!(
+        c.on_chunk(ModelChunk::Text("y".repeat(ASSISTANT_CONTENT_BYTES_MAX))),
+        Action::Continue
+    );
     assert_eq!(c.on_chunk(ModelChunk::Text("y".into())), Action::Done);
     assert_eq!(c.state().error, Some(ChatError::ResponseTooLarge));
     assert_eq!(c.state().status, ChatStatus::Error);
@@ -339,7 +444,12 @@ fn limits_end_the_turn_or_the_call_with_a_clear_error() {
     let (mut c, mut ids) = started("hi");
     c.on_chunk(call(0, Some("a"), Some("lookup"), "{}").into_chunk());
     c.on_model_end(NOW_MS, &mut ids);
-    let action = c.on_tool_result("a", Ok("z".repeat(TOOL_RESULT_BYTES_MAX + 1)), NOW_MS, &mut ids);
+    let action = c.on_tool_result(
+        "a",
+        Ok("z".repeat(TOOL_RESULT_BYTES_MAX + 1)),
+        NOW_MS,
+        &mut ids,
+    );
     assert!(matches!(action, Action::CallModel(_)));
     let calls = c.state().messages[1].tool_calls.clone().expect("calls");
     assert_eq!(calls[0].error.as_deref(), Some(RESULT_TOO_LARGE));
@@ -349,10 +459,19 @@ fn limits_end_the_turn_or_the_call_with_a_clear_error() {
 fn send_validates_then_commits() {
     let mut ids = counter_ids();
     let mut c = ChatController::new(config(5), Vec::new());
-    assert_eq!(c.send(" \n\t", NOW_MS, &mut ids), Err(SendError::BlankInput));
-    assert_eq!((c.revision(), c.state().status, c.state().messages.len()), (0, ChatStatus::Idle, 0));
+    assert_eq!(
+        c.send(" \n\t", NOW_MS, &mut ids),
+        Err(SendError::BlankInput)
+    );
+    assert_eq!(
+        (c.revision(), c.state().status, c.state().messages.len()),
+        (0, ChatStatus::Idle, 0)
+    );
     assert!(c.send("go", NOW_MS, &mut ids).is_ok());
-    assert_eq!(c.send("again", NOW_MS, &mut ids), Err(SendError::AlreadyStarted));
+    assert_eq!(
+        c.send("again", NOW_MS, &mut ids),
+        Err(SendError::AlreadyStarted)
+    );
 }
 
 #[test]
@@ -370,7 +489,9 @@ fn ids_times_history_and_the_model_request() {
     }];
     let mut ids = counter_ids();
     let mut c = ChatController::new(config(5), history.clone());
-    let Ok(Action::CallModel(request)) = c.send("hi", NOW_MS, &mut ids) else { panic!("CallModel") };
+    let Ok(Action::CallModel(request)) = c.send("hi", NOW_MS, &mut ids) else {
+        panic!("CallModel")
+    };
     // The request holds the history and the user message, not the empty assistant message.
     assert_eq!(request.messages.len(), 2);
     assert_eq!(request.messages[0], history[0]);
@@ -382,7 +503,10 @@ fn ids_times_history_and_the_model_request() {
     assert_eq!(state.messages[2].status, MessageStatus::Streaming);
     assert_eq!(state.messages[1].created_at, "2026-07-11T03:00:00.000Z");
     // Usage sums over the model calls of the turn.
-    c.on_chunk(ModelChunk::Finish { reason: FinishReason::Stop, usage: Some(Usage::new(3, 4)) });
+    c.on_chunk(ModelChunk::Finish {
+        reason: FinishReason::Stop,
+        usage: Some(Usage::new(3, 4)),
+    });
     assert_eq!(c.state().usage, Usage::new(3, 4));
 }
 

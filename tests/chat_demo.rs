@@ -3,8 +3,12 @@
 mod chat_support;
 
 use chat_support::{drive, summary};
-use turnkeep::core::chat::demo::{demo_script, demo_tools, parse_command, run_demo_tool, words_of, DemoCommand, DemoStep};
-use turnkeep::core::chat::{ChatConfig, ChatController, ChatError, ChatStatus, ModelChunk, ModelRequest, Usage};
+use turnkeep::core::chat::demo::{
+    demo_script, demo_tools, parse_command, run_demo_tool, words_of, DemoCommand, DemoStep,
+};
+use turnkeep::core::chat::{
+    ChatConfig, ChatController, ChatError, ChatStatus, ModelChunk, ModelRequest, Usage,
+};
 use turnkeep::core::limits::DEMO_WORDS_MAX;
 
 struct Expected<'a> {
@@ -15,28 +19,60 @@ struct Expected<'a> {
 }
 
 fn check(input: &str, expected: Expected<'_>) {
-    let config = ChatConfig { tools: demo_tools(), ..ChatConfig::default() };
+    let config = ChatConfig {
+        tools: demo_tools(),
+        ..ChatConfig::default()
+    };
     let mut controller = ChatController::new(config, Vec::new());
-    drive(&mut controller, input, &mut |r: &ModelRequest| demo_script(r), &mut |i| run_demo_tool(&i.name, &i.args));
+    drive(
+        &mut controller,
+        input,
+        &mut |r: &ModelRequest| demo_script(r),
+        &mut |i| run_demo_tool(&i.name, &i.args),
+    );
     let state = controller.state();
     assert_eq!(summary(state), expected.messages, "input {input:?}");
     assert_eq!(state.status, expected.status, "input {input:?}");
     assert_eq!(state.error, expected.error, "input {input:?}");
     let (prompt, completion) = expected.usage;
-    assert_eq!(state.usage, Usage::new(prompt, completion), "input {input:?}");
+    assert_eq!(
+        state.usage,
+        Usage::new(prompt, completion),
+        "input {input:?}"
+    );
 }
 
 fn complete<'a>(messages: &'a [&'a str], usage: (u64, u64)) -> Expected<'a> {
-    Expected { messages, status: ChatStatus::Complete, error: None, usage }
+    Expected {
+        messages,
+        status: ChatStatus::Complete,
+        error: None,
+        usage,
+    }
 }
 
 #[test]
 fn the_demo_table() {
     check(
         "hello  world",
-        complete(&[r#"user complete "hello  world""#, r#"assistant complete "echo: hello  world""#], (2, 3)),
+        complete(
+            &[
+                r#"user complete "hello  world""#,
+                r#"assistant complete "echo: hello  world""#,
+            ],
+            (2, 3),
+        ),
     );
-    check("/words 3", complete(&[r#"user complete "/words 3""#, r#"assistant complete "w1 w2 w3""#], (2, 3)));
+    check(
+        "/words 3",
+        complete(
+            &[
+                r#"user complete "/words 3""#,
+                r#"assistant complete "w1 w2 w3""#,
+            ],
+            (2, 3),
+        ),
+    );
     check(
         "/tool cats",
         complete(
@@ -65,18 +101,45 @@ fn the_demo_table() {
     check(
         "/fail",
         Expected {
-            messages: &[r#"user complete "/fail""#, r#"assistant error "about to fail""#],
+            messages: &[
+                r#"user complete "/fail""#,
+                r#"assistant error "about to fail""#,
+            ],
             status: ChatStatus::Error,
             error: Some(ChatError::ModelFailed),
             usage: (0, 0),
         },
     );
     // Not commands: these echo.
-    check("/words 0", complete(&[r#"user complete "/words 0""#, r#"assistant complete "echo: /words 0""#], (2, 3)));
-    check("/tool", complete(&[r#"user complete "/tool""#, r#"assistant complete "echo: /tool""#], (1, 2)));
+    check(
+        "/words 0",
+        complete(
+            &[
+                r#"user complete "/words 0""#,
+                r#"assistant complete "echo: /words 0""#,
+            ],
+            (2, 3),
+        ),
+    );
+    check(
+        "/tool",
+        complete(
+            &[
+                r#"user complete "/tool""#,
+                r#"assistant complete "echo: /tool""#,
+            ],
+            (1, 2),
+        ),
+    );
     check(
         "/confirm -1",
-        complete(&[r#"user complete "/confirm -1""#, r#"assistant complete "echo: /confirm -1""#], (2, 3)),
+        complete(
+            &[
+                r#"user complete "/confirm -1""#,
+                r#"assistant complete "echo: /confirm -1""#,
+            ],
+            (2, 3),
+        ),
     );
 }
 
@@ -84,7 +147,12 @@ fn the_demo_table() {
 fn words_beyond_the_cap_are_clamped() {
     let config = ChatConfig::default();
     let mut controller = ChatController::new(config, Vec::new());
-    drive(&mut controller, "/words 99999999", &mut |r: &ModelRequest| demo_script(r), &mut |_| unreachable!());
+    drive(
+        &mut controller,
+        "/words 99999999",
+        &mut |r: &ModelRequest| demo_script(r),
+        &mut |_| unreachable!(),
+    );
     let content = &controller.state().messages[1].content;
     assert_eq!(content.split(' ').count() as u64, DEMO_WORDS_MAX);
     assert!(content.ends_with(&format!(" w{DEMO_WORDS_MAX}")));
@@ -103,7 +171,10 @@ fn commands() {
         ("/words 1.5", DemoCommand::Echo),
         ("/tool  a b ", DemoCommand::Tool("a b".into())),
         ("/confirm 0", DemoCommand::Confirm(0)),
-        ("/confirm 9007199254740991", DemoCommand::Confirm(9_007_199_254_740_991)),
+        (
+            "/confirm 9007199254740991",
+            DemoCommand::Confirm(9_007_199_254_740_991),
+        ),
         ("/confirm 9007199254740992", DemoCommand::Echo),
         ("/Tool x", DemoCommand::Echo),
         ("words 3", DemoCommand::Echo),
@@ -150,11 +221,23 @@ fn fail_streams_exactly_one_chunk_then_fails() {
 #[test]
 fn demo_tools_answer_as_the_table_says() {
     let args = |v: serde_json::Value| v.as_object().cloned().expect("object");
-    assert_eq!(run_demo_tool("lookup", &args(serde_json::json!({"query": "Q"}))), Ok("result for Q".into()));
-    assert_eq!(run_demo_tool("transfer", &args(serde_json::json!({"amount": 5}))), Ok("transferred 5".into()));
+    assert_eq!(
+        run_demo_tool("lookup", &args(serde_json::json!({"query": "Q"}))),
+        Ok("result for Q".into())
+    );
+    assert_eq!(
+        run_demo_tool("transfer", &args(serde_json::json!({"amount": 5}))),
+        Ok("transferred 5".into())
+    );
     assert!(run_demo_tool("lookup", &args(serde_json::json!({"query": 1}))).is_err());
     assert!(run_demo_tool("transfer", &args(serde_json::json!({"amount": -5}))).is_err());
     assert!(run_demo_tool("nope", &args(serde_json::json!({}))).is_err());
     let tools = demo_tools();
-    assert_eq!(tools.iter().map(|t| (t.name.as_str(), t.requires_confirmation)).collect::<Vec<_>>(), [("lookup", false), ("transfer", true)]);
+    assert_eq!(
+        tools
+            .iter()
+            .map(|t| (t.name.as_str(), t.requires_confirmation))
+            .collect::<Vec<_>>(),
+        [("lookup", false), ("transfer", true)]
+    );
 }

@@ -5,8 +5,12 @@ mod chat_support;
 
 use chat_support::{counter_ids, summary, NOW_MS};
 use serde_json::{json, Value};
-use turnkeep::core::chat::openai::{request_body, translate_chunk, OpenAiError, OpenAiRequestOptions, OpenAiStream, SseError};
-use turnkeep::core::chat::{Action, ChatConfig, ChatController, FinishReason, ModelChunk, ModelRequest, ToolSpec, Usage};
+use turnkeep::core::chat::openai::{
+    request_body, translate_chunk, OpenAiError, OpenAiRequestOptions, OpenAiStream, SseError,
+};
+use turnkeep::core::chat::{
+    Action, ChatConfig, ChatController, FinishReason, ModelChunk, ModelRequest, ToolSpec, Usage,
+};
 use turnkeep::core::limits::SSE_LINE_BYTES_MAX;
 use turnkeep::core::protocol::decode_messages;
 
@@ -18,7 +22,12 @@ fn fixture(name: &str) -> Vec<u8> {
 fn chunk_json(c: &ModelChunk) -> Value {
     match c {
         ModelChunk::Text(t) => json!({ "text": t }),
-        ModelChunk::ToolCall { index, id, name, args_delta } => {
+        ModelChunk::ToolCall {
+            index,
+            id,
+            name,
+            args_delta,
+        } => {
             json!({ "toolCall": { "index": index, "id": id, "name": name, "argsDelta": args_delta } })
         }
         ModelChunk::Finish { reason, usage } => json!({ "finish": {
@@ -55,7 +64,11 @@ fn check_fixture(sse: &str, golden: &str) {
     let expected = expected.as_array().expect("golden array").clone();
     assert_eq!(translate(&[&bytes]), Ok(expected.clone()), "{sse} whole");
     for cut in 0..=bytes.len() {
-        assert_eq!(translate(&[&bytes[..cut], &bytes[cut..]]), Ok(expected.clone()), "{sse} split at {cut}");
+        assert_eq!(
+            translate(&[&bytes[..cut], &bytes[cut..]]),
+            Ok(expected.clone()),
+            "{sse} split at {cut}"
+        );
     }
     let singles: Vec<&[u8]> = bytes.chunks(1).collect();
     assert_eq!(translate(&singles), Ok(expected), "{sse} byte by byte");
@@ -75,42 +88,91 @@ fn a_recorded_tool_call_stream_drives_the_controller_to_one_call() {
         parameters: json!({"type": "object"}),
         requires_confirmation: false,
     };
-    let mut c = ChatController::new(ChatConfig { tools: vec![lookup], ..ChatConfig::default() }, Vec::new());
+    let mut c = ChatController::new(
+        ChatConfig {
+            tools: vec![lookup],
+            ..ChatConfig::default()
+        },
+        Vec::new(),
+    );
     let mut ids = counter_ids();
     c.send("weather?", NOW_MS, &mut ids).expect("send");
     let mut stream = OpenAiStream::new();
-    for chunk in stream.push(&fixture("openai_tool_calls.sse")).expect("stream") {
+    for chunk in stream
+        .push(&fixture("openai_tool_calls.sse"))
+        .expect("stream")
+    {
         assert_eq!(c.on_chunk(chunk), Action::Continue);
     }
-    let Action::RunTools(invocations) = c.on_model_end(NOW_MS, &mut ids) else { panic!("RunTools") };
+    let Action::RunTools(invocations) = c.on_model_end(NOW_MS, &mut ids) else {
+        panic!("RunTools")
+    };
     assert_eq!(invocations.len(), 1);
     assert_eq!(invocations[0].id, "call__0_lookup_cmpl-4f0c2a7e");
-    assert_eq!(Value::Object(invocations[0].args.clone()), json!({"query": "weather in Zürich"}));
+    assert_eq!(
+        Value::Object(invocations[0].args.clone()),
+        json!({"query": "weather in Zürich"})
+    );
     assert_eq!(
         summary(c.state())[2],
         r#"  call call__0_lookup_cmpl-4f0c2a7e lookup {"query":"weather in Zürich"} pending"#
     );
 }
 
-fn check(chunk: Value, expected: Result<(Vec<Value>, Option<&str>, Option<Usage>), OpenAiError>) {
+/// Expected chunks (as JSON), finish reason and usage of one translated chunk.
+type Translated<'a> = (Vec<Value>, Option<&'a str>, Option<Usage>);
+
+fn check(chunk: Value, expected: Result<Translated<'_>, OpenAiError>) {
     let got = translate_chunk(&chunk).map(|t| {
-        let reason = t.finish_reason.map(|r| chunk_json(&ModelChunk::Finish { reason: r, usage: None })["finish"]["reason"].clone());
-        (t.chunks.iter().map(chunk_json).collect::<Vec<_>>(), reason, t.usage)
+        let reason = t.finish_reason.map(|r| {
+            chunk_json(&ModelChunk::Finish {
+                reason: r,
+                usage: None,
+            })["finish"]["reason"]
+                .clone()
+        });
+        (
+            t.chunks.iter().map(chunk_json).collect::<Vec<_>>(),
+            reason,
+            t.usage,
+        )
     });
-    let expected = expected.map(|(chunks, reason, usage)| (chunks, reason.map(|r| json!(r)), usage));
+    let expected =
+        expected.map(|(chunks, reason, usage)| (chunks, reason.map(|r| json!(r)), usage));
     assert_eq!(got, expected, "chunk {chunk}");
 }
 
 #[test]
 fn chunk_translation_rules() {
     let choice = |delta: Value, finish: Value| json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-    check(choice(json!({"content": "hi"}), Value::Null), Ok((vec![json!({"text": "hi"})], None, None)));
-    check(choice(json!({"content": ""}), Value::Null), Ok((vec![], None, None)));
-    check(choice(json!({"content": null, "role": "assistant"}), Value::Null), Ok((vec![], None, None)));
-    check(choice(json!({}), json!("length")), Ok((vec![], Some("length"), None)));
-    check(choice(json!({}), json!("content_filter")), Ok((vec![], Some("content_filter"), None)));
-    check(choice(json!({}), json!("function_call")), Ok((vec![], Some("tool_calls"), None)));
-    check(choice(json!({}), json!("eos")), Ok((vec![], Some("other"), None)));
+    check(
+        choice(json!({"content": "hi"}), Value::Null),
+        Ok((vec![json!({"text": "hi"})], None, None)),
+    );
+    check(
+        choice(json!({"content": ""}), Value::Null),
+        Ok((vec![], None, None)),
+    );
+    check(
+        choice(json!({"content": null, "role": "assistant"}), Value::Null),
+        Ok((vec![], None, None)),
+    );
+    check(
+        choice(json!({}), json!("length")),
+        Ok((vec![], Some("length"), None)),
+    );
+    check(
+        choice(json!({}), json!("content_filter")),
+        Ok((vec![], Some("content_filter"), None)),
+    );
+    check(
+        choice(json!({}), json!("function_call")),
+        Ok((vec![], Some("tool_calls"), None)),
+    );
+    check(
+        choice(json!({}), json!("eos")),
+        Ok((vec![], Some("other"), None)),
+    );
     check(json!({"choices": []}), Ok((vec![], None, None)));
     check(json!({}), Ok((vec![], None, None)));
     check(
@@ -122,18 +184,35 @@ fn chunk_translation_rules() {
         Ok((vec![], None, Some(Usage::new(2, 3)))),
     );
     check(
-        choice(json!({"tool_calls": [
-            {"index": 1, "function": {"arguments": "{}"}},
-            {"id": "c", "function": {"name": "f"}},
-        ]}), Value::Null),
-        Ok((vec![
-            json!({"toolCall": {"index": 1, "id": null, "name": null, "argsDelta": "{}"}}),
-            json!({"toolCall": {"index": 1, "id": "c", "name": "f", "argsDelta": ""}}),
-        ], None, None)),
+        choice(
+            json!({"tool_calls": [
+                {"index": 1, "function": {"arguments": "{}"}},
+                {"id": "c", "function": {"name": "f"}},
+            ]}),
+            Value::Null,
+        ),
+        Ok((
+            vec![
+                json!({"toolCall": {"index": 1, "id": null, "name": null, "argsDelta": "{}"}}),
+                json!({"toolCall": {"index": 1, "id": "c", "name": "f", "argsDelta": ""}}),
+            ],
+            None,
+            None,
+        )),
     );
     check(
-        choice(json!({"content": "a", "tool_calls": [{"index": 0, "id": "", "function": {"name": "", "arguments": "x"}}]}), Value::Null),
-        Ok((vec![json!({"text": "a"}), json!({"toolCall": {"index": 0, "id": null, "name": null, "argsDelta": "x"}})], None, None)),
+        choice(
+            json!({"content": "a", "tool_calls": [{"index": 0, "id": "", "function": {"name": "", "arguments": "x"}}]}),
+            Value::Null,
+        ),
+        Ok((
+            vec![
+                json!({"text": "a"}),
+                json!({"toolCall": {"index": 0, "id": null, "name": null, "argsDelta": "x"}}),
+            ],
+            None,
+            None,
+        )),
     );
     // Wrong shapes are rejected, never guessed at.
     for bad in [
@@ -146,44 +225,86 @@ fn chunk_translation_rules() {
         choice(json!({}), json!(1)),
         choice(json!({"tool_calls": {}}), Value::Null),
         choice(json!({"tool_calls": [{"index": -1}]}), Value::Null),
-        choice(json!({"tool_calls": [{"index": 4_294_967_296u64}]}), Value::Null),
-        choice(json!({"tool_calls": [{"index": 0, "function": "f"}]}), Value::Null),
-        choice(json!({"tool_calls": [{"index": 0, "function": {"arguments": {}}}]}), Value::Null),
+        choice(
+            json!({"tool_calls": [{"index": 4_294_967_296u64}]}),
+            Value::Null,
+        ),
+        choice(
+            json!({"tool_calls": [{"index": 0, "function": "f"}]}),
+            Value::Null,
+        ),
+        choice(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": {}}}]}),
+            Value::Null,
+        ),
         json!({"usage": {"prompt_tokens": -1}}),
         json!({"usage": {"prompt_tokens": 9_007_199_254_740_992u64}}),
         json!({"usage": 3}),
     ] {
         check(bad, Err(OpenAiError::InvalidChunk));
     }
-    check(json!({"error": {"message": "secret upstream detail"}}), Err(OpenAiError::Provider));
+    check(
+        json!({"error": {"message": "secret upstream detail"}}),
+        Err(OpenAiError::Provider),
+    );
 }
 
 #[test]
 fn stream_endings_and_errors() {
     let text = br#"data: {"choices":[{"delta":{"content":"a"}}]}"#;
     let stop = br#"data: {"choices":[{"delta":{},"finish_reason":"stop"}]}"#;
-    let join = |parts: &[&[u8]]| parts.iter().flat_map(|p| p.iter().chain(b"\n\n")).copied().collect::<Vec<u8>>();
+    let join = |parts: &[&[u8]]| {
+        parts
+            .iter()
+            .flat_map(|p| p.iter().chain(b"\n\n"))
+            .copied()
+            .collect::<Vec<u8>>()
+    };
     // [DONE] without a finish reason means stop.
     assert_eq!(
         translate(&[&join(&[text, b"data: [DONE]"])]),
-        Ok(vec![json!({"text": "a"}), json!({"finish": {"reason": "stop", "usage": null}})])
+        Ok(vec![
+            json!({"text": "a"}),
+            json!({"finish": {"reason": "stop", "usage": null}})
+        ])
     );
     // A finish reason without [DONE]: the finish comes when the body ends.
     let mut s = OpenAiStream::new();
     assert_eq!(s.push(&join(&[text, stop])).map(|c| c.len()), Ok(1));
     assert!(!s.is_finished());
-    assert_eq!(s.end(), Ok(vec![ModelChunk::Finish { reason: FinishReason::Stop, usage: None }]));
+    assert_eq!(
+        s.end(),
+        Ok(vec![ModelChunk::Finish {
+            reason: FinishReason::Stop,
+            usage: None
+        }])
+    );
     assert!(s.is_finished());
     // Neither: truncated.
     assert_eq!(translate(&[&join(&[text])]), Err(OpenAiError::Truncated));
-    assert_eq!(translate(&[b"data: {\"choices\":[]"]), Err(OpenAiError::Truncated));
+    assert_eq!(
+        translate(&[b"data: {\"choices\":[]"]),
+        Err(OpenAiError::Truncated)
+    );
     // After [DONE] nothing more is read, not even garbage.
-    assert_eq!(translate(&[&join(&[b"data: [DONE]", b"data: not json"])]).map(|c| c.len()), Ok(1));
+    assert_eq!(
+        translate(&[&join(&[b"data: [DONE]", b"data: not json"])]).map(|c| c.len()),
+        Ok(1)
+    );
     // Broken data, provider errors, oversized lines.
-    assert_eq!(translate(&[&join(&[b"data: {not json"])]), Err(OpenAiError::InvalidChunk));
-    assert_eq!(translate(&[&join(&[b"event: error\ndata: {}"])]), Err(OpenAiError::Provider));
+    assert_eq!(
+        translate(&[&join(&[b"data: {not json"])]),
+        Err(OpenAiError::InvalidChunk)
+    );
+    assert_eq!(
+        translate(&[&join(&[b"event: error\ndata: {}"])]),
+        Err(OpenAiError::Provider)
+    );
     let long = vec![b'a'; SSE_LINE_BYTES_MAX + 1];
-    assert_eq!(translate(&[&long]), Err(OpenAiError::Sse(SseError::LineTooLong)));
+    assert_eq!(
+        translate(&[&long]),
+        Err(OpenAiError::Sse(SseError::LineTooLong))
+    );
     // Error messages are fixed texts.
     assert!(!OpenAiError::Provider.message().contains("secret"));
 }
@@ -212,7 +333,10 @@ fn request_body_maps_roles_tool_calls_and_tools() {
         requires_confirmation: false,
     }];
     let request = ModelRequest { messages, tools };
-    let options = OpenAiRequestOptions { model: "m-1".into(), include_usage: true };
+    let options = OpenAiRequestOptions {
+        model: "m-1".into(),
+        include_usage: true,
+    };
     let expected = json!({
         "model": "m-1",
         "messages": [
@@ -235,8 +359,14 @@ fn request_body_maps_roles_tool_calls_and_tools() {
     assert_eq!(body.to_string(), expected.to_string());
     // Without tools or usage, those keys are absent.
     let bare = request_body(
-        &ModelRequest { messages: vec![], tools: vec![] },
-        &OpenAiRequestOptions { model: "m".into(), include_usage: false },
+        &ModelRequest {
+            messages: vec![],
+            tools: vec![],
+        },
+        &OpenAiRequestOptions {
+            model: "m".into(),
+            include_usage: false,
+        },
     );
     assert_eq!(bare, json!({"model": "m", "messages": [], "stream": true}));
 }

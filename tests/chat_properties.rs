@@ -6,7 +6,9 @@ mod chat_support;
 use chat_support::{counter_ids, NOW_MS};
 use proptest::prelude::*;
 use serde_json::json;
-use turnkeep::core::chat::{Action, ChatConfig, ChatController, ChatStatus, FinishReason, ModelChunk, ToolSpec, Usage};
+use turnkeep::core::chat::{
+    Action, ChatConfig, ChatController, ChatStatus, FinishReason, ModelChunk, ToolSpec, Usage,
+};
 use turnkeep::core::limits::INTEGER_SAFE_MAX;
 use turnkeep::core::protocol::{decode_messages, messages_to_value};
 
@@ -39,10 +41,19 @@ fn chunk() -> impl Strategy<Value = ModelChunk> {
             args_delta: args.into(),
         });
     let finish = (
-        pick(&[FinishReason::Stop, FinishReason::Length, FinishReason::ToolCalls, FinishReason::ContentFilter, FinishReason::Other]),
+        pick(&[
+            FinishReason::Stop,
+            FinishReason::Length,
+            FinishReason::ToolCalls,
+            FinishReason::ContentFilter,
+            FinishReason::Other,
+        ]),
         proptest::option::of((0u64..5, prop_oneof![0u64..5, Just(u64::MAX)])),
     )
-        .prop_map(|(reason, usage)| ModelChunk::Finish { reason, usage: usage.map(|(p, c)| Usage::new(p, c)) });
+        .prop_map(|(reason, usage)| ModelChunk::Finish {
+            reason,
+            usage: usage.map(|(p, c)| Usage::new(p, c)),
+        });
     prop_oneof![4 => text, 4 => call, 1 => finish]
 }
 

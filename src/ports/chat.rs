@@ -26,8 +26,10 @@ pub trait ChatMemory {
 /// A language model that streams its answer.
 pub trait ModelAdapter {
     /// Starts one model call. An `Err` means the call could not start at all.
-    fn start(&self, request: ModelRequest)
-        -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>>;
+    fn start(
+        &self,
+        request: ModelRequest,
+    ) -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>>;
 }
 
 /// One model call in progress.
@@ -119,7 +121,9 @@ impl CancelToken {
 
 impl std::fmt::Debug for CancelToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CancelToken").field("cancelled", &self.is_cancelled()).finish()
+        f.debug_struct("CancelToken")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }
 

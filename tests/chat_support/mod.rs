@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use turnkeep::core::chat::demo::DemoStep;
-use turnkeep::core::chat::{Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome};
+use turnkeep::core::chat::{
+    Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome,
+};
 use turnkeep::core::protocol::Message;
 
 /// 2026-07-11T03:00:00.000Z
@@ -34,7 +36,9 @@ pub fn drive(
         assert!(c.revision() >= last, "revision went down");
         revisions.push(c.revision());
     };
-    let mut action = controller.send(input, NOW_MS, &mut ids).expect("send accepted");
+    let mut action = controller
+        .send(input, NOW_MS, &mut ids)
+        .expect("send accepted");
     seen(controller, &mut revisions);
     for _ in 0..1000 {
         action = match action {
@@ -62,7 +66,12 @@ pub fn drive(
                 }
                 let mut next = Action::Continue;
                 for invocation in &invocations {
-                    next = controller.on_tool_result(&invocation.id, tool(invocation), NOW_MS, &mut ids);
+                    next = controller.on_tool_result(
+                        &invocation.id,
+                        tool(invocation),
+                        NOW_MS,
+                        &mut ids,
+                    );
                     seen(controller, &mut revisions);
                 }
                 next
@@ -81,13 +90,24 @@ pub fn summary(state: &ChatState) -> Vec<String> {
 
 fn message_lines(m: &Message) -> Vec<String> {
     let value = turnkeep::core::protocol::message_to_value(m);
-    let mut head = format!("{} {} {:?}", value["role"].as_str().unwrap_or("?"), value["status"].as_str().unwrap_or("?"), m.content);
+    let mut head = format!(
+        "{} {} {:?}",
+        value["role"].as_str().unwrap_or("?"),
+        value["status"].as_str().unwrap_or("?"),
+        m.content
+    );
     if let Some(id) = &m.tool_call_id {
         head.push_str(&format!(" for {id}"));
     }
     let mut lines = vec![head];
     for call in value["toolCalls"].as_array().into_iter().flatten() {
-        let mut line = format!("  call {} {} {} {}", call["id"].as_str().unwrap_or("?"), call["name"].as_str().unwrap_or("?"), call["args"], call["status"].as_str().unwrap_or("?"));
+        let mut line = format!(
+            "  call {} {} {} {}",
+            call["id"].as_str().unwrap_or("?"),
+            call["name"].as_str().unwrap_or("?"),
+            call["args"],
+            call["status"].as_str().unwrap_or("?")
+        );
         if let Some(result) = call.get("result") {
             line.push_str(&format!(" result={result}"));
         }

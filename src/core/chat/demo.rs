@@ -78,24 +78,34 @@ pub fn demo_script(request: &ModelRequest) -> Vec<DemoStep> {
     let prompt_tokens = input.split_whitespace().count() as u64;
     let (chunks, reason) = match (parse_command(input), tool_result) {
         (DemoCommand::Fail, _) => {
-            return vec![DemoStep::Chunk(ModelChunk::Text(FAIL_TEXT.into())), DemoStep::Fail]
+            return vec![
+                DemoStep::Chunk(ModelChunk::Text(FAIL_TEXT.into())),
+                DemoStep::Fail,
+            ]
         }
         (DemoCommand::Echo, _) => (words_of(&format!("echo: {input}")), FinishReason::Stop),
         (DemoCommand::Words(n), _) => (numbered_words(n), FinishReason::Stop),
-        (DemoCommand::Tool(_), Some(result)) => (words_of(&format!("found: {result}")), FinishReason::Stop),
+        (DemoCommand::Tool(_), Some(result)) => {
+            (words_of(&format!("found: {result}")), FinishReason::Stop)
+        }
         (DemoCommand::Confirm(_), Some(result)) => {
             (words_of(&format!("transfer: {result}")), FinishReason::Stop)
         }
-        (DemoCommand::Tool(query), None) => {
-            (vec![tool_call(LOOKUP, json!({ "query": query }))], FinishReason::ToolCalls)
-        }
-        (DemoCommand::Confirm(amount), None) => {
-            (vec![tool_call(TRANSFER, json!({ "amount": amount }))], FinishReason::ToolCalls)
-        }
+        (DemoCommand::Tool(query), None) => (
+            vec![tool_call(LOOKUP, json!({ "query": query }))],
+            FinishReason::ToolCalls,
+        ),
+        (DemoCommand::Confirm(amount), None) => (
+            vec![tool_call(TRANSFER, json!({ "amount": amount }))],
+            FinishReason::ToolCalls,
+        ),
     };
     let usage = Usage::new(prompt_tokens, chunks.len() as u64);
     let mut steps: Vec<DemoStep> = chunks.into_iter().map(DemoStep::Chunk).collect();
-    steps.push(DemoStep::Chunk(ModelChunk::Finish { reason, usage: Some(usage) }));
+    steps.push(DemoStep::Chunk(ModelChunk::Finish {
+        reason,
+        usage: Some(usage),
+    }));
     steps
 }
 
@@ -167,7 +177,13 @@ pub fn words_of(text: &str) -> Vec<ModelChunk> {
 
 fn numbered_words(n: u64) -> Vec<ModelChunk> {
     (1..=n)
-        .map(|i| ModelChunk::Text(if i == 1 { "w1".into() } else { format!(" w{i}") }))
+        .map(|i| {
+            ModelChunk::Text(if i == 1 {
+                "w1".into()
+            } else {
+                format!(" w{i}")
+            })
+        })
         .collect()
 }
 
@@ -181,5 +197,9 @@ fn tool_call(name: &str, args: Value) -> ModelChunk {
 }
 
 fn last_tool_result(after_user: &[Message]) -> Option<&str> {
-    after_user.iter().rev().find(|m| m.role == Role::Tool).map(|m| m.content.as_str())
+    after_user
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Tool)
+        .map(|m| m.content.as_str())
 }

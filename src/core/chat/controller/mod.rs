@@ -67,7 +67,10 @@ pub struct ChatConfig {
 
 impl Default for ChatConfig {
     fn default() -> Self {
-        Self { tools: Vec::new(), max_tool_iterations: TOOL_ITERATIONS_MAX_DEFAULT }
+        Self {
+            tools: Vec::new(),
+            max_tool_iterations: TOOL_ITERATIONS_MAX_DEFAULT,
+        }
     }
 }
 
@@ -122,9 +125,16 @@ enum Phase {
     /// Before `send`.
     Ready,
     /// A model call is streaming into `state.messages[assistant]`.
-    Streaming { assistant: usize, calls: PendingCalls },
+    Streaming {
+        assistant: usize,
+        calls: PendingCalls,
+    },
     /// The tool calls on `state.messages[assistant]` listed in `outstanding` are running.
-    Tools { assistant: usize, outstanding: Vec<String>, awaiting_confirmation: bool },
+    Tools {
+        assistant: usize,
+        outstanding: Vec<String>,
+        awaiting_confirmation: bool,
+    },
     /// The turn is over; every input is ignored.
     Ended,
 }
@@ -173,7 +183,13 @@ impl ChatController {
         if input.trim().is_empty() {
             return Err(SendError::BlankInput);
         }
-        let user = new_message(ids, now_ms, Role::User, input.to_owned(), MessageStatus::Complete);
+        let user = new_message(
+            ids,
+            now_ms,
+            Role::User,
+            input.to_owned(),
+            MessageStatus::Complete,
+        );
         self.state.messages.push(user);
         self.state.status = ChatStatus::Streaming;
         Ok(self.start_model_call(now_ms, ids))
@@ -194,7 +210,12 @@ impl ChatController {
                 }
                 self.append_text(assistant, &text);
             }
-            ModelChunk::ToolCall { index, id, name, args_delta } => {
+            ModelChunk::ToolCall {
+                index,
+                id,
+                name,
+                args_delta,
+            } => {
                 if let Err(error) = calls.add(index, id, name, &args_delta) {
                     return self.fail(error);
                 }
@@ -228,7 +249,12 @@ impl ChatController {
 
     /// A tool of the current round started running.
     pub fn on_tool_started(&mut self, id: &str) -> Action {
-        let Phase::Tools { assistant, outstanding, .. } = &self.phase else {
+        let Phase::Tools {
+            assistant,
+            outstanding,
+            ..
+        } = &self.phase
+        else {
             return self.idle_action();
         };
         let assistant = *assistant;
@@ -252,7 +278,11 @@ impl ChatController {
         now_ms: u64,
         ids: &mut dyn IdSource,
     ) -> Action {
-        let Phase::Tools { assistant, outstanding, awaiting_confirmation } = &mut self.phase
+        let Phase::Tools {
+            assistant,
+            outstanding,
+            awaiting_confirmation,
+        } = &mut self.phase
         else {
             return self.idle_action();
         };
@@ -283,7 +313,11 @@ impl ChatController {
         match std::mem::replace(&mut self.phase, Phase::Ended) {
             Phase::Ready | Phase::Ended => return Action::Done,
             Phase::Streaming { assistant, .. } => self.close_assistant(assistant),
-            Phase::Tools { assistant, outstanding, .. } => {
+            Phase::Tools {
+                assistant,
+                outstanding,
+                ..
+            } => {
                 for id in &outstanding {
                     self.set_call(assistant, id, |c| {
                         c.status = ToolCallStatus::Error;
@@ -305,8 +339,13 @@ impl ChatController {
             messages: self.state.messages.clone(),
             tools: self.config.tools.clone(),
         };
-        let assistant =
-            new_message(ids, now_ms, Role::Assistant, String::new(), MessageStatus::Streaming);
+        let assistant = new_message(
+            ids,
+            now_ms,
+            Role::Assistant,
+            String::new(),
+            MessageStatus::Streaming,
+        );
         self.state.messages.push(assistant);
         self.phase = Phase::Streaming {
             assistant: self.state.messages.len() - 1,
@@ -345,14 +384,21 @@ impl ChatController {
         self.state.messages[assistant].tool_calls = Some(calls);
         if over_limit {
             let max = self.config.max_tool_iterations;
-            return self.finish(ChatStatus::Error, Some(ChatError::ToolIterationsExceeded { max }));
+            return self.finish(
+                ChatStatus::Error,
+                Some(ChatError::ToolIterationsExceeded { max }),
+            );
         }
         for (id, text) in rejected {
             self.push_tool_message(&id, text.to_owned(), MessageStatus::Error, now_ms, ids);
         }
         let outstanding: Vec<String> = invocations.iter().map(|i| i.id.clone()).collect();
         if !outstanding.is_empty() {
-            self.phase = Phase::Tools { assistant, outstanding, awaiting_confirmation };
+            self.phase = Phase::Tools {
+                assistant,
+                outstanding,
+                awaiting_confirmation,
+            };
             self.bump();
             return Action::RunTools(invocations);
         }
@@ -443,7 +489,12 @@ impl ChatController {
     }
 
     /// Applies `change` to the call `id` of the assistant message; returns what `change` says.
-    fn set_call(&mut self, assistant: usize, id: &str, change: impl FnOnce(&mut ToolCall) -> bool) -> bool {
+    fn set_call(
+        &mut self,
+        assistant: usize,
+        id: &str,
+        change: impl FnOnce(&mut ToolCall) -> bool,
+    ) -> bool {
         self.state.messages[assistant]
             .tool_calls
             .iter_mut()

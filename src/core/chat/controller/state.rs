@@ -77,7 +77,9 @@ impl ChatError {
             ChatError::TooManyToolCalls => {
                 "The model asked for too many tool calls at once.".into()
             }
-            ChatError::ToolArgsTooLarge => "The model sent tool arguments that are too large.".into(),
+            ChatError::ToolArgsTooLarge => {
+                "The model sent tool arguments that are too large.".into()
+            }
         }
     }
 }

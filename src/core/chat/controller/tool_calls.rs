@@ -58,7 +58,12 @@ impl PendingCalls {
                 return Err(ChatError::TooManyToolCalls)
             }
             None => {
-                self.calls.push(PendingCall { index, id: None, name: None, args: String::new() });
+                self.calls.push(PendingCall {
+                    index,
+                    id: None,
+                    name: None,
+                    args: String::new(),
+                });
                 self.calls.len() - 1
             }
         };
@@ -97,7 +102,10 @@ pub(super) fn resolve(
 ) -> (ToolCall, CallPlan) {
     let id = call.id.unwrap_or_else(|| ids.next_id("call"));
     let parsed = parse_args(&call.args);
-    let spec = call.name.as_deref().and_then(|n| tools.iter().find(|t| t.name == n));
+    let spec = call
+        .name
+        .as_deref()
+        .and_then(|n| tools.iter().find(|t| t.name == n));
     let plan = match (&call.name, spec, &parsed) {
         (None, _, _) => CallPlan::Rejected(UNNAMED_TOOL),
         (Some(_), None, _) => CallPlan::Rejected(UNKNOWN_TOOL),

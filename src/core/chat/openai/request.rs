@@ -75,7 +75,11 @@ fn assistant_value(m: &Message, answered: &HashSet<&str>) -> Option<Value> {
     }
     let mut out = Map::new();
     out.insert("role".into(), Value::String("assistant".into()));
-    let content = if m.content.is_empty() { Value::Null } else { Value::String(m.content.clone()) };
+    let content = if m.content.is_empty() {
+        Value::Null
+    } else {
+        Value::String(m.content.clone())
+    };
     out.insert("content".into(), content);
     if !calls.is_empty() {
         out.insert("tool_calls".into(), Value::Array(calls));

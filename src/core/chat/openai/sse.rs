@@ -162,7 +162,11 @@ mod tests {
     fn check(input: &str, expected: &[SseEvent]) {
         let bytes = input.as_bytes();
         let mut whole = SseParser::new();
-        assert_eq!(whole.push(bytes).as_deref(), Ok(expected), "input {input:?}");
+        assert_eq!(
+            whole.push(bytes).as_deref(),
+            Ok(expected),
+            "input {input:?}"
+        );
         for cut in 0..=bytes.len() {
             let mut p = SseParser::new();
             let mut got = p.push(&bytes[..cut]).expect("first half");

@@ -31,7 +31,9 @@ impl OpenAiError {
     pub fn message(self) -> &'static str {
         match self {
             OpenAiError::Sse(e) => e.message(),
-            OpenAiError::InvalidChunk => "the model stream sent a chunk that is not a valid chat.completion.chunk",
+            OpenAiError::InvalidChunk => {
+                "the model stream sent a chunk that is not a valid chat.completion.chunk"
+            }
             OpenAiError::Provider => "the model provider reported an error in the stream",
             OpenAiError::Truncated => "the model stream ended before it finished",
         }
@@ -143,10 +145,14 @@ pub fn translate_chunk(value: &Value) -> Result<TranslatedChunk, OpenAiError> {
         ..TranslatedChunk::default()
     };
     let choices = optional_array(chunk.get("choices"))?;
-    let Some(choice) = choices.first() else { return Ok(out) };
+    let Some(choice) = choices.first() else {
+        return Ok(out);
+    };
     let choice = choice.as_object().ok_or(OpenAiError::InvalidChunk)?;
     out.finish_reason = optional_str(choice.get("finish_reason"))?.map(finish_reason);
-    let Some(delta) = present(choice.get("delta")) else { return Ok(out) };
+    let Some(delta) = present(choice.get("delta")) else {
+        return Ok(out);
+    };
     let delta = delta.as_object().ok_or(OpenAiError::InvalidChunk)?;
     if let Some(text) = optional_str(delta.get("content"))?.filter(|t| !t.is_empty()) {
         out.chunks.push(ModelChunk::Text(text.to_owned()));
@@ -171,7 +177,9 @@ fn read_tool_call(call: &Value, position: usize) -> Result<ModelChunk, OpenAiErr
     let field = |key: &str| function.map_or(Ok(None), |f| optional_str(f.get(key)));
     Ok(ModelChunk::ToolCall {
         index,
-        id: optional_str(call.get("id"))?.filter(|s| !s.is_empty()).map(str::to_owned),
+        id: optional_str(call.get("id"))?
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
         name: field("name")?.filter(|s| !s.is_empty()).map(str::to_owned),
         args_delta: field("arguments")?.unwrap_or_default().to_owned(),
     })
@@ -216,7 +224,10 @@ fn optional_str(v: Option<&Value>) -> Result<Option<&str>, OpenAiError> {
 
 fn optional_array(v: Option<&Value>) -> Result<&[Value], OpenAiError> {
     match present(v) {
-        Some(v) => v.as_array().map(Vec::as_slice).ok_or(OpenAiError::InvalidChunk),
+        Some(v) => v
+            .as_array()
+            .map(Vec::as_slice)
+            .ok_or(OpenAiError::InvalidChunk),
         None => Ok(&[]),
     }
 }
