@@ -106,6 +106,11 @@ pub const DEMO_CHUNK_DELAY_MS_MAX: u32 = 60_000;
 pub const MODEL_BASE_URL_CHARS_MAX: usize = 2_048;
 pub const MODEL_NAME_CHARS_MAX: usize = 256;
 pub const MODEL_API_KEY_CHARS_MAX: usize = 4_096;
+/// A JS tool's name (`[A-Za-z0-9_-]`, the rule OpenAI-compatible endpoints enforce) and description.
+pub const TOOL_NAME_CHARS_MAX: usize = 64;
+pub const TOOL_DESCRIPTION_CHARS_MAX: usize = 4_096;
+/// Tools one chat definition may declare.
+pub const TOOLS_PER_CHAT_MAX: usize = 128;
 
 // ---- Snapshot sequences (ARCHITECTURE.md): sequence = claim_cursor × stride + index_in_turn.
 /// Sequences one turn may use; a turn emitting more skips intermediates, never the final line.

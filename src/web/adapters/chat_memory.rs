@@ -1,0 +1,153 @@
+//! ChatMemory adapters: `JsChatMemory` over a host object `{ load({ signal }), save(messages,
+//! { signal }) }`, and `MemoryChatMemory`, the in-memory store behind `createMemoryChatMemory()`
+//! (tests and demos only: **not durable**, lost with the wasm instance).
+//!
+//! Loaded messages are validated through the wire decoder (`decode_messages`): a store that
+//! hands back something that is not a valid message array is a `PortError`, never a half-read
+//! conversation. Saved messages are their canonical JSON projection, as plain objects.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Function, Object};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+use web_sys::AbortSignal;
+
+use super::host::{port_error, required_method};
+use crate::core::protocol::message::{decode_messages, messages_to_value};
+use crate::core::protocol::Message;
+use crate::ports::chat::ChatMemory;
+use crate::ports::{LocalFuture, PortError};
+use crate::web::chat::js::{resolve, set};
+use crate::web::convert::{from_json, js_error, to_json};
+
+/// A host object implementing chat memory, plus the signal handed to each of its calls.
+pub struct JsChatMemory {
+    host: JsValue,
+    load: Function,
+    save: Function,
+    signal: Option<AbortSignal>,
+}
+
+impl JsChatMemory {
+    /// [`JsChatMemory::from_js`] without a signal (use [`JsChatMemory::with_signal`] per turn).
+    pub fn new(host: JsValue) -> Result<Self, String> {
+        Self::from_js(&host, None)
+    }
+
+    /// Wraps `host` after checking that `load` and `save` are functions. `signal` is passed as
+    /// `{ signal }` to every call.
+    pub fn from_js(host: &JsValue, signal: Option<AbortSignal>) -> Result<Self, String> {
+        let what = "memory";
+        Ok(Self {
+            load: required_method(host, what, "load")?,
+            save: required_method(host, what, "save")?,
+            host: host.clone(),
+            signal,
+        })
+    }
+
+    /// The same memory with another signal (one definition serves many turns).
+    pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
+        Self { host: self.host.clone(), load: self.load.clone(), save: self.save.clone(), signal }
+    }
+
+    fn options(&self) -> JsValue {
+        let options = Object::new();
+        if let Some(signal) = &self.signal {
+            set(&options, "signal", signal);
+        }
+        options.into()
+    }
+}
+
+impl ChatMemory for JsChatMemory {
+    fn load(&self) -> LocalFuture<'_, Result<Vec<Message>, PortError>> {
+        Box::pin(async move {
+            let args = js_sys::Array::of1(&self.options());
+            let value = resolve(self.load.apply(&self.host, &args))
+                .await
+                .map_err(|e| port_error("memory.load", &e))?;
+            if value.is_null() || value.is_undefined() {
+                return Ok(Vec::new());
+            }
+            let json = to_json(&value)
+                .map_err(|m| PortError::new(format!("memory.load returned a value with no JSON form: {m}")))?;
+            decode_messages(&json)
+                .map_err(|e| PortError::new(format!("memory.load returned invalid messages: {e}")))
+        })
+    }
+
+    fn save<'a>(&'a self, messages: &'a [Message]) -> LocalFuture<'a, Result<(), PortError>> {
+        Box::pin(async move {
+            let args = js_sys::Array::of2(&from_json(&messages_to_value(messages)), &self.options());
+            resolve(self.save.apply(&self.host, &args))
+                .await
+                .map(|_| ())
+                .map_err(|e| port_error("memory.save", &e))
+        })
+    }
+}
+
+/// Messages kept in memory. Saving replaces them; loading returns a copy.
+#[derive(Debug, Default)]
+pub struct MemoryChatMemory {
+    messages: RefCell<Vec<Message>>,
+}
+
+impl MemoryChatMemory {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl ChatMemory for MemoryChatMemory {
+    fn load(&self) -> LocalFuture<'_, Result<Vec<Message>, PortError>> {
+        let messages = self.messages.borrow().clone();
+        Box::pin(async move { Ok(messages) })
+    }
+
+    fn save<'a>(&'a self, messages: &'a [Message]) -> LocalFuture<'a, Result<(), PortError>> {
+        *self.messages.borrow_mut() = messages.to_vec();
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// The JS face of [`MemoryChatMemory`]: `load()` and `save(messages)` returning Promises, the
+/// shape any host memory has, so it can be passed as `defineChat({ memory })`. Not durable.
+#[wasm_bindgen(js_name = MemoryChatMemory)]
+pub struct MemoryChatMemoryHandle {
+    inner: Rc<MemoryChatMemory>,
+}
+
+/// `createMemoryChatMemory()`: a fresh, empty in-memory chat memory (tests and demos; not durable).
+#[wasm_bindgen(js_name = createMemoryChatMemory)]
+pub fn create_memory_chat_memory() -> MemoryChatMemoryHandle {
+    MemoryChatMemoryHandle { inner: Rc::new(MemoryChatMemory::new()) }
+}
+
+#[wasm_bindgen(js_class = MemoryChatMemory)]
+impl MemoryChatMemoryHandle {
+    /// `load()` -> Promise of the saved messages (canonical JSON; `[]` when none).
+    pub fn load(&self) -> js_sys::Promise {
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move {
+            let messages = inner.load().await.map_err(|e| js_error(&e.message))?;
+            Ok(from_json(&messages_to_value(&messages)))
+        })
+    }
+
+    /// `save(messages)` -> Promise of `undefined`. Rejects with the first invalid field when
+    /// `messages` is not a valid message array (nothing is stored then).
+    pub fn save(&self, messages: JsValue) -> js_sys::Promise {
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move {
+            let fail = |m: String| js_error(&format!("MemoryChatMemory.save: {m}"));
+            let json = to_json(&messages).map_err(fail)?;
+            let decoded = decode_messages(&json).map_err(|e| fail(e.message()))?;
+            inner.save(&decoded).await.map_err(|e| fail(e.message))?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+}

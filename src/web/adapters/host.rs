@@ -1,0 +1,40 @@
+//! Shared helpers for calling host objects: reading a required method, and turning a thrown JS
+//! value into a short, bounded description for a `PortError` (logs only, never a client).
+
+use js_sys::Function;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::core::limits::PORT_ERROR_DETAIL_CHARS_MAX;
+use crate::ports::PortError;
+use crate::web::chat::js::get_fn;
+
+/// `obj[key]` when it is a function, else a readable reason naming `what.key`.
+pub fn required_method(obj: &JsValue, what: &str, key: &str) -> Result<Function, String> {
+    if !obj.is_object() && !obj.is_function() {
+        return Err(format!("{what} must be an object"));
+    }
+    get_fn(obj, key).ok_or_else(|| format!("{what}.{key} must be a function"))
+}
+
+/// A `PortError` for a host call that threw or rejected: `"<what> failed: <reason>"`.
+pub fn port_error(what: &str, thrown: &JsValue) -> PortError {
+    PortError::new(format!("{what} failed: {}", describe(thrown)))
+}
+
+/// The message of a thrown `Error`, or the text of a thrown string, cut to a bounded length.
+pub fn describe(thrown: &JsValue) -> String {
+    let text = match thrown.dyn_ref::<js_sys::Error>() {
+        Some(e) => String::from(e.message()),
+        None => thrown.as_string().unwrap_or_else(|| "a non-Error value was thrown".to_string()),
+    };
+    truncate_chars(&text, PORT_ERROR_DETAIL_CHARS_MAX)
+}
+
+/// The first `max` characters of `text` (whole characters, never a split code point).
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}

@@ -1,0 +1,23 @@
+//! JS-backed adapters of the ports (design §4, §8): a host passes plain JS objects
+//! (`{ load, save }` stores, tools, models) and these types let the Rust shell call them
+//! through the traits in `crate::ports`. Every host callback may return a value or a Promise;
+//! a throw or a rejection becomes a `PortError` whose message is for logs only.
+//!
+//! - [`session_storage`]: `JsSessionStorage` (the CAS envelope store).
+//! - [`chat_memory`]: `JsChatMemory`, and `MemoryChatMemory` behind `createMemoryChatMemory()`.
+//! - [`tool`]: `JsTool`.
+//! - [`models`]: `model_from_js` → the demo, OpenAI-compatible or host model adapter.
+//! - [`test_hooks`]: wasm exports for the JS tests only (names start with `__`).
+
+pub mod chat_memory;
+pub mod models;
+pub mod session_storage;
+pub mod test_hooks;
+pub mod tool;
+
+mod host;
+
+pub use chat_memory::{create_memory_chat_memory, JsChatMemory, MemoryChatMemory, MemoryChatMemoryHandle};
+pub use models::{model_from_js, DemoModel, JsModel, OpenAiModel};
+pub use session_storage::JsSessionStorage;
+pub use tool::{tool_error_text, JsTool};

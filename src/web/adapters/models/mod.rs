@@ -1,0 +1,41 @@
+//! Model adapters for the wasm shell, chosen by [`model_from_js`] from what the host passed
+//! as `defineChat({ model })`:
+//!
+//! | value | adapter |
+//! |---|---|
+//! | `{ kind: 'turnkeep.demo', chunkDelayMs? }` (`createDemoModel`) | [`DemoModel`]: the pure demo script, `chunkDelayMs` apart |
+//! | `{ kind: 'turnkeep.openai-compatible', baseUrl, apiKey?, model }` (`createOpenAICompatibleModel`) | [`OpenAiModel`]: streaming `POST {baseUrl}/chat/completions` over the global `fetch` |
+//! | any object with `stream(request, { signal })` returning an async iterable of chunks | [`JsModel`] |
+//!
+//! Every stream aborts its upstream work (timer, fetch, iterator) when `abort()` is called
+//! *or when it is dropped*, so a turn that stops never leaves a model running.
+
+mod abort;
+mod custom;
+mod demo;
+mod descriptor;
+mod openai;
+
+pub use custom::JsModel;
+pub use demo::DemoModel;
+pub use descriptor::{DEMO_KIND, OPENAI_COMPATIBLE_KIND};
+pub use openai::OpenAiModel;
+
+use wasm_bindgen::prelude::*;
+
+use crate::ports::chat::ModelAdapter;
+use crate::web::chat::js::{get, get_fn};
+
+/// The adapter for a model value, or a readable reason it is not one (for a config error).
+pub fn model_from_js(value: &JsValue) -> Result<Box<dyn ModelAdapter>, String> {
+    if !value.is_object() {
+        return Err("model must be createDemoModel(), createOpenAICompatibleModel() or an object with stream()".into());
+    }
+    match get(value, "kind").as_string().as_deref() {
+        Some(DEMO_KIND) => Ok(Box::new(DemoModel::from_descriptor(value)?)),
+        Some(OPENAI_COMPATIBLE_KIND) => Ok(Box::new(OpenAiModel::from_descriptor(value)?)),
+        Some(other) if other.starts_with("turnkeep.") => Err(format!("model.kind {other:?} is not a model this build knows")),
+        _ if get_fn(value, "stream").is_some() => Ok(Box::new(JsModel::from_js(value)?)),
+        _ => Err("model must be createDemoModel(), createOpenAICompatibleModel() or an object with stream()".into()),
+    }
+}
