@@ -15,12 +15,14 @@
 //!   sentinels: [`offset`] and [`read_query`]
 //! - §9 content types and SSE encoding: [`content_type`]; §9.1 JSON mode: [`json_mode`]
 //! - §10.1 long-poll / SSE cursors: [`cursor`]
+//! - one POST end to end (the order of all the checks above): [`append`]
 //!
 //! Every rejection implements [`Rejection`]: a stable `code` (the diagnostic's version is the
 //! `streams.v1.` prefix), the HTTP status the protocol prescribes, and a message that names the
 //! broken rule without internal detail. What the HTTP layer still has to do itself is listed in
 //! `/work/notes/streams-protocol-facts.md`.
 
+pub mod append;
 pub mod closure;
 pub mod content_type;
 pub mod cursor;

@@ -1,0 +1,335 @@
+//! The whole decision for one POST (protocol §5.2, §5.2.1, §5.3, §9.1), composed from the rules
+//! of the sibling modules in the order the reference server applies them:
+//!
+//! 1. empty body without `Stream-Closed: true` → 400;
+//! 2. body larger than [`limits::STREAM_APPEND_BYTES_MAX`] → 413;
+//! 3. body without `Content-Type` → 400 (a close-only request never checks its content type);
+//! 4. stream closed → 204 (idempotent close or the closing producer's retry) or 409 with
+//!    `Stream-Closed: true`;
+//! 5. content type not the stream's → 409;
+//! 6. producer: a new id on a full table → 429; stale epoch 403, new epoch with seq ≠ 0 400,
+//!    duplicate 204, gap 409;
+//! 7. `Stream-Seq` not above the last one → 409 (close-only requests do not carry one);
+//! 8. JSON mode: invalid JSON or `[]` → 400;
+//! 9. stream would exceed [`limits::STREAM_BYTES_MAX`] → 413;
+//! 10. otherwise commit: store the data, move the tail, store producer / `Stream-Seq` state and the
+//!     closure in one transaction. 200 when producer headers were sent, else 204; both carry
+//!     `Stream-Next-Offset`, and `Stream-Closed: true` when the stream is now closed. A close-only
+//!     request answers 204 even with producer headers (which it echoes).
+//!
+//! Producer header syntax (400) is checked before the body is read, with
+//! [`super::producer::parse_producer_headers`]; its result is an input here.
+
+use std::fmt;
+
+use super::closure::{
+    classify_append, closed_by, decide_on_closed, parse_stream_closed, AppendKind, ClosedBy,
+    ClosedStreamDecision,
+};
+use super::content_type::{check_append_content_type, is_json, ContentTypeError};
+use super::json_mode::{flatten_json_body, JsonBodyError, JsonWrite};
+use super::offset::{Offset, OffsetError};
+use super::producer::{
+    check_producer_capacity, validate_producer, ProducerDecision, ProducerHeaders, ProducerState,
+};
+use super::stream_seq::{check_stream_seq, StreamSeqDecision};
+use super::Rejection;
+use crate::core::limits;
+
+/// What the server knows about the stream when the POST arrives.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamForAppend<'a> {
+    pub content_type: &'a str,
+    pub tail: Offset,
+    /// Bytes stored so far (as counted by [`AppendCommit::stored_bytes`]).
+    pub stored_bytes: u64,
+    pub closed: bool,
+    pub closed_by: Option<&'a ClosedBy>,
+    pub last_stream_seq: Option<&'a str>,
+    /// State of the request's `Producer-Id` on this stream, if known.
+    pub producer_state: Option<&'a ProducerState>,
+    /// How many producer ids the stream remembers.
+    pub known_producers: usize,
+}
+
+/// The POST, with producer headers already parsed.
+#[derive(Clone, Copy, Debug)]
+pub struct AppendRequest<'a> {
+    pub content_type: Option<&'a str>,
+    pub stream_closed: Option<&'a str>,
+    pub stream_seq: Option<&'a str>,
+    pub producer: Option<&'a ProducerHeaders>,
+    pub body: &'a [u8],
+}
+
+/// The data one accepted append stores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppendData {
+    /// Close-only: nothing is stored.
+    Nothing,
+    /// A byte stream's body, stored as is.
+    Bytes(Vec<u8>),
+    /// A JSON stream's messages, each compact JSON text (read back with `json_array_body`).
+    Json(Vec<String>),
+}
+
+/// Everything to write, in one transaction, for an accepted append.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppendCommit {
+    pub data: AppendData,
+    /// Bytes the data counts for: the body length, or the JSON messages joined by commas.
+    pub stored_bytes: u64,
+    /// The new tail (`Stream-Next-Offset`); unchanged for close-only.
+    pub next_offset: Offset,
+    /// New state for the request's producer id, when producer headers were sent.
+    pub producer: Option<ProducerState>,
+    /// New last `Stream-Seq`, when one was sent.
+    pub stream_seq: Option<String>,
+    /// The stream is closed by this request.
+    pub close: bool,
+    /// The producer tuple that closed it, to recognise retries.
+    pub closed_by: Option<ClosedBy>,
+    /// 200 with producer headers, 204 without.
+    pub status: u16,
+    /// Producer headers to echo (`Producer-Epoch`, `Producer-Seq`).
+    pub producer_headers: Vec<(&'static str, String)>,
+}
+
+/// The answer to a POST.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppendDecision {
+    /// Commit, then answer `status` with `Stream-Next-Offset` (and `Stream-Closed: true` if closed).
+    Commit(AppendCommit),
+    /// The stream was already closed (see [`ClosedStreamDecision`]); nothing changes.
+    Closed(ClosedStreamDecision),
+    /// A producer decision other than `Accepted`; nothing changes.
+    Producer(ProducerDecision),
+    /// Refused before anything changes.
+    Rejected(AppendRejection),
+}
+
+/// A refusal with its status (400, 409, 413 or 429) and diagnostic code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppendRejection {
+    EmptyBody,
+    BodyTooLarge,
+    ContentType(ContentTypeError),
+    TooManyProducers,
+    StreamSeqTooLong,
+    StreamSeqRegression { last: String, received: String },
+    Json(JsonBodyError),
+    StreamFull,
+}
+
+/// Decides one POST. Pure: the caller commits [`AppendDecision::Commit`] and nothing else.
+pub fn decide_append(stream: &StreamForAppend<'_>, request: &AppendRequest<'_>) -> AppendDecision {
+    match decide(stream, request) {
+        Ok(commit) => AppendDecision::Commit(commit),
+        Err(Stop::Closed(d)) => AppendDecision::Closed(d),
+        Err(Stop::Producer(d)) => AppendDecision::Producer(d),
+        Err(Stop::Rejected(r)) => AppendDecision::Rejected(r),
+    }
+}
+
+/// Every way the checks stop before a commit (the non-`Commit` decisions).
+enum Stop {
+    Closed(ClosedStreamDecision),
+    Producer(ProducerDecision),
+    Rejected(AppendRejection),
+}
+
+fn decide(s: &StreamForAppend<'_>, r: &AppendRequest<'_>) -> Result<AppendCommit, Stop> {
+    let reject = |e: AppendRejection| Stop::Rejected(e);
+    let body_len = r.body.len() as u64;
+    let kind = classify_append(body_len, parse_stream_closed(r.stream_closed))
+        .map_err(|_| reject(AppendRejection::EmptyBody))?;
+    if body_len > limits::STREAM_APPEND_BYTES_MAX {
+        return Err(reject(AppendRejection::BodyTooLarge));
+    }
+    if kind != AppendKind::CloseOnly && r.content_type.is_none_or(|c| c.trim().is_empty()) {
+        return Err(reject(AppendRejection::ContentType(
+            ContentTypeError::Missing,
+        )));
+    }
+    if s.closed {
+        return Err(Stop::Closed(decide_on_closed(
+            kind,
+            r.producer,
+            s.closed_by,
+        )));
+    }
+    if kind != AppendKind::CloseOnly {
+        check_append_content_type(s.content_type, r.content_type)
+            .map_err(|e| reject(AppendRejection::ContentType(e)))?;
+    }
+    let producer = producer_step(s, r)?;
+    let stream_seq = match kind {
+        AppendKind::CloseOnly => None,
+        AppendKind::Append { .. } => seq_step(s, r)?,
+    };
+    let data = data_step(s, r, kind)?;
+    let stored_bytes = data_len(&data);
+    let next_offset = next_offset(s, stored_bytes)?;
+    let close = matches!(
+        kind,
+        AppendKind::CloseOnly | AppendKind::Append { close: true }
+    );
+    Ok(AppendCommit {
+        data,
+        stored_bytes,
+        next_offset,
+        producer: producer.as_ref().map(|(next, _)| *next),
+        stream_seq,
+        close,
+        closed_by: closed_by(kind, r.producer),
+        // 200 only for a producer append that stored data; close-only is always 204.
+        status: if r.producer.is_some() && kind != AppendKind::CloseOnly {
+            200
+        } else {
+            204
+        },
+        producer_headers: producer.map(|(_, h)| h).unwrap_or_default(),
+    })
+}
+
+type ProducerStep = Option<(ProducerState, Vec<(&'static str, String)>)>;
+
+fn producer_step(s: &StreamForAppend<'_>, r: &AppendRequest<'_>) -> Result<ProducerStep, Stop> {
+    let Some(headers) = r.producer else {
+        return Ok(None);
+    };
+    check_producer_capacity(s.known_producers, s.producer_state.is_some())
+        .map_err(|_| Stop::Rejected(AppendRejection::TooManyProducers))?;
+    match validate_producer(s.producer_state, headers) {
+        decision @ ProducerDecision::Accepted { next } => {
+            Ok(Some((next, decision.response_headers())))
+        }
+        other => Err(Stop::Producer(other)),
+    }
+}
+
+fn seq_step(s: &StreamForAppend<'_>, r: &AppendRequest<'_>) -> Result<Option<String>, Stop> {
+    match check_stream_seq(s.last_stream_seq, r.stream_seq) {
+        Err(_) => Err(Stop::Rejected(AppendRejection::StreamSeqTooLong)),
+        Ok(StreamSeqDecision::NotProvided) => Ok(None),
+        Ok(StreamSeqDecision::Accept { next }) => Ok(Some(next)),
+        Ok(StreamSeqDecision::Regression { last, received }) => {
+            Err(Stop::Rejected(AppendRejection::StreamSeqRegression {
+                last,
+                received,
+            }))
+        }
+    }
+}
+
+fn data_step(
+    s: &StreamForAppend<'_>,
+    r: &AppendRequest<'_>,
+    kind: AppendKind,
+) -> Result<AppendData, Stop> {
+    match kind {
+        AppendKind::CloseOnly => Ok(AppendData::Nothing),
+        AppendKind::Append { .. } if is_json(s.content_type) => {
+            flatten_json_body(r.body, JsonWrite::Append)
+                .map(AppendData::Json)
+                .map_err(|e| Stop::Rejected(AppendRejection::Json(e)))
+        }
+        AppendKind::Append { .. } => Ok(AppendData::Bytes(r.body.to_vec())),
+    }
+}
+
+fn next_offset(s: &StreamForAppend<'_>, stored_bytes: u64) -> Result<Offset, Stop> {
+    let full = Stop::Rejected(AppendRejection::StreamFull);
+    if stored_bytes == 0 {
+        return Ok(s.tail);
+    }
+    match s.stored_bytes.checked_add(stored_bytes) {
+        Some(total) if total <= limits::STREAM_BYTES_MAX => {}
+        _ => return Err(full),
+    }
+    s.tail
+        .after_append(stored_bytes)
+        .map_err(|_: OffsetError| full)
+}
+
+/// Bytes a stored append counts for (see [`AppendCommit::stored_bytes`]).
+pub fn data_len(data: &AppendData) -> u64 {
+    match data {
+        AppendData::Nothing => 0,
+        AppendData::Bytes(bytes) => bytes.len() as u64,
+        AppendData::Json(messages) => {
+            let text: usize = messages.iter().map(String::len).sum();
+            (text + messages.len().saturating_sub(1)) as u64
+        }
+    }
+}
+
+impl AppendDecision {
+    /// The HTTP status of the decision.
+    pub fn status(&self) -> u16 {
+        match self {
+            AppendDecision::Commit(commit) => commit.status,
+            AppendDecision::Closed(decision) => decision.status(),
+            AppendDecision::Producer(decision) => decision.status(),
+            AppendDecision::Rejected(rejection) => rejection.status(),
+        }
+    }
+}
+
+impl fmt::Display for AppendRejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AppendRejection::EmptyBody => f.write_str(
+                "an append needs a body unless it closes the stream (Stream-Closed: true)",
+            ),
+            AppendRejection::BodyTooLarge => write!(
+                f,
+                "an append may carry at most {} bytes",
+                limits::STREAM_APPEND_BYTES_MAX
+            ),
+            AppendRejection::ContentType(e) => e.fmt(f),
+            AppendRejection::TooManyProducers => {
+                f.write_str("this stream already tracks as many producers as it can")
+            }
+            AppendRejection::StreamSeqTooLong => write!(
+                f,
+                "Stream-Seq must be at most {} bytes",
+                limits::STREAM_SEQ_BYTES_MAX
+            ),
+            AppendRejection::StreamSeqRegression { .. } => {
+                f.write_str("Stream-Seq must be greater than the last appended Stream-Seq")
+            }
+            AppendRejection::Json(e) => e.fmt(f),
+            AppendRejection::StreamFull => write!(
+                f,
+                "a stream may hold at most {} bytes",
+                limits::STREAM_BYTES_MAX
+            ),
+        }
+    }
+}
+
+impl Rejection for AppendRejection {
+    fn status(&self) -> u16 {
+        match self {
+            AppendRejection::EmptyBody | AppendRejection::StreamSeqTooLong => 400,
+            AppendRejection::ContentType(e) => e.status(),
+            AppendRejection::Json(e) => e.status(),
+            AppendRejection::StreamSeqRegression { .. } => 409,
+            AppendRejection::BodyTooLarge | AppendRejection::StreamFull => 413,
+            AppendRejection::TooManyProducers => 429,
+        }
+    }
+    fn code(&self) -> &'static str {
+        match self {
+            AppendRejection::EmptyBody => "streams.v1.empty_append",
+            AppendRejection::BodyTooLarge => "streams.v1.append_too_large",
+            AppendRejection::ContentType(e) => e.code(),
+            AppendRejection::TooManyProducers => "streams.v1.producer_table_full",
+            AppendRejection::StreamSeqTooLong => "streams.v1.stream_seq_too_long",
+            AppendRejection::StreamSeqRegression { .. } => "streams.v1.stream_seq_regression",
+            AppendRejection::Json(e) => e.code(),
+            AppendRejection::StreamFull => "streams.v1.stream_full",
+        }
+    }
+}
