@@ -144,14 +144,14 @@ impl ConfirmationStatus {
 
 impl SessionEnvelope {
     /// The canonical JSON text: schema key order, `activeTurn`/`terminalTurns` omitted when
-    /// absent or empty. Prefer this over `to_value` when key order matters: a
-    /// `serde_json::Value` object does not keep insertion order in this build.
+    /// absent or empty.
     pub fn to_json_string(&self) -> String {
         // Serializing plain strings, integers and maps into a String cannot fail.
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// The envelope as a JSON value, e.g. for `SessionStorage::save`.
+    /// The envelope as a JSON value, e.g. for `SessionStorage::save`. Keeps the schema key order
+    /// (serde_json is built with `preserve_order`).
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
