@@ -63,6 +63,8 @@ fn golden_v1_decodes_and_serializes_in_schema_order() {
         env.to_json_string(),
         fixture("v1_full.canonical.json").trim_end()
     );
+    // The value handed to storage keeps the same key order.
+    assert_eq!(env.to_value().to_string(), env.to_json_string());
     assert_eq!(env.cursor, 17);
     assert_eq!(env.terminal_turns[1].outcome, TurnOutcome::Indeterminate);
     assert_eq!(env.confirmations[0].status, ConfirmationStatus::Pending);
