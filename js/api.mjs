@@ -13,3 +13,6 @@ export {
   createMemorySessionStorage,
   MemorySessionStorage,
 } from '../pkg/turnkeep.js';
+
+// The chat handler (Rust, over Web Request/Response/ReadableStream).
+export { createChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';

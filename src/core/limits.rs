@@ -80,6 +80,8 @@ pub const STREAM_SSE_CONNECTION_MS_MAX: u64 = 60_000;
 
 // ---- Chat controller.
 pub const TOOL_ITERATIONS_MAX_DEFAULT: u32 = 5;
+/// The largest `maxToolIterations` a definition may set.
+pub const TOOL_ITERATIONS_MAX: u32 = 50;
 /// Tool calls one model response may request; more fails the response (not a silent cut).
 pub const TOOL_CALLS_PER_RESPONSE_MAX: usize = 32;
 /// Accumulated argument JSON text of one tool call.

@@ -5,11 +5,14 @@
 //! trap: invalid input becomes a tagged `{ ok: false, error }` result or a JS `Error` whose
 //! message says what was wrong.
 
+pub mod adapters;
+mod chat;
 mod convert;
 mod protocol;
 mod session;
 mod storage;
 
+pub use chat::create_chat_handler;
 pub use protocol::{create_turn_snapshot_cursor, decode_turn_event, encode_turn_event, TurnSnapshotCursor};
 pub use session::{decode_session_snapshot, resume_chat_session};
 pub use storage::{create_memory_session_storage, MemorySessionStorageHandle};

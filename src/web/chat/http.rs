@@ -1,10 +1,9 @@
 //! Reading the request and building responses: the cheap header checks, the body read with a
 //! byte limit, and the two kinds of response (a JSON diagnostic, or the NDJSON stream).
 
-use js_sys::{Reflect, Uint8Array};
+use js_sys::{Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{Headers, ReadableStream, Request, Response, ResponseInit};
 
 use super::js::{call_method, get};
@@ -86,11 +85,6 @@ fn respond(status: u16, body: &JsValue, content_type: &str, extra: &[(&str, &str
     // construct generically so the host's own validation decides.
     let ctor = get(&js_sys::global(), "Response");
     let args = js_sys::Array::of2(body, &init);
-    let response = Reflect::construct(ctor.unchecked_ref(), &args)?;
+    let response = Reflect::construct(ctor.unchecked_ref::<Function>(), &args)?;
     Ok(response.unchecked_into())
-}
-
-/// Awaits a JS promise-like value.
-pub async fn await_js(value: JsValue) -> Result<JsValue, JsValue> {
-    JsFuture::from(js_sys::Promise::resolve(&value)).await
 }

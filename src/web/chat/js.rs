@@ -4,7 +4,6 @@
 //! Everything goes through `globalThis`, so the same code runs in workerd, Node and browsers.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use js_sys::{Function, Object, Promise, Reflect};
@@ -160,9 +159,6 @@ pub async fn within_ms<F: Future>(ms: u32, fut: F) -> Option<F::Output> {
         Either::Right(_) => None,
     }
 }
-
-/// A boxed local future, for storing heterogeneous futures.
-pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
 /// A JS `Error` with a `code` property, for errors thrown to the host (construction errors).
 pub fn coded_error(code: &str, message: &str) -> JsValue {

@@ -13,8 +13,9 @@ use crate::core::coalesce::{Coalescer, Take};
 
 use super::js::{get, set};
 
-/// Turns an item into the bytes of one NDJSON line, when it is taken.
-pub type Encoder<T> = Box<dyn FnMut(T) -> Vec<u8>>;
+/// Turns an item into the bytes of one NDJSON line when a reader takes it. The flag says
+/// whether it is the last line (the stream closes after it). `None` skips the item.
+pub type Encoder<T> = Box<dyn FnMut(T, bool) -> Option<Vec<u8>>>;
 
 struct Inner<T> {
     slot: Coalescer<T>,
@@ -68,7 +69,7 @@ impl<T: 'static> PullStream<T> {
         set(&strategy, "highWaterMark", 0);
         let ctor = get(&js_sys::global(), "ReadableStream");
         let args = js_sys::Array::of2(&source, &strategy);
-        let stream = Reflect::construct(ctor.unchecked_ref(), &args)?;
+        let stream = Reflect::construct(ctor.unchecked_ref::<Function>(), &args)?;
         Ok((Self { inner }, stream.unchecked_into()))
     }
 
@@ -82,17 +83,6 @@ impl<T: 'static> PullStream<T> {
     pub fn close_with(&self, last: Option<T>) {
         self.inner.borrow_mut().slot.close_with(last);
         self.deliver();
-    }
-
-    /// True once the consumer cancelled the body.
-    pub fn is_cancelled(&self) -> bool {
-        self.inner.borrow().cancelled
-    }
-
-    /// (state changes published, lines emitted) so far.
-    pub fn counts(&self) -> (u64, u64) {
-        let inner = self.inner.borrow();
-        (inner.slot.published_count(), inner.slot.taken_count())
     }
 
     /// Hands the newest item to a `pull` that is waiting for one.
@@ -128,7 +118,8 @@ fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &JsValue) -> bool {
     }
     match state.slot.take() {
         Take::Item(item) => {
-            let bytes = (state.encode)(item);
+            let is_last = state.slot.is_closed();
+            let Some(bytes) = (state.encode)(item, is_last) else { return false };
             let chunk = Uint8Array::from(bytes.as_slice());
             drop(guard);
             invoke(controller, "enqueue", &chunk);
