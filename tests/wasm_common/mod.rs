@@ -63,9 +63,12 @@ pub fn version_is_the_crate_version() {
     assert_eq!(web::version(), env!("CARGO_PKG_VERSION"));
 }
 
+/// `Ok(event kind)` or `Err((code, echoed eventId))`.
+type DecodeExpected<'a> = Result<&'a str, (&'a str, Option<&'a str>)>;
+
 /// `decodeTurnEvent` on one input: `Ok(kind)` for a decoded event of that kind, `Err(code)`
 /// for a diagnostic (with `retryable: false`, and the echoed `eventId` when given).
-fn check_decode(name: &str, input: JsValue, expected: Result<&str, (&str, Option<&str>)>) {
+fn check_decode(name: &str, input: JsValue, expected: DecodeExpected) {
     let out = web::decode_turn_event(input);
     match expected {
         Ok(kind) => {
@@ -89,7 +92,7 @@ pub fn decode_turn_event_table() {
     let unknown = SUBMIT.replace("client.turn.submit", "client.turn.resume");
     let v_string = SUBMIT.replace(r#""version":1"#, r#""version":"1""#);
     let blank = SUBMIT.replace(r#""input":"hello""#, r#""input":"   ""#);
-    let cases: Vec<(&str, JsValue, Result<&str, (&str, Option<&str>)>)> = vec![
+    let cases: Vec<(&str, JsValue, DecodeExpected)> = vec![
         ("submit as text", SUBMIT.into(), Ok(submit)),
         ("submit as object", parse(SUBMIT), Ok(submit)),
         ("snapshot as object", parse(&snapshot("s1", 4)), Ok("server.turn.snapshot")),
@@ -210,10 +213,12 @@ fn identity(session_id: &str, revision: u32) -> JsValue {
     parse(&format!(r#"{{"sessionId":"{session_id}","definitionId":"demo","definitionRevision":{revision}}}"#))
 }
 
+/// (name, stored, identity, `Ok(expectedCursor)` or `Err(code)`).
+type ResumeCase<'a> = (&'a str, JsValue, JsValue, Result<Option<f64>, &'a str>);
+
 pub fn resume_chat_session_table() {
     let now = JsValue::from_f64(1_783_738_800_000.0);
-    // (name, stored, identity, Ok(expectedCursor) or Err(code))
-    let cases: Vec<(&str, JsValue, JsValue, Result<Option<f64>, &str>)> = vec![
+    let cases: Vec<ResumeCase> = vec![
         ("absent (undefined)", JsValue::UNDEFINED, identity("s1", 1), Ok(None)),
         ("absent (null)", JsValue::NULL, identity("s1", 1), Ok(None)),
         ("stored v1", parse(SESSION_V1), identity("s1", 1), Ok(Some(3.0))),
@@ -254,7 +259,7 @@ pub fn resume_chat_session_throws_for_a_malformed_call() {
         (identity("s1", 1), JsValue::from_str("0"), "nowMs"),
     ];
     for (id, now_ms, needle) in cases {
-        let err = web::resume_chat_session(JsValue::NULL, id, now_ms).err().expect("must throw");
+        let err = web::resume_chat_session(JsValue::NULL, id, now_ms).expect_err("must throw");
         let message = error_message(&err);
         assert!(message.starts_with("resumeChatSession:") && message.contains(needle), "{message}");
     }
