@@ -10,6 +10,7 @@
 pub mod core;
 pub mod ports;
 pub mod storage;
+pub mod turn;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

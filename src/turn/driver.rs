@@ -1,0 +1,164 @@
+//! Runs one turn: feeds a [`ChatController`] from a [`ModelAdapter`] and [`Tool`]s until it is
+//! done or the stop token fires, publishing every new state.
+//!
+//! The controller decides everything; the driver only performs its actions. Tools of a round
+//! run one after another. When `stop` fires, whatever is awaited (model start, next chunk,
+//! tool) is dropped, an open model stream is aborted, and the controller is stopped, which
+//! keeps the partial text. Every state change reaches `publish` as `(revision, state)`, in
+//! order, at most once per revision; a consumer that keeps only the latest (the handler's
+//! single pending snapshot slot) coalesces them.
+
+use crate::core::chat::controller::SendError;
+use crate::core::chat::{
+    Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome,
+};
+use crate::ports::chat::{CancelToken, Clock, Ids, ModelAdapter, ModelStream, Tool};
+
+use super::stop::StopWatch;
+
+/// The error text recorded on a tool call whose tool failed. Fixed, because a tool's own
+/// error message is for logs only.
+pub const TOOL_FAILED: &str = "The tool failed.";
+
+/// What a turn needs from the world.
+#[derive(Clone, Copy)]
+pub struct TurnPorts<'a> {
+    pub model: &'a dyn ModelAdapter,
+    /// Looked up by `spec().name`; should match the controller's `ChatConfig::tools`.
+    pub tools: &'a [&'a dyn Tool],
+    pub clock: &'a dyn Clock,
+    pub ids: &'a dyn Ids,
+}
+
+/// Sends `input` and runs the turn to its end. Returns the final state, or the reason `send`
+/// refused (nothing ran then).
+pub async fn run_turn(
+    controller: &mut ChatController,
+    input: &str,
+    ports: TurnPorts<'_>,
+    stop: &CancelToken,
+    publish: &mut dyn FnMut(u64, &ChatState),
+) -> Result<ChatState, SendError> {
+    let mut turn = Turn {
+        controller,
+        ports,
+        stop,
+        watch: StopWatch::new(stop),
+        publish,
+        published: None,
+    };
+    let now_ms = ports.clock.now_ms();
+    let mut action = turn
+        .controller
+        .send(input, now_ms, &mut |p: &str| ports.ids.next_id(p))?;
+    turn.publish_if_changed();
+    loop {
+        if turn.watch.is_stopped() {
+            turn.controller.stop();
+            break;
+        }
+        action = match action {
+            Action::CallModel(request) => turn.call_model(request).await,
+            Action::RunTools(invocations) => turn.run_tools(invocations).await,
+            // Continue never follows a settled step; treat it as the end rather than spin.
+            Action::Continue | Action::Done => break,
+        };
+        turn.publish_if_changed();
+    }
+    turn.publish_if_changed();
+    Ok(turn.controller.state().clone())
+}
+
+struct Turn<'t, 'p> {
+    controller: &'t mut ChatController,
+    ports: TurnPorts<'p>,
+    stop: &'t CancelToken,
+    watch: StopWatch,
+    publish: &'t mut dyn FnMut(u64, &ChatState),
+    published: Option<u64>,
+}
+
+impl Turn<'_, '_> {
+    /// One model call, chunk by chunk. Returns `Done` when stopped (the loop then stops the
+    /// controller) or when the controller ended the turn.
+    async fn call_model(&mut self, request: ModelRequest) -> Action {
+        let started = match self
+            .watch
+            .until_stopped(self.ports.model.start(request))
+            .await
+        {
+            None => return Action::Done,
+            Some(started) => started,
+        };
+        let mut stream: Box<dyn ModelStream> = match started {
+            Ok(stream) => stream,
+            Err(_) => return self.controller.on_model_error(),
+        };
+        loop {
+            let next = match self.watch.until_stopped(stream.next_chunk()).await {
+                None => {
+                    stream.abort();
+                    return Action::Done;
+                }
+                Some(next) => next,
+            };
+            let action = match next {
+                None => return self.on_model_end(),
+                Some(Err(_)) => {
+                    stream.abort();
+                    return self.controller.on_model_error();
+                }
+                Some(Ok(chunk)) => self.controller.on_chunk(chunk),
+            };
+            self.publish_if_changed();
+            if action != Action::Continue {
+                stream.abort();
+                return action;
+            }
+        }
+    }
+
+    fn on_model_end(&mut self) -> Action {
+        let (now_ms, ids) = (self.ports.clock.now_ms(), self.ports.ids);
+        self.controller
+            .on_model_end(now_ms, &mut |p: &str| ids.next_id(p))
+    }
+
+    /// A round of tools, one after another.
+    async fn run_tools(&mut self, invocations: Vec<ToolInvocation>) -> Action {
+        let mut next = Action::Continue;
+        for invocation in invocations {
+            let tools = self.ports.tools;
+            let tool = tools.iter().find(|t| t.spec().name == invocation.name);
+            let outcome: ToolOutcome = match tool {
+                None => Err(crate::core::chat::controller::UNKNOWN_TOOL.to_owned()),
+                Some(tool) => {
+                    self.controller.on_tool_started(&invocation.id);
+                    self.publish_if_changed();
+                    let running = tool.execute(invocation.args, self.stop.clone());
+                    match self.watch.until_stopped(running).await {
+                        None => return Action::Done,
+                        Some(Ok(text)) => Ok(text),
+                        Some(Err(_)) => Err(TOOL_FAILED.to_owned()),
+                    }
+                }
+            };
+            let (now_ms, ids) = (self.ports.clock.now_ms(), self.ports.ids);
+            next =
+                self.controller
+                    .on_tool_result(&invocation.id, outcome, now_ms, &mut |p: &str| {
+                        ids.next_id(p)
+                    });
+            self.publish_if_changed();
+        }
+        next
+    }
+
+    fn publish_if_changed(&mut self) {
+        let revision = self.controller.revision();
+        if self.published != Some(revision) {
+            self.published = Some(revision);
+            (self.publish)(revision, self.controller.state());
+        }
+    }
+}
