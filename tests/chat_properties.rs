@@ -6,6 +6,7 @@ mod chat_support;
 use chat_support::{counter_ids, NOW_MS};
 use proptest::prelude::*;
 use serde_json::json;
+use turnkeep::core::chat::openai::{OpenAiError, OpenAiStream};
 use turnkeep::core::chat::{
     Action, ChatConfig, ChatController, ChatStatus, FinishReason, ModelChunk, ToolSpec, Usage,
 };
@@ -124,5 +125,43 @@ proptest! {
             let decoded = decode_messages(&wire).map_err(|e| TestCaseError::fail(e.message()))?;
             prop_assert_eq!(&decoded, &state.messages);
         }
+    }
+}
+
+/// Bytes that matter to an event stream, so random input often forms fields and events.
+fn sse_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let piece = pick(&[
+        "data: ", "data:", "event: error", ": c", "\r", "\n", "\r\n", "[DONE]", "{", "}",
+        r#"{"choices":[{"delta":{"content":"x"}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]},"finish_reason":"tool_calls"}]}"#,
+        r#"{"usage":{"prompt_tokens":1,"completion_tokens":2}}"#, "\u{feff}", "é",
+    ])
+    .prop_map(|s| s.as_bytes().to_vec());
+    let raw = proptest::collection::vec(any::<u8>(), 0..4);
+    proptest::collection::vec(prop_oneof![4 => piece, 1 => raw], 0..40).prop_map(|v| v.concat())
+}
+
+fn translate(parts: &[&[u8]]) -> Result<Vec<ModelChunk>, OpenAiError> {
+    let mut stream = OpenAiStream::new();
+    let mut out = Vec::new();
+    for part in parts {
+        out.extend(stream.push(part)?);
+    }
+    out.extend(stream.end()?);
+    Ok(out)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Any bytes, cut anywhere: no panic, and the same chunks or the same error as whole.
+    #[test]
+    fn any_byte_stream_translates_the_same_however_it_is_cut(bytes in sse_bytes(), a in any::<usize>(), b in any::<usize>()) {
+        let whole = translate(&[&bytes]);
+        let (mut x, mut y) = (a % (bytes.len() + 1), b % (bytes.len() + 1));
+        if x > y {
+            std::mem::swap(&mut x, &mut y);
+        }
+        prop_assert_eq!(translate(&[&bytes[..x], &bytes[x..y], &bytes[y..]]), whole);
     }
 }
