@@ -15,6 +15,7 @@
 //!   sentinels: [`offset`] and [`read_query`]
 //! - §9 content types and SSE encoding: [`content_type`]; §9.1 JSON mode: [`json_mode`]
 //! - §10.1 long-poll / SSE cursors: [`cursor`]
+//! - one PUT end to end (create, idempotent re-create, fork): [`create`]
 //! - one POST end to end (the order of all the checks above): [`append`]
 //!
 //! Every rejection implements [`Rejection`]: a stable `code` (the diagnostic's version is the
@@ -25,6 +26,7 @@
 pub mod append;
 pub mod closure;
 pub mod content_type;
+pub mod create;
 pub mod cursor;
 pub mod json_mode;
 pub mod offset;
