@@ -14,9 +14,17 @@ use turnkeep::core::chat::{
 use turnkeep::core::limits::SSE_LINE_BYTES_MAX;
 use turnkeep::core::protocol::decode_messages;
 
-fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/fixtures/chat/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+/// The recorded fixtures, embedded so the test also runs where there is no file system.
+fn fixture(name: &str) -> &'static [u8] {
+    match name {
+        "openai_tool_calls.sse" => include_bytes!("fixtures/chat/openai_tool_calls.sse"),
+        "openai_tool_calls.chunks.json" => {
+            include_bytes!("fixtures/chat/openai_tool_calls.chunks.json")
+        }
+        "openai_text.sse" => include_bytes!("fixtures/chat/openai_text.sse"),
+        "openai_text.chunks.json" => include_bytes!("fixtures/chat/openai_text.chunks.json"),
+        other => panic!("no fixture {other}"),
+    }
 }
 
 fn chunk_json(c: &ModelChunk) -> Value {
@@ -60,9 +68,9 @@ fn translate(parts: &[&[u8]]) -> Result<Vec<Value>, OpenAiError> {
 /// fed one byte at a time.
 fn check_fixture(sse: &str, golden: &str) {
     let bytes = fixture(sse);
-    let expected: Value = serde_json::from_slice(&fixture(golden)).expect("golden JSON");
+    let expected: Value = serde_json::from_slice(fixture(golden)).expect("golden JSON");
     let expected = expected.as_array().expect("golden array").clone();
-    assert_eq!(translate(&[&bytes]), Ok(expected.clone()), "{sse} whole");
+    assert_eq!(translate(&[bytes]), Ok(expected.clone()), "{sse} whole");
     for cut in 0..=bytes.len() {
         assert_eq!(
             translate(&[&bytes[..cut], &bytes[cut..]]),
@@ -99,7 +107,7 @@ fn a_recorded_tool_call_stream_drives_the_controller_to_one_call() {
     c.send("weather?", NOW_MS, &mut ids).expect("send");
     let mut stream = OpenAiStream::new();
     for chunk in stream
-        .push(&fixture("openai_tool_calls.sse"))
+        .push(fixture("openai_tool_calls.sse"))
         .expect("stream")
     {
         assert_eq!(c.on_chunk(chunk), Action::Continue);

@@ -1,5 +1,7 @@
 //! Property: whatever a model or tool sends, in whatever order, the controller never panics,
 //! its revision moves exactly when its state does, and every state is a valid wire snapshot.
+//! Host only: proptest is a host dev-dependency.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod chat_support;
 
