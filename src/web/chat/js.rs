@@ -90,7 +90,7 @@ pub fn aborted(signal: &AbortSignal) -> JsFuture {
 pub fn timeout_signal(ms: u32) -> Result<AbortSignal, JsValue> {
     let ctor = get(&js_sys::global(), "AbortSignal");
     let f = get_fn(&ctor, "timeout").ok_or_else(|| JsValue::from_str("AbortSignal.timeout is missing"))?;
-    f.call1(&ctor, &JsValue::from(ms))?.dyn_into::<AbortSignal>().map_err(JsValue::from)
+    f.call1(&ctor, &JsValue::from(ms))?.dyn_into::<AbortSignal>()
 }
 
 /// `AbortSignal.any(signals)`, or a controller that follows them where `any` is missing.
@@ -101,7 +101,7 @@ pub fn any_signal(signals: &[&AbortSignal]) -> Result<AbortSignal, JsValue> {
         list.push(s);
     }
     if let Some(any) = get_fn(&ctor, "any") {
-        return any.call1(&ctor, &list)?.dyn_into::<AbortSignal>().map_err(JsValue::from);
+        return any.call1(&ctor, &list)?.dyn_into::<AbortSignal>();
     }
     let controller = web_sys::AbortController::new()?;
     for s in signals {
