@@ -16,3 +16,6 @@ export {
 
 // The chat handler (Rust, over Web Request/Response/ReadableStream).
 export { createChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
+
+// Chat definitions and model descriptors (plain JS, checked at definition time).
+export { defineChat, createDemoModel, createOpenAICompatibleModel } from './chat.mjs';
