@@ -100,12 +100,6 @@ impl Offset {
             byte_offset,
         })
     }
-
-    /// True when both components fit the 16-digit printed form (always true for parsed offsets).
-    pub fn is_printable(self) -> bool {
-        self.read_seq <= limits::STREAM_OFFSET_COMPONENT_MAX
-            && self.byte_offset <= limits::STREAM_OFFSET_COMPONENT_MAX
-    }
 }
 
 impl OffsetQuery {

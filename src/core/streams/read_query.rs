@@ -89,8 +89,9 @@ pub fn parse_read_query(
     })
 }
 
-/// Decides where the read starts. `start` is the stream's first offset (ZERO for a plain stream),
-/// `tail` its current tail, `closed` its closure state.
+/// Decides where the read starts. `start` is where `-1` begins: `Offset::ZERO`, also for a fork
+/// (it shares the source's offsets and reads inherited data first). `tail` is the stream's current
+/// tail, `closed` its closure state.
 pub fn plan_read(query: &ReadQuery, start: Offset, tail: Offset, closed: bool) -> ReadStart {
     let from = query.offset.resolve(start, tail);
     match query.live {
