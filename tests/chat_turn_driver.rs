@@ -47,13 +47,13 @@ struct Run {
 
 fn run(model: &dyn ModelAdapter, tools: &[&dyn Tool], input: &str, stop: &CancelToken) -> Run {
     let specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec().clone()).collect();
-    let mut controller = ChatController::new(
+    let controller = std::cell::RefCell::new(ChatController::new(
         ChatConfig {
             tools: specs,
             ..ChatConfig::default()
         },
         Vec::new(),
-    );
+    ));
     let ids = CounterIds::default();
     let ports = TurnPorts {
         model,
@@ -63,14 +63,14 @@ fn run(model: &dyn ModelAdapter, tools: &[&dyn Tool], input: &str, stop: &Cancel
     };
     let mut published = Vec::new();
     let result = block_on(run_turn(
-        &mut controller,
+        &controller,
         input,
         ports,
         stop,
         &mut |rev, state: &ChatState| published.push((rev, state.clone())),
     ))
     .expect("send accepted");
-    assert_eq!(&result, controller.state());
+    assert_eq!(&result, controller.borrow().state());
     Run { result, published }
 }
 

@@ -8,6 +8,8 @@
 //! order, at most once per revision; a consumer that keeps only the latest (the handler's
 //! single pending snapshot slot) coalesces them.
 
+use std::cell::RefCell;
+
 use crate::core::chat::controller::SendError;
 use crate::core::chat::{
     Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome,
@@ -33,12 +35,43 @@ pub struct TurnPorts<'a> {
 /// Sends `input` and runs the turn to its end. Returns the final state, or the reason `send`
 /// refused (nothing ran then).
 pub async fn run_turn(
-    controller: &mut ChatController,
+    controller: &RefCell<ChatController>,
     input: &str,
     ports: TurnPorts<'_>,
     stop: &CancelToken,
     publish: &mut dyn FnMut(u64, &ChatState),
 ) -> Result<ChatState, SendError> {
+    let first = begin_turn(controller, input, ports)?;
+    drive_turn(controller, first, ports, stop, publish).await;
+    let state = controller.borrow().state().clone();
+    Ok(state)
+}
+
+/// Sends `input`: the user message and an empty assistant message exist afterwards, and the
+/// returned action starts the model. A handler calls this before it answers the request, so a
+/// refused input never opens a stream.
+pub fn begin_turn(
+    controller: &RefCell<ChatController>,
+    input: &str,
+    ports: TurnPorts<'_>,
+) -> Result<Action, SendError> {
+    let now_ms = ports.clock.now_ms();
+    controller.borrow_mut().send(input, now_ms, &mut |p: &str| ports.ids.next_id(p))
+}
+
+/// Performs `first` and every action after it until the controller is done or `stop` fires.
+///
+/// The controller sits in a `RefCell` so that a consumer may read its state at any moment
+/// (the handler encodes a snapshot when a reader pulls): the driver borrows it mutably only
+/// for one synchronous input at a time, never across an `await`, and calls `publish` under a
+/// shared borrow.
+pub async fn drive_turn(
+    controller: &RefCell<ChatController>,
+    first: Action,
+    ports: TurnPorts<'_>,
+    stop: &CancelToken,
+    publish: &mut dyn FnMut(u64, &ChatState),
+) {
     let mut turn = Turn {
         controller,
         ports,
@@ -47,14 +80,11 @@ pub async fn run_turn(
         publish,
         published: None,
     };
-    let now_ms = ports.clock.now_ms();
-    let mut action = turn
-        .controller
-        .send(input, now_ms, &mut |p: &str| ports.ids.next_id(p))?;
+    let mut action = first;
     turn.publish_if_changed();
     loop {
         if turn.watch.is_stopped() {
-            turn.controller.stop();
+            turn.controller.borrow_mut().stop();
             break;
         }
         action = match action {
@@ -66,11 +96,10 @@ pub async fn run_turn(
         turn.publish_if_changed();
     }
     turn.publish_if_changed();
-    Ok(turn.controller.state().clone())
 }
 
 struct Turn<'t, 'p> {
-    controller: &'t mut ChatController,
+    controller: &'t RefCell<ChatController>,
     ports: TurnPorts<'p>,
     stop: &'t CancelToken,
     watch: StopWatch,
@@ -92,7 +121,7 @@ impl Turn<'_, '_> {
         };
         let mut stream: Box<dyn ModelStream> = match started {
             Ok(stream) => stream,
-            Err(_) => return self.controller.on_model_error(),
+            Err(_) => return self.controller.borrow_mut().on_model_error(),
         };
         loop {
             let next = match self.watch.until_stopped(stream.next_chunk()).await {
@@ -106,9 +135,9 @@ impl Turn<'_, '_> {
                 None => return self.on_model_end(),
                 Some(Err(_)) => {
                     stream.abort();
-                    return self.controller.on_model_error();
+                    return self.controller.borrow_mut().on_model_error();
                 }
-                Some(Ok(chunk)) => self.controller.on_chunk(chunk),
+                Some(Ok(chunk)) => self.controller.borrow_mut().on_chunk(chunk),
             };
             self.publish_if_changed();
             if action != Action::Continue {
@@ -121,6 +150,7 @@ impl Turn<'_, '_> {
     fn on_model_end(&mut self) -> Action {
         let (now_ms, ids) = (self.ports.clock.now_ms(), self.ports.ids);
         self.controller
+            .borrow_mut()
             .on_model_end(now_ms, &mut |p: &str| ids.next_id(p))
     }
 
@@ -133,7 +163,7 @@ impl Turn<'_, '_> {
             let outcome: ToolOutcome = match tool {
                 None => Err(crate::core::chat::controller::UNKNOWN_TOOL.to_owned()),
                 Some(tool) => {
-                    self.controller.on_tool_started(&invocation.id);
+                    self.controller.borrow_mut().on_tool_started(&invocation.id);
                     self.publish_if_changed();
                     let running = tool.execute(invocation.args, self.stop.clone());
                     match self.watch.until_stopped(running).await {
@@ -146,6 +176,7 @@ impl Turn<'_, '_> {
             let (now_ms, ids) = (self.ports.clock.now_ms(), self.ports.ids);
             next =
                 self.controller
+                    .borrow_mut()
                     .on_tool_result(&invocation.id, outcome, now_ms, &mut |p: &str| {
                         ids.next_id(p)
                     });
@@ -155,10 +186,11 @@ impl Turn<'_, '_> {
     }
 
     fn publish_if_changed(&mut self) {
-        let revision = self.controller.revision();
+        let controller = self.controller.borrow();
+        let revision = controller.revision();
         if self.published != Some(revision) {
             self.published = Some(revision);
-            (self.publish)(revision, self.controller.state());
+            (self.publish)(revision, controller.state());
         }
     }
 }

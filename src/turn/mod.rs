@@ -8,4 +8,4 @@ pub mod driver;
 mod stop;
 
 pub use demo_model::{DemoModel, DemoTool};
-pub use driver::{run_turn, TurnPorts, TOOL_FAILED};
+pub use driver::{begin_turn, drive_turn, run_turn, TurnPorts, TOOL_FAILED};

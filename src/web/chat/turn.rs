@@ -6,23 +6,24 @@ use std::rc::Rc;
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::spawn_local;
 use web_sys::Response;
 
-use crate::core::chat::controller::{Action, ChatController, ChatStatus, ToolOutcome};
+use crate::core::chat::controller::{ChatController, ChatStatus};
 use crate::core::protocol::{
     encode_turn_event_line, BoundaryError, Envelope, EventBody, Lineage, SnapshotPayload, TurnDiagnostic, TurnEvent,
     TurnStatus, Usage,
 };
 use crate::core::sequence::TurnSequencer;
 use crate::core::session::{release_turn, SessionEnvelope, TurnOutcome};
-use crate::ports::chat::{CancelToken, ModelStream};
+use crate::ports::chat::{CancelToken, Clock, Ids, Tool};
 use crate::ports::session::SessionStorage;
 
 use super::definition::Definition;
 use super::handler::{abandon, Deadline, Failure};
 use super::http::ndjson_response;
-use super::js::{get_fn, race, within_ms, Either};
+use super::js::{get_fn, within_ms};
+use crate::turn::{begin_turn, drive_turn, TurnPorts};
 use super::options::HandlerOptions;
 use super::stream::PullStream;
 
@@ -70,6 +71,18 @@ impl HostClock {
     }
 }
 
+impl Clock for HostClock {
+    fn now_ms(&self) -> u64 {
+        HostClock::now_ms(self)
+    }
+}
+
+impl Ids for HostClock {
+    fn next_id(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", self.new_id())
+    }
+}
+
 fn random_uuid() -> Option<String> {
     let crypto = super::js::get(&js_sys::global(), "crypto");
     get_fn(&crypto, "randomUUID")?.call0(&crypto).ok()?.as_string()
@@ -98,7 +111,6 @@ struct Turn {
     controller: RefCell<ChatController>,
     stop: CancelToken,
     stop_reason: Cell<Option<StopReason>>,
-    published_revision: Cell<u64>,
 }
 
 /// Steps 6-7: loads messages, starts the controller and returns the 200 stream.
@@ -117,9 +129,9 @@ pub(crate) async fn start_turn(
             return Err(failure);
         }
     };
-    let mut controller = ChatController::new(claimed.definition.chat_config(), history);
-    let mut ids = |prefix: &str| format!("{prefix}-{}", clock.new_id());
-    let first = match controller.send(&claimed.input, clock.now_ms(), &mut ids) {
+    let controller = RefCell::new(ChatController::new(claimed.definition.chat_config(), history));
+    let send_ports = TurnPorts { model: claimed.definition.model.as_ref(), tools: &[], clock: &clock, ids: &clock };
+    let first = match begin_turn(&controller, &claimed.input, send_ports) {
         Ok(action) => action,
         Err(_) => {
             abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms()).await;
@@ -137,10 +149,9 @@ pub(crate) async fn start_turn(
         options,
         claimed,
         clock,
-        controller: RefCell::new(controller),
+        controller,
         stop: CancelToken::new(),
         stop_reason: Cell::new(None),
-        published_revision: Cell::new(0),
     });
     let stream = build_stream(&turn, sequencer);
     let (stream, body) = match stream {
@@ -152,12 +163,17 @@ pub(crate) async fn start_turn(
         }
     };
     watch_deadline(&turn, &deadline);
-    stream.publish(Line::State);
-    turn.published_revision.set(turn.controller.borrow().revision());
     let response = ndjson_response(&body).map_err(|_| Failure::Boundary(BoundaryError::Internal));
     let task_turn = turn.clone();
     spawn_local(async move {
-        drive(&task_turn, &stream, first).await;
+        let tools: Vec<&dyn Tool> = task_turn.claimed.definition.tools.iter().map(|t| t.as_ref()).collect();
+        let ports = TurnPorts {
+            model: task_turn.claimed.definition.model.as_ref(),
+            tools: &tools,
+            clock: &task_turn.clock,
+            ids: &task_turn.clock,
+        };
+        drive_turn(&task_turn.controller, first, ports, &task_turn.stop, &mut |_, _| stream.publish(Line::State)).await;
         finish(&task_turn, &stream).await;
         drop(deadline);
     });
@@ -206,15 +222,6 @@ impl Turn {
         self.stop.cancel();
     }
 
-    /// Publishes the controller's state if it changed since the last publish.
-    fn publish_if_changed(&self, stream: &PullStream<Line>) {
-        let revision = self.controller.borrow().revision();
-        if revision != self.published_revision.get() {
-            self.published_revision.set(revision);
-            stream.publish(Line::State);
-        }
-    }
-
     fn encode(&self, line: Line, sequence: u64) -> String {
         let envelope = Envelope {
             event_id: self.clock.new_id(),
@@ -252,111 +259,11 @@ impl Turn {
         }
     }
 
-    fn ids(&self) -> impl FnMut(&str) -> String + '_ {
-        move |prefix: &str| format!("{prefix}-{}", self.clock.new_id())
-    }
 }
 
 /// In-stream diagnostics are always retryable (the response had already started).
 fn in_stream(error: BoundaryError) -> TurnDiagnostic {
     TurnDiagnostic { retryable: true, ..error.diagnostic() }
-}
-
-/// A future that resolves when the turn's stop token fires.
-fn stopped(stop: &CancelToken) -> JsFuture {
-    let stop = stop.clone();
-    JsFuture::from(js_sys::Promise::new(&mut |resolve, _| {
-        stop.on_cancel(move || {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        });
-    }))
-}
-
-/// Runs the controller's actions until it is done or the turn is stopped.
-async fn drive(turn: &Turn, stream: &PullStream<Line>, first: Action) {
-    let mut action = first;
-    loop {
-        turn.publish_if_changed(stream);
-        action = match action {
-            Action::CallModel(request) => match call_model(turn, stream, request).await {
-                Some(next) => next,
-                None => break,
-            },
-            Action::RunTools(invocations) => match run_tools(turn, stream, invocations).await {
-                Some(next) => next,
-                None => break,
-            },
-            Action::Continue | Action::Done => break,
-        };
-    }
-    if turn.stop.is_cancelled() {
-        turn.controller.borrow_mut().stop();
-    }
-    turn.publish_if_changed(stream);
-}
-
-/// One model call, chunk by chunk; `None` when the turn was stopped meanwhile.
-async fn call_model(turn: &Turn, stream: &PullStream<Line>, request: crate::core::chat::model::ModelRequest) -> Option<Action> {
-    let model = turn.claimed.definition.model.clone();
-    let started = match race(model.start(request), stopped(&turn.stop)).await {
-        Either::Left(started) => started,
-        Either::Right(_) => return None,
-    };
-    let mut model_stream: Box<dyn ModelStream> = match started {
-        Ok(s) => s,
-        Err(_) => return Some(turn.controller.borrow_mut().on_model_error()),
-    };
-    loop {
-        let next = race(model_stream.next_chunk(), stopped(&turn.stop)).await;
-        let action = match next {
-            Either::Right(_) => {
-                model_stream.abort();
-                return None;
-            }
-            Either::Left(None) => {
-                let now = turn.clock.now_ms();
-                let mut ids = turn.ids();
-                return Some(turn.controller.borrow_mut().on_model_end(now, &mut ids));
-            }
-            Either::Left(Some(Err(_))) => return Some(turn.controller.borrow_mut().on_model_error()),
-            Either::Left(Some(Ok(chunk))) => turn.controller.borrow_mut().on_chunk(chunk),
-        };
-        turn.publish_if_changed(stream);
-        if !matches!(action, Action::Continue) {
-            model_stream.abort();
-            return Some(action);
-        }
-    }
-}
-
-/// Runs a round of tools one after another; `None` when the turn was stopped meanwhile.
-async fn run_tools(
-    turn: &Turn,
-    stream: &PullStream<Line>,
-    invocations: Vec<crate::core::chat::controller::ToolInvocation>,
-) -> Option<Action> {
-    let mut next = Action::Continue;
-    for invocation in invocations {
-        let tools = turn.claimed.definition.tools.clone();
-        let Some(tool) = tools.iter().find(|t| t.spec().name == invocation.name) else {
-            let now = turn.clock.now_ms();
-            let mut ids = turn.ids();
-            next = turn.controller.borrow_mut().on_tool_result(&invocation.id, Err("Unknown tool.".into()), now, &mut ids);
-            continue;
-        };
-        turn.controller.borrow_mut().on_tool_started(&invocation.id);
-        turn.publish_if_changed(stream);
-        let outcome: ToolOutcome = match race(tool.execute(invocation.args, turn.stop.clone()), stopped(&turn.stop)).await {
-            Either::Right(_) => return None,
-            Either::Left(Ok(text)) => Ok(text),
-            Either::Left(Err(_)) => Err("Tool failed.".into()),
-        };
-        let now = turn.clock.now_ms();
-        let mut ids = turn.ids();
-        next = turn.controller.borrow_mut().on_tool_result(&invocation.id, outcome, now, &mut ids);
-        turn.publish_if_changed(stream);
-    }
-    Some(next)
 }
 
 /// Cleanup, once: save messages (bounded), release the lease by CAS (bounded), then close the
