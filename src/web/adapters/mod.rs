@@ -3,11 +3,11 @@
 //! through the traits in `crate::ports`. Every host callback may return a value or a Promise;
 //! a throw or a rejection becomes a `PortError` whose message is for logs only.
 //!
-//! - [`session_storage`]: `JsSessionStorage` (the CAS envelope store).
-//! - [`chat_memory`]: `JsChatMemory`, and `MemoryChatMemory` behind `createMemoryChatMemory()`.
-//! - [`tool`]: `JsTool`.
-//! - [`models`]: `model_from_js` → the demo, OpenAI-compatible or host model adapter.
-//! - [`test_hooks`]: wasm exports for the JS tests only (names start with `__`).
+//! - [`session_storage`] holds `JsSessionStorage` (the CAS envelope store).
+//! - [`chat_memory`] holds `JsChatMemory`, and `MemoryChatMemory` behind `createMemoryChatMemory()`.
+//! - [`tool`] holds `JsTool`.
+//! - [`models`] holds `model_from_js`: the demo, OpenAI-compatible or host model adapter.
+//! - [`test_hooks`] holds wasm exports for the JS tests only (names start with `__`).
 
 pub mod chat_memory;
 pub mod models;

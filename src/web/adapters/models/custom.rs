@@ -13,8 +13,6 @@
 //! read. `abort()` (or dropping the stream) aborts `signal` and calls the iterator's `return()`
 //! so a generator's `finally` runs.
 
-use std::collections::VecDeque;
-
 use js_sys::{Function, Object, Symbol};
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
@@ -58,7 +56,7 @@ impl ModelAdapter for JsModel {
                 .map_err(|e| port_error("model.stream", &e))?;
             let iterator = iterator_of(&iterable)
                 .ok_or_else(|| PortError::new("model.stream must return an async iterable of chunks"))?;
-            Ok(Box::new(JsModelStream { abort, iterator, done: false, finished: false, queue: VecDeque::new() })
+            Ok(Box::new(JsModelStream { abort, iterator, done: false, finished: false })
                 as Box<dyn ModelStream>)
         })
     }
@@ -71,8 +69,6 @@ struct JsModelStream {
     done: bool,
     /// A finish chunk was handed out.
     finished: bool,
-    /// The synthesized finish of an iterator that ended without one.
-    queue: VecDeque<ModelChunk>,
 }
 
 impl JsModelStream {
@@ -100,9 +96,6 @@ impl JsModelStream {
 impl ModelStream for JsModelStream {
     fn next_chunk(&mut self) -> LocalFuture<'_, Option<Result<ModelChunk, PortError>>> {
         Box::pin(async move {
-            if let Some(chunk) = self.queue.pop_front() {
-                return Some(Ok(chunk));
-            }
             if self.done {
                 return None;
             }
@@ -139,7 +132,6 @@ impl ModelStream for JsModelStream {
     }
 
     fn abort(&mut self) {
-        self.queue.clear();
         if !self.done {
             self.close(false);
         }
