@@ -19,3 +19,6 @@ export { createChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
 
 // Chat definitions and model descriptors (plain JS, checked at definition time).
 export { defineChat, createDemoModel, createOpenAICompatibleModel } from './chat.mjs';
+
+// The node:http bridge (no imports of its own, so every entry can carry it; useful in Node).
+export { toNodeHandler } from './node-bridge.mjs';

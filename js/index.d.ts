@@ -234,5 +234,141 @@ export class MemorySessionStorage implements SessionStorage {
 
 export function createMemorySessionStorage(): MemorySessionStorage;
 
+// ---- Chat handler (design §6, §8) ----
+
+/** Canonical messages of one chat, loaded before a turn and saved after it. */
+export interface ChatMemory {
+  load(signal?: AbortSignal): Message[] | Promise<Message[]>;
+  save(messages: Message[], signal?: AbortSignal): unknown;
+}
+
+/** In-memory ChatMemory backed by the Rust adapter. **Not durable.** */
+export interface MemoryChatMemory extends ChatMemory {
+  load(): Promise<Message[]>;
+  /** Rejects with the first invalid field when `messages` is not a valid message array. */
+  save(messages: Message[]): Promise<void>;
+  free(): void;
+}
+
+export function createMemoryChatMemory(): MemoryChatMemory;
+
+/** A chunk a host model yields. */
+export type ModelChunk =
+  | { type: 'text'; text: string }
+  | { type: 'tool-call'; index: number; id?: string; name?: string; argsDelta?: string }
+  | {
+      type: 'finish';
+      reason: 'stop' | 'length' | 'tool-calls' | 'content-filter' | (string & {});
+      usage?: { promptTokens: number; completionTokens: number; totalTokens?: number };
+    };
+
+export interface ModelRequest {
+  messages: Message[];
+  tools: { name: string; description: string; parameters: Record<string, unknown>; requiresConfirmation: boolean }[];
+}
+
+/** Any object with `stream(request, { signal })` is a model. */
+export interface HostModel {
+  stream(
+    request: ModelRequest,
+    options: { signal: AbortSignal },
+  ): AsyncIterable<ModelChunk> | Iterable<ModelChunk> | Promise<AsyncIterable<ModelChunk> | Iterable<ModelChunk>>;
+}
+
+export interface DemoModel {
+  readonly kind: 'turnkeep.demo';
+  readonly chunkDelayMs: number;
+}
+
+export interface OpenAICompatibleModel {
+  readonly kind: 'turnkeep.openai-compatible';
+  readonly baseUrl: string;
+  readonly model: string;
+  readonly includeUsage: boolean;
+}
+
+export type ChatModel = DemoModel | OpenAICompatibleModel | HostModel;
+
+/** A tool the model may call. JSON Schema `parameters`; `execute` must honour `signal`. */
+export interface ChatTool {
+  /** 1 to 64 of A-Z a-z 0-9 _ - */
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  requiresConfirmation?: boolean;
+  execute(args: Record<string, unknown>, options: { signal: AbortSignal }): unknown;
+}
+
+export interface ChatDefinitionOptions {
+  id: SafeId;
+  revision: number;
+  model: ChatModel;
+  memory: ChatMemory;
+  tools?: readonly ChatTool[];
+  /** 0 to 50, default 5. */
+  maxToolIterations?: number;
+  initialMessages?: readonly Message[];
+}
+
+export interface ChatDefinition {
+  readonly id: SafeId;
+  readonly revision: number;
+  readonly model: ChatModel;
+  readonly memory: ChatMemory;
+  readonly tools: readonly ChatTool[];
+  readonly maxToolIterations: number;
+  readonly initialMessages: readonly Message[];
+}
+
+/** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` naming the first bad field. */
+export function defineChat(options: ChatDefinitionOptions): ChatDefinition;
+
+/** The deterministic demo model (no network). `chunkDelayMs` 0 to 60000, default 20. */
+export function createDemoModel(options?: { chunkDelayMs?: number }): DemoModel;
+
+/** A model behind `POST {baseUrl}/chat/completions` with `stream: true`. */
+export function createOpenAICompatibleModel(options: {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  includeUsage?: boolean;
+}): OpenAICompatibleModel;
+
+export type AuthenticateResult<Context> = { ok: true; context: Context } | { ok: false; response: Response };
+
+export interface ChatHandlerOptions<Context = unknown> {
+  /** Runs before a byte of the body is read. Absent: anonymous (`context` undefined). */
+  authenticate?(request: Request, signal: AbortSignal): AuthenticateResult<Context> | Promise<AuthenticateResult<Context>>;
+  resolveDefinition(context: Context, sessionId: SafeId, signal: AbortSignal): ChatDefinition | Promise<ChatDefinition>;
+  sessionStorage(context: Context, signal: AbortSignal): SessionStorage | Promise<SessionStorage>;
+  /** Deadline of the whole turn, default 30000. */
+  timeoutMs?: number;
+  /** Budget of the cleanup after the turn, default 5000. */
+  cleanupTimeoutMs?: number;
+  /** Request body limit, default 65536. */
+  maxBodyBytes?: number;
+  /** Clock override (epoch ms), for tests. */
+  now?(): number;
+  /** Id generator override, for tests. */
+  createId?(): string;
+}
+
+/** `Request` in, `Response` out (an NDJSON stream of turn events, or a diagnostic). */
+export type ChatHandler = (request: Request) => Promise<Response>;
+
+/** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` for bad options. */
+export function createChatHandler<Context = unknown>(options: ChatHandlerOptions<Context>): ChatHandler;
+
+// ---- Node bridge ----
+
+/**
+ * Serves a Web-style handler from `node:http`. A client disconnect aborts the Request's signal.
+ * Handler failures go to `onError` (default `console.error`); the client gets a bare 500.
+ */
+export function toNodeHandler(
+  handler: ((request: Request) => Response | Promise<Response>) | { fetch(request: Request): Response | Promise<Response> },
+  options?: { onError?: (error: unknown) => void },
+): (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void;
+
 /** The crate version of the loaded wasm build. */
 export function version(): string;

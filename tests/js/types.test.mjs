@@ -1,0 +1,44 @@
+// js/index.d.ts declares exactly what the package exports at runtime: every runtime export
+// has a declaration, and every declared function, class or constant exists.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const dts = readFileSync(new URL('../../js/index.d.ts', import.meta.url), 'utf8');
+
+/** Names of value declarations (`export function|class|const|let|var NAME`). */
+function declaredValues(source) {
+  const names = new Set();
+  for (const m of source.matchAll(/^export\s+(?:declare\s+)?(?:function|class|const|let|var)\s+([A-Za-z_$][\w$]*)/gm)) {
+    names.add(m[1]);
+  }
+  return names;
+}
+
+// Test-only hooks (`__…ForTest`) are deliberately undeclared.
+const isPublic = (name) => !name.startsWith('__');
+
+for (const entry of ['node.mjs']) {
+  test(`index.d.ts matches the runtime exports of js/${entry}`, async () => {
+    const runtime = new Set(Object.keys(await import(`../../js/${entry}`)).filter(isPublic));
+    const declared = declaredValues(dts);
+    const undeclared = [...runtime].filter((n) => !declared.has(n)).sort();
+    const missing = [...declared].filter((n) => !runtime.has(n)).sort();
+    assert.deepEqual(undeclared, [], `exported but not typed in js/index.d.ts: ${undeclared.join(', ')}`);
+    assert.deepEqual(missing, [], `typed in js/index.d.ts but not exported: ${missing.join(', ')}`);
+  });
+}
+
+test('index.d.ts type-checks with typical usage under tsc --strict', () => {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const tsc = `${root}node_modules/typescript/bin/tsc`;
+  const args = [
+    tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext',
+    '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', '--types', 'node',
+    'js/index.d.ts', 'tests/js/fixtures/types-usage.ts',
+  ];
+  const run = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
+  assert.equal(run.status, 0, `tsc reported:\n${run.stdout}${run.stderr}`);
+});
