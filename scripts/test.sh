@@ -23,7 +23,7 @@ step "wasm-bindgen tests (Node and headless Chromium)"
 # The runner picks Node or the browser per test file; chromedriver drives Debian's Chromium.
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
 CHROMEDRIVER=/usr/bin/chromedriver \
-  cargo test --target wasm32-unknown-unknown --test wasm_node --test wasm_browser
+  cargo test --target wasm32-unknown-unknown --test wasm_node --test wasm_browser --test wasm_panic
 
 step "node --test tests/js/"
 node --test tests/js/

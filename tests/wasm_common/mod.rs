@@ -309,3 +309,4 @@ pub async fn memory_session_storage_rejects_bad_calls() {
         assert!(err.starts_with("MemorySessionStorage.") && err.contains(needle), "{err}");
     }
 }
+
