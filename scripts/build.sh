@@ -17,8 +17,8 @@ cargo build --release --target wasm32-unknown-unknown --lib --features cloudflar
 src="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/turnkeep.wasm"
 stamp="pkg/.built-from"
 [ -f "$src" ] || die "$src was not produced."
-# Cargo leaves the artifact's mtime alone when nothing changed, so size+mtime identifies it.
-fingerprint="$(stat -c '%s %Y' "$src") $(wasm-bindgen --version)"
+# The artifact's hash (milliseconds for ~1 MB) plus the CLI version identify the pkg/ output.
+fingerprint="$(sha256sum "$src" | cut -d' ' -f1) $(wasm-bindgen --version)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -f pkg/turnkeep_bg.wasm ]; then
   say "pkg/ is up to date"
   exit 0
