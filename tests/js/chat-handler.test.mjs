@@ -1,0 +1,617 @@
+// createChatHandler end to end in Node 20, with real Web objects (undici's Request, Response,
+// ReadableStream, AbortController): the diagnostics table, authentication before the body,
+// one turn per session under 50 concurrent submits, the 64-turn replay window, abort / cancel /
+// deadline cleanup, a failing memory save, coalescing under a slow reader, sequences across
+// 100 turns, the demo tool loop, and NDJSON framing. No timing assertions: small timeouts only
+// make the deadline fire, and every "after X" is awaited on the event that proves X.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+
+import * as pkg from '../../js/node.mjs';
+import {
+  assistantText,
+  chatRequest,
+  countingStorage,
+  demoSetup,
+  DIAGNOSTIC,
+  errorOf,
+  readTurn,
+  recordingBody,
+  recordingMemory,
+  scenarioAbortMidStream,
+  scenarioHappyPath,
+  scenarioSlowReader,
+  scenarioTooLarge,
+  sleep,
+  SNAPSHOT,
+  submitEvent,
+  words,
+} from '../support/chat-harness.mjs';
+import {
+  checkAbortMidStream,
+  checkErrorResponse,
+  checkHappyPath,
+  checkIncreasing,
+  checkSlowReader,
+  checkTooLarge,
+} from '../support/chat-checks.mjs';
+
+const { createChatHandler, defineChat, createDemoModel, createTurnSnapshotCursor, encodeTurnEvent } = pkg;
+
+// The diagnostics table (wire facts §5, plus turnkeep's TURN_REPLAYED).
+const E = {
+  method: { status: 405, code: 'REQUEST_METHOD_NOT_ALLOWED', message: 'Only POST is supported.', retryable: false },
+  media: { status: 415, code: 'REQUEST_UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json.', retryable: false },
+  large: { status: 413, code: 'REQUEST_TOO_LARGE', message: 'Request body is too large.', retryable: false },
+  json: { status: 400, code: 'REQUEST_INVALID_JSON', message: 'Request body is not valid JSON.', retryable: false },
+  event: { status: 400, code: 'REQUEST_INVALID_EVENT', message: 'Request body must be a valid turn submission.', retryable: false },
+  busy: { status: 409, code: 'SESSION_BUSY', message: 'Another turn is active for this session.', retryable: true },
+  replayed: { status: 409, code: 'TURN_REPLAYED', message: 'This turn has already been processed.', retryable: false },
+  timeout: { status: 408, code: 'SERVER_TIMEOUT', message: 'The chat request timed out.', retryable: true },
+  cancelled: { status: 499, code: 'REQUEST_CANCELLED', message: 'The chat request was cancelled.', retryable: true },
+  internal: { status: 500, code: 'SERVER_INTERNAL', message: 'The chat request failed.', retryable: true },
+};
+
+/** The in-stream form of a row: a diagnostic payload, always retryable. */
+const inStream = ({ code, message }) => ({ version: 1, code, message, retryable: true });
+
+const never = () => new Promise(() => {});
+
+/** A stored session envelope for seeding storage. */
+function envelope(fields) {
+  return {
+    protocol: 'agentskit.chat.session',
+    version: 1,
+    sessionId: 's1',
+    definitionId: 'demo',
+    definitionRevision: 1,
+    updatedAt: '2026-07-11T03:00:00.000Z',
+    cursor: 4,
+    confirmations: [],
+    ...fields,
+  };
+}
+
+/** Runs one request through a fresh demo setup and returns the response (and the setup). */
+async function run({ request = () => chatRequest(submitEvent()), options, chat, seed, memory } = {}) {
+  const setup = demoSetup(pkg, { options, chat, memory });
+  if (seed) assert.equal(await setup.storage.save(seed, undefined), true);
+  const response = await setup.handler(request());
+  return { response, ...setup };
+}
+
+/** One row of the table: the request (and setup) → the error response. */
+function check(name, { request = () => chatRequest(submitEvent()), ...setup }, expected) {
+  test(name, async () => {
+    const { response } = await run({ request, ...setup });
+    checkErrorResponse(await errorOf(response), expected);
+  });
+}
+
+describe('construction: bad options throw SERVER_INVALID_CONFIG', () => {
+  const ok = { resolveDefinition: () => undefined, sessionStorage: () => undefined };
+  const cases = [
+    ['options missing', undefined],
+    ['options not an object', 'fast'],
+    ['resolveDefinition missing', { sessionStorage: ok.sessionStorage }],
+    ['sessionStorage missing', { resolveDefinition: ok.resolveDefinition }],
+    ['sessionStorage not a function', { ...ok, sessionStorage: {} }],
+    ['authenticate not a function', { ...ok, authenticate: true }],
+    ['now not a function', { ...ok, now: 5 }],
+    ['createId not a function', { ...ok, createId: 'id' }],
+    ['timeoutMs 0', { ...ok, timeoutMs: 0 }],
+    ['timeoutMs negative', { ...ok, timeoutMs: -5 }],
+    ['timeoutMs fractional', { ...ok, timeoutMs: 1.5 }],
+    ['timeoutMs a string', { ...ok, timeoutMs: '100' }],
+    ['timeoutMs NaN', { ...ok, timeoutMs: NaN }],
+    ['timeoutMs Infinity', { ...ok, timeoutMs: Infinity }],
+    ['cleanupTimeoutMs 0', { ...ok, cleanupTimeoutMs: 0 }],
+    ['maxBodyBytes 0', { ...ok, maxBodyBytes: 0 }],
+    ['maxBodyBytes 2^53', { ...ok, maxBodyBytes: 2 ** 53 }],
+  ];
+  for (const [name, options] of cases) {
+    test(name, () => {
+      assert.throws(() => createChatHandler(options), (e) => e instanceof Error && e.code === 'SERVER_INVALID_CONFIG');
+    });
+  }
+  test('good options construct a handler (the control case)', () => {
+    const handler = createChatHandler({ ...ok, timeoutMs: 1, cleanupTimeoutMs: 1, maxBodyBytes: 1, authenticate: () => ({ ok: true }) });
+    assert.equal(typeof handler, 'function');
+  });
+});
+
+describe('the diagnostics table, before the stream', () => {
+  check('405 for GET', { request: () => chatRequest(undefined, { method: 'GET' }) }, E.method);
+  check('405 for PUT with a valid body', { request: () => chatRequest(submitEvent(), { method: 'PUT' }) }, E.method);
+  check('415 for text/plain', { request: () => chatRequest(submitEvent(), { headers: { 'content-type': 'text/plain' } }) }, E.media);
+  check('415 with no content-type', { request: () => chatRequest(recordingBody(['{}']).stream, { headers: { 'content-type': null } }) }, E.media);
+  check('415 for application/jsonp-ish text (media type must start with application/json)', { request: () => chatRequest(submitEvent(), { headers: { 'content-type': 'text/application/json' } }) }, E.media);
+
+  test('413 by Content-Length and by counted bytes of a streamed body', async () => {
+    checkTooLarge(await scenarioTooLarge(pkg));
+  });
+
+  check('400 for text that is not JSON', { request: () => chatRequest('{"protocol":') }, E.json);
+  check('400 for an empty body', { request: () => chatRequest('') }, E.json);
+  check('400 for a POST with no body', { request: () => chatRequest(undefined) }, E.json);
+  check('400 for bytes that are not UTF-8', {
+    request: () => chatRequest(new ReadableStream({ start: (c) => { c.enqueue(new Uint8Array([0x7b, 0xff, 0x7d])); c.close(); } })),
+  }, E.json);
+  check('400 for JSON that is not an event', { request: () => chatRequest('{}') }, E.event);
+  check('400 for a JSON array', { request: () => chatRequest('[1,2]') }, E.event);
+  check('400 for a blank input', { request: () => chatRequest(submitEvent({ input: '   ' })) }, E.event);
+  check('400 for version 2', { request: () => chatRequest({ ...submitEvent(), version: 2 }) }, E.event);
+  check('400 for a turnId that is not a SafeId', { request: () => chatRequest(submitEvent({ turnId: '-bad id' })) }, E.event);
+  check('400 for a snapshot event sent as a submission', {
+    request: () => {
+      const snapshot = encodeTurnEvent({
+        ...submitEvent(),
+        event: 'server.turn.snapshot',
+        payload: { messages: [], status: 'idle', usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } },
+      });
+      assert.equal(pkg.decodeTurnEvent(snapshot).ok, true, 'the snapshot itself is a valid event');
+      return chatRequest(snapshot);
+    },
+  }, E.event);
+
+  check('409 SESSION_BUSY while another turn holds the lease', {
+    seed: envelope({ activeTurn: { turnId: 'other', expiresAt: Date.now() + 600_000 } }),
+  }, E.busy);
+  check('409 TURN_REPLAYED with the recorded outcome', {
+    seed: envelope({ terminalTurns: [{ turnId: 'older', outcome: 'completed' }, { turnId: 't1', outcome: 'indeterminate' }] }),
+  }, { ...E.replayed, outcome: 'indeterminate' });
+  test('an expired lease is taken over (the control case for SESSION_BUSY)', async () => {
+    const { response, storage } = await run({ seed: envelope({ activeTurn: { turnId: 'other', expiresAt: 1 } }) });
+    assert.equal(response.status, 200);
+    await readTurn(pkg, response);
+    assert.deepEqual((await storage.stored('s1')).terminalTurns, [{ turnId: 't1', outcome: 'completed' }]);
+  });
+
+  check('408 when the deadline fires during authentication', { options: { timeoutMs: 30, authenticate: never } }, E.timeout);
+  check('408 when the deadline fires during session load', {
+    options: { timeoutMs: 30, sessionStorage: () => ({ load: never, save: async () => true }) },
+  }, E.timeout);
+  test('499 when the client aborts during authentication', async () => {
+    const client = new AbortController();
+    const authenticate = () => {
+      client.abort();
+      return never();
+    };
+    const { response } = await run({ options: { authenticate }, request: () => chatRequest(submitEvent(), { signal: client.signal }) });
+    checkErrorResponse(await errorOf(response), E.cancelled);
+  });
+  test('499, not 500, when a resolver throws after the client aborted', async () => {
+    const client = new AbortController();
+    const resolveDefinition = () => {
+      client.abort();
+      throw new Error('gave up');
+    };
+    const { response } = await run({ options: { resolveDefinition }, request: () => chatRequest(submitEvent(), { signal: client.signal }) });
+    checkErrorResponse(await errorOf(response), E.cancelled);
+  });
+
+  const throws = () => {
+    throw new Error('secret internal detail');
+  };
+  check('500 when authenticate throws', { options: { authenticate: throws } }, E.internal);
+  check('500 when resolveDefinition throws', { options: { resolveDefinition: throws } }, E.internal);
+  check('500 when resolveDefinition rejects', { options: { resolveDefinition: async () => throws() } }, E.internal);
+  check('500 when resolveDefinition returns something that is not a definition', { options: { resolveDefinition: () => ({ id: 'x' }) } }, E.internal);
+  check('500 when sessionStorage throws', { options: { sessionStorage: throws } }, E.internal);
+  check('500 when storage.load throws', { options: { sessionStorage: () => ({ load: throws, save: async () => true }) } }, E.internal);
+  check('500 when storage.save throws', { options: { sessionStorage: () => ({ load: async () => undefined, save: throws }) } }, E.internal);
+  check('500 when storage.save answers neither true nor false', { options: { sessionStorage: () => ({ load: async () => undefined, save: async () => 'ok' }) } }, E.internal);
+  check('500 for a corrupt stored session', { options: { sessionStorage: () => ({ load: async () => '{not json', save: async () => true }) } }, E.internal);
+  check('500 for a stored session of another definition', { seed: envelope({ definitionId: 'other' }) }, E.internal);
+
+  test('500 when memory.load fails after the claim, and the lease is freed for a retry', async () => {
+    const memory = { ...recordingMemory(), load: async () => { throw new Error('down'); } };
+    const { response, storage, handler } = await run({ memory });
+    checkErrorResponse(await errorOf(response), E.internal);
+    const stored = await storage.stored('s1');
+    assert.equal(stored.activeTurn, undefined, 'the lease was released, not left to lapse');
+    assert.equal(stored.terminalTurns, undefined, 'the turn id stays free');
+    memory.load = async () => [];
+    const retry = await handler(chatRequest(submitEvent()));
+    assert.equal(retry.status, 200);
+    await readTurn(pkg, retry);
+  });
+
+  test("the host's own 401 is returned verbatim", async () => {
+    const hostResponse = new Response('who are you?', { status: 401, headers: { 'www-authenticate': 'Bearer', 'x-host': 'yes' } });
+    const { response } = await run({ options: { authenticate: () => ({ ok: false, response: hostResponse }) } });
+    assert.equal(response, hostResponse, 'the very same Response object');
+    assert.equal(response.status, 401);
+    assert.equal(response.headers.get('www-authenticate'), 'Bearer');
+    assert.equal(response.headers.get('x-host'), 'yes');
+    assert.equal(await response.text(), 'who are you?');
+  });
+
+  test('internal messages never reach the client', async () => {
+    const { response } = await run({ options: { resolveDefinition: throws } });
+    assert.doesNotMatch(await response.text(), /secret internal detail/);
+  });
+});
+
+describe('authentication runs before the body is read; context comes only from the host', () => {
+  test('a rejecting authenticate sees the request and a signal, and no byte is read', async () => {
+    const body = recordingBody([JSON.stringify(submitEvent())]);
+    const seen = [];
+    const resolved = [];
+    const hostResponse = new Response(null, { status: 401 });
+    const request = chatRequest(body.stream);
+    const { response } = await run({
+      request: () => request,
+      options: {
+        authenticate: (req, signal) => {
+          seen.push({ same: req === request, signal: signal instanceof AbortSignal, pulls: body.pulls });
+          return { ok: false, response: hostResponse };
+        },
+        resolveDefinition: () => resolved.push('definition'),
+      },
+    });
+    assert.equal(response, hostResponse);
+    assert.deepEqual(seen, [{ same: true, signal: true, pulls: 0 }]);
+    assert.equal(body.pulls, 0, 'no byte of the body was pulled');
+    assert.equal(body.cancelled, false);
+    assert.deepEqual(resolved, []);
+  });
+
+  test('a throwing authenticate is a 500 and reads nothing either', async () => {
+    const body = recordingBody([JSON.stringify(submitEvent())]);
+    const { response } = await run({ request: () => chatRequest(body.stream), options: { authenticate: async () => { throw new Error('x'); } } });
+    assert.equal(response.status, 500);
+    assert.equal(body.pulls, 0);
+  });
+
+  test('the control case: an accepting authenticate lets the body be read', async () => {
+    const body = recordingBody([JSON.stringify(submitEvent())]);
+    const { response } = await run({ request: () => chatRequest(body.stream), options: { authenticate: () => ({ ok: true, context: {} }) } });
+    assert.equal(response.status, 200);
+    await readTurn(pkg, response);
+    assert.ok(body.pulls > 0);
+  });
+
+  test('a `context` in the payload never reaches the resolvers', async () => {
+    const trusted = { tenant: 'alice' };
+    const received = [];
+    const storage = countingStorage(pkg);
+    const definition = demoSetup(pkg).definition;
+    const spoofed = submitEvent({ extra: { context: { tenant: 'mallory' } } });
+    spoofed.payload.context = { tenant: 'mallory' };
+    const handler = createChatHandler({
+      authenticate: () => ({ ok: true, context: trusted }),
+      resolveDefinition: (ctx, sessionId, signal) => {
+        received.push({ at: 'resolveDefinition', ctx, sessionId, signal: signal instanceof AbortSignal });
+        return definition;
+      },
+      sessionStorage: (ctx, signal) => {
+        received.push({ at: 'sessionStorage', ctx, signal: signal instanceof AbortSignal });
+        return storage;
+      },
+    });
+    const response = await handler(chatRequest(spoofed));
+    assert.equal(response.status, 200);
+    await readTurn(pkg, response);
+    assert.equal(received.length, 2);
+    for (const r of received) {
+      assert.equal(r.ctx, trusted, `${r.at} got the authenticate context itself`);
+      assert.equal(r.signal, true);
+    }
+    assert.equal(received[0].sessionId, 's1');
+    assert.equal(JSON.stringify(received).includes('mallory'), false);
+  });
+
+  test('with no authenticate, the resolvers get undefined even if the payload has a context', async () => {
+    const received = [];
+    const { definition } = demoSetup(pkg);
+    const storage = countingStorage(pkg);
+    const handler = createChatHandler({
+      resolveDefinition: (ctx) => (received.push(ctx), definition),
+      sessionStorage: (ctx) => (received.push(ctx), storage),
+    });
+    const response = await handler(chatRequest(submitEvent({ extra: { context: { admin: true } } })));
+    assert.equal(response.status, 200);
+    await readTurn(pkg, response);
+    assert.deepEqual(received, [undefined, undefined]);
+  });
+});
+
+/** A custom JS model that counts calls and streams `n` words once `gate` resolves. */
+function gatedModel(gate, n = 3) {
+  const model = {
+    calls: 0,
+    async *stream(_request, { signal }) {
+      model.calls += 1;
+      await gate;
+      for (let i = 1; i <= n && !signal.aborted; i += 1) yield { type: 'text', text: `${i === 1 ? '' : ' '}m${i}` };
+      yield { type: 'finish', reason: 'stop', usage: { promptTokens: 1, completionTokens: n } };
+    },
+  };
+  return model;
+}
+
+describe('one turn per session', () => {
+  test('50 concurrent submits: one model invocation, 49 × 409 before any model or tool call', async () => {
+    let open;
+    const gate = new Promise((resolve) => { open = resolve; });
+    const model = gatedModel(gate);
+    const storage = countingStorage(pkg, { delayLoads: true });
+    const definition = defineChat({ id: 'demo', revision: 1, model, memory: recordingMemory() });
+    const handler = createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage });
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => handler(chatRequest(submitEvent({ sessionId: 'crowd', turnId: `t${i}` })))),
+    );
+    // Every response is settled and the model is still held at its gate: only one call so far.
+    assert.equal(model.calls, 1);
+    const winners = responses.filter((r) => r.status === 200);
+    assert.equal(winners.length, 1);
+    for (const r of responses.filter((r) => r.status !== 200)) checkErrorResponse(await errorOf(r), E.busy);
+    open();
+    const turn = await readTurn(pkg, winners[0]);
+    assert.deepEqual(turn.faults, []);
+    assert.equal(assistantText(turn.last.payload.messages), 'm1 m2 m3');
+    assert.equal(model.calls, 1, 'no loser ever reached the model');
+    const claims = storage.saves.filter((s) => s.ok && s.snapshot.activeTurn);
+    assert.equal(claims.length, 1, 'exactly one claim was written');
+  });
+
+  test('a second submit while a turn streams is 409; after it ends the session is free', async () => {
+    let open;
+    const model = gatedModel(new Promise((resolve) => { open = resolve; }));
+    const definition = defineChat({ id: 'demo', revision: 1, model, memory: recordingMemory() });
+    const storage = countingStorage(pkg);
+    const handler = createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage });
+    const first = await handler(chatRequest(submitEvent({ turnId: 'a' })));
+    assert.equal(first.status, 200);
+    checkErrorResponse(await errorOf(await handler(chatRequest(submitEvent({ turnId: 'b' })))), E.busy);
+    open();
+    await readTurn(pkg, first);
+    const third = await handler(chatRequest(submitEvent({ turnId: 'b' })));
+    assert.equal(third.status, 200, 'the busy turn id was not burned');
+    await readTurn(pkg, third);
+    assert.equal(model.calls, 2);
+  });
+});
+
+describe('replay protection over the last 64 turns', () => {
+  test('a finished turn is TURN_REPLAYED; after 64 more turns its id is accepted again', async () => {
+    const { handler } = demoSetup(pkg);
+    const turn = async (turnId) => handler(chatRequest(submitEvent({ sessionId: 'window', turnId, input: `say ${turnId}` })));
+    const first = await turn('t0');
+    assert.equal(first.status, 200);
+    await readTurn(pkg, first);
+    checkErrorResponse(await errorOf(await turn('t0')), { ...E.replayed, outcome: 'completed' });
+    for (let i = 1; i <= 64; i += 1) {
+      const r = await turn(`t${i}`);
+      assert.equal(r.status, 200, `turn t${i}`);
+      await readTurn(pkg, r);
+    }
+    checkErrorResponse(await errorOf(await turn('t1')), { ...E.replayed, outcome: 'completed' });
+    const again = await turn('t0');
+    assert.equal(again.status, 200, 'the oldest id fell out of the window');
+    const replayed = await readTurn(pkg, again);
+    assert.equal(assistantText(replayed.last.payload.messages), 'echo: say t0');
+  });
+});
+
+describe('abort, cancel and deadline: stop, save, release at once', () => {
+  test('the client aborts mid-stream while still reading', async () => {
+    checkAbortMidStream(await scenarioAbortMidStream(pkg));
+  });
+
+  test('the client aborts and never reads again: the model is stopped and cleanup still runs', async () => {
+    const model = {
+      calls: 0,
+      stoppedBySignal: false,
+      async *stream(_request, { signal }) {
+        model.calls += 1;
+        signal.addEventListener('abort', () => { model.stoppedBySignal = true; });
+        for (let i = 1; ; i += 1) {
+          if (signal.aborted) return;
+          yield { type: 'text', text: `${i === 1 ? '' : ' '}x${i}` };
+          await sleep(2);
+        }
+      },
+    };
+    const memory = recordingMemory();
+    const storage = countingStorage(pkg);
+    const definition = defineChat({ id: 'demo', revision: 1, model, memory });
+    const handler = createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage });
+    const client = new AbortController();
+    const response = await handler(chatRequest(submitEvent({ turnId: 'gone' }), { signal: client.signal }));
+    assert.equal(response.status, 200);
+    await readTurn(pkg, response, { stopAfter: 2 }).catch(() => {});
+    client.abort();
+    const released = await storage.released('gone');
+    assert.equal(released.activeTurn, undefined);
+    assert.equal(model.stoppedBySignal, true, "the model's signal was aborted");
+    assert.equal(memory.saves, 1);
+    assert.match(assistantText(memory.messages), /^x1( x\d+)*$/);
+    const next = await handler(chatRequest(submitEvent({ turnId: 'next' })));
+    assert.equal(next.status, 200, 'the next turn is accepted at once');
+    await next.body.cancel();
+  });
+
+  test('the response body is cancelled: stop, save, release', async () => {
+    const { handler, storage, memory } = demoSetup(pkg, { chunkDelayMs: 3 });
+    const response = await handler(chatRequest(submitEvent({ sessionId: 'cancel', turnId: 't1', input: '/words 500' })));
+    const turn = await readTurn(pkg, response, { stopAfter: 3 });
+    assert.equal(turn.cancelled, true);
+    assert.deepEqual(turn.faults, []);
+    const released = await storage.released('t1');
+    assert.equal(released.activeTurn, undefined);
+    assert.deepEqual(released.terminalTurns, [{ turnId: 't1', outcome: 'completed' }]);
+    assert.equal(memory.saves, 1);
+    const partial = assistantText(memory.messages);
+    assert.ok(partial.length > 0 && partial.length < words(500).length && words(500).startsWith(partial), partial.slice(0, 40));
+    const next = await handler(chatRequest(submitEvent({ sessionId: 'cancel', turnId: 't2', input: 'more' })));
+    assert.equal(next.status, 200);
+    const nextTurn = await readTurn(pkg, next);
+    assert.equal(assistantText(nextTurn.last.payload.messages), 'echo: more');
+    assert.ok(storage.savesOf('t1').length <= 3);
+  });
+
+  test('the deadline fires mid-stream: SERVER_TIMEOUT for a reader still reading', async () => {
+    const { handler, storage, memory } = demoSetup(pkg, { chunkDelayMs: 10, options: { timeoutMs: 250 } });
+    const response = await handler(chatRequest(submitEvent({ sessionId: 'late', turnId: 't1', input: '/words 1000' })));
+    assert.equal(response.status, 200);
+    const turn = await readTurn(pkg, response);
+    assert.deepEqual(turn.faults, []);
+    assert.equal(turn.last.event, DIAGNOSTIC);
+    assert.deepEqual(turn.last.payload, inStream(E.timeout));
+    checkIncreasing(turn.events.map((e) => e.sequence));
+    const stored = await storage.stored('late');
+    assert.equal(stored.activeTurn, undefined, 'released before the stream closed');
+    assert.deepEqual(stored.terminalTurns, [{ turnId: 't1', outcome: 'completed' }]);
+    const partial = assistantText(memory.messages);
+    assert.ok(partial.startsWith('w1') && partial.length < words(1000).length);
+    const next = await handler(chatRequest(submitEvent({ sessionId: 'late', turnId: 't2', input: 'hi' })));
+    assert.equal(next.status, 200, 'the lease (timeoutMs + 3 × cleanupTimeoutMs) did not have to lapse');
+    const nextTurn = await readTurn(pkg, next);
+    assert.equal(nextTurn.last.payload.status, 'complete');
+  });
+});
+
+describe('a failing ChatMemory.save', () => {
+  test('outcome indeterminate, a SERVER_INTERNAL line, and the replay reports it', async () => {
+    const memory = recordingMemory({ failSave: true });
+    const { handler, storage } = demoSetup(pkg, { memory });
+    const response = await handler(chatRequest(submitEvent({ sessionId: 'm', turnId: 't1' })));
+    assert.equal(response.status, 200);
+    const turn = await readTurn(pkg, response);
+    assert.deepEqual(turn.faults, []);
+    assert.equal(memory.saves, 1);
+    assert.equal(turn.last.event, DIAGNOSTIC);
+    assert.deepEqual(turn.last.payload, inStream(E.internal));
+    assert.equal(turn.snapshots.at(-1).payload.status, 'complete', 'the answer itself was complete');
+    const stored = await storage.stored('m');
+    assert.equal(stored.activeTurn, undefined);
+    assert.deepEqual(stored.terminalTurns, [{ turnId: 't1', outcome: 'indeterminate' }]);
+    checkErrorResponse(await errorOf(await handler(chatRequest(submitEvent({ sessionId: 'm', turnId: 't1' })))), {
+      ...E.replayed,
+      outcome: 'indeterminate',
+    });
+  });
+});
+
+describe('snapshots: coalescing and sequences', () => {
+  test('a reader 10× slower than the model gets fewer, newer snapshots; the last is complete', async () => {
+    checkSlowReader(await scenarioSlowReader(pkg));
+  });
+
+  test('a happy turn: headers, lines, saves', async () => {
+    checkHappyPath(await scenarioHappyPath(pkg));
+  });
+
+  test('one TurnSnapshotCursor accepts every snapshot of 100 turns of a session', async () => {
+    const { handler, storage } = demoSetup(pkg, { chunkDelayMs: 1 });
+    const cursor = createTurnSnapshotCursor('long');
+    let snapshots = 0;
+    let coalescedTurns = 0;
+    let previous = -1;
+    for (let i = 0; i < 100; i += 1) {
+      const n = 3 + (i % 7);
+      const slow = i % 4 === 0;
+      const response = await handler(chatRequest(submitEvent({ sessionId: 'long', turnId: `t${i}`, input: `/words ${n}` })));
+      assert.equal(response.status, 200, `turn ${i}`);
+      const turn = await readTurn(pkg, response, { delayMs: slow ? 4 : 0 });
+      assert.deepEqual(turn.faults, []);
+      assert.equal(turn.diagnostics.length, 0);
+      for (const line of turn.text.trimEnd().split('\n')) {
+        const accepted = cursor.accept(line);
+        assert.ok(accepted, `turn ${i}: the cursor accepted ${line.slice(0, 120)}`);
+        assert.ok(accepted.sequence > previous);
+        previous = accepted.sequence;
+        snapshots += 1;
+      }
+      assert.equal(assistantText(turn.last.payload.messages), words(n));
+      if (turn.snapshots.length < n) coalescedTurns += 1;
+    }
+    assert.equal(cursor.lastSequence, previous);
+    assert.ok(coalescedTurns > 0, 'some turns had snapshots dropped by coalescing');
+    assert.ok(snapshots >= 100);
+    const stored = await storage.stored('long');
+    assert.equal(stored.cursor, 200, 'two session writes per turn');
+    assert.equal(stored.terminalTurns.length, 64);
+    cursor.free();
+  });
+});
+
+describe('the demo tool loop with tools defined in JS', () => {
+  test('/tool Q runs lookup and answers with its result', async () => {
+    const { handler, toolCalls } = demoSetup(pkg);
+    const response = await handler(chatRequest(submitEvent({ input: '/tool weather in Paris' })));
+    const turn = await readTurn(pkg, response);
+    assert.deepEqual(turn.faults, []);
+    assert.deepEqual(toolCalls, [{ name: 'lookup', args: { query: 'weather in Paris' }, hasSignal: true }]);
+    const last = turn.last.payload;
+    assert.equal(last.status, 'complete');
+    const [user, call, tool, answer] = last.messages;
+    assert.equal(user.content, '/tool weather in Paris');
+    assert.equal(call.toolCalls.length, 1);
+    assert.deepEqual(
+      { name: call.toolCalls[0].name, args: call.toolCalls[0].args, status: call.toolCalls[0].status, result: call.toolCalls[0].result },
+      { name: 'lookup', args: { query: 'weather in Paris' }, status: 'complete', result: 'result for weather in Paris' },
+    );
+    assert.deepEqual({ role: tool.role, content: tool.content, toolCallId: tool.toolCallId }, {
+      role: 'tool',
+      content: 'result for weather in Paris',
+      toolCallId: call.toolCalls[0].id,
+    });
+    assert.equal(answer.content, 'found: result for weather in Paris');
+    assert.equal(last.messages.length, 4);
+  });
+
+  test('/confirm 5 leaves a requires_confirmation tool call and never runs transfer', async () => {
+    const { handler, toolCalls, memory, storage } = demoSetup(pkg);
+    const response = await handler(chatRequest(submitEvent({ input: '/confirm 5' })));
+    const turn = await readTurn(pkg, response);
+    assert.deepEqual(turn.faults, []);
+    assert.deepEqual(toolCalls, []);
+    const calls = turn.last.payload.messages.flatMap((m) => m.toolCalls ?? []);
+    assert.deepEqual(calls.map(({ name, args, status }) => ({ name, args, status })), [
+      { name: 'transfer', args: { amount: 5 }, status: 'requires_confirmation' },
+    ]);
+    assert.deepEqual(memory.messages, turn.last.payload.messages);
+    assert.equal((await storage.stored('s1')).activeTurn, undefined);
+  });
+
+  test('/fail ends with status error and a CHAT_TURN_FAILED payload error', async () => {
+    const { handler, storage } = demoSetup(pkg);
+    const response = await handler(chatRequest(submitEvent({ input: '/fail' })));
+    const turn = await readTurn(pkg, response);
+    assert.deepEqual(turn.faults, []);
+    assert.equal(turn.diagnostics.length, 0, 'a failed model is a snapshot, not a diagnostic');
+    assert.equal(turn.last.event, SNAPSHOT);
+    assert.equal(turn.last.payload.status, 'error');
+    assert.deepEqual(turn.last.payload.error, {
+      version: 1,
+      code: 'CHAT_TURN_FAILED',
+      message: 'The chat turn failed.',
+      retryable: true,
+    });
+    assert.deepEqual((await storage.stored('s1')).terminalTurns, [{ turnId: 't1', outcome: 'completed' }]);
+  });
+});
+
+describe('NDJSON framing', () => {
+  test('every line is compact JSON ending in "\\n" and decodes with decodeTurnEvent', async () => {
+    const { handler } = demoSetup(pkg, { chunkDelayMs: 1 });
+    const response = await handler(chatRequest(submitEvent({ input: '/tool "quoted" \u00e9\u4e2d' })));
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    assert.ok(text.endsWith('\n'), 'the last line ends in "\\n" too');
+    const lines = text.slice(0, -1).split('\n');
+    assert.ok(lines.length >= 1);
+    for (const line of lines) {
+      assert.notEqual(line, '', 'no blank lines');
+      assert.equal(JSON.stringify(JSON.parse(line)), line, 'compact JSON');
+      const decoded = pkg.decodeTurnEvent(line);
+      assert.equal(decoded.ok, true, line.slice(0, 120));
+      assert.equal(encodeTurnEvent(decoded.event), line, 'canonical form, schema key order');
+    }
+    const last = JSON.parse(lines.at(-1));
+    assert.equal(last.payload.messages.at(-1).content, 'found: result for "quoted" \u00e9\u4e2d');
+  });
+});
