@@ -167,7 +167,29 @@ describe('the diagnostics table, before the stream', () => {
     assert.deepEqual((await storage.stored('s1')).terminalTurns, [{ turnId: 't1', outcome: 'completed' }]);
   });
 
+  check('408 when the body never finishes arriving', {
+    options: { timeoutMs: 30 },
+    request: () => chatRequest(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{"protocol":')) })),
+  }, E.timeout);
   check('408 when the deadline fires during authentication', { options: { timeoutMs: 30, authenticate: never } }, E.timeout);
+  for (const [name, load] of [
+    ['a v0 session is migrated and the turn runs', (seed) => { const { protocol, ...v0 } = seed; return { ...v0, version: 0 }; }],
+    ['a session stored as JSON text is read', (seed) => JSON.stringify(seed)],
+  ]) {
+    test(name, async () => {
+      const stored = load(envelope({ cursor: 7, terminalTurns: [{ turnId: 'old', outcome: 'completed' }] }));
+      const saves = [];
+      const storage = { load: async () => stored, save: async (snapshot, expected) => (saves.push({ snapshot, expected }), true) };
+      const { response } = await run({ options: { sessionStorage: () => storage } });
+      assert.equal(response.status, 200);
+      const turn = await readTurn(pkg, response);
+      assert.deepEqual(turn.faults, []);
+      assert.equal(saves[0].expected, 7);
+      assert.equal(saves[0].snapshot.protocol, 'agentskit.chat.session');
+      assert.equal(saves[0].snapshot.version, 1);
+      assert.equal(turn.last.sequence, 8 * 2 ** 20 + turn.snapshots.length - 1, 'sequence = claim cursor × 2^20 + index');
+    });
+  }
   check('408 when the deadline fires during session load', {
     options: { timeoutMs: 30, sessionStorage: () => ({ load: never, save: async () => true }) },
   }, E.timeout);
@@ -371,6 +393,22 @@ describe('one turn per session', () => {
     assert.equal(third.status, 200, 'the busy turn id was not burned');
     await readTurn(pkg, third);
     assert.equal(model.calls, 2);
+  });
+
+  test('the same turn id twice at once: one runs, the other is busy; afterwards it is a replay', async () => {
+    let open;
+    const model = gatedModel(new Promise((resolve) => { open = resolve; }));
+    const definition = defineChat({ id: 'demo', revision: 1, model, memory: recordingMemory() });
+    const storage = countingStorage(pkg, { delayLoads: true });
+    const handler = createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage });
+    const [a, b] = await Promise.all([handler(chatRequest(submitEvent())), handler(chatRequest(submitEvent()))]);
+    const [ok, busy] = a.status === 200 ? [a, b] : [b, a];
+    assert.equal(ok.status, 200);
+    checkErrorResponse(await errorOf(busy), E.busy);
+    open();
+    await readTurn(pkg, ok);
+    checkErrorResponse(await errorOf(await handler(chatRequest(submitEvent()))), { ...E.replayed, outcome: 'completed' });
+    assert.equal(model.calls, 1);
   });
 });
 
@@ -613,5 +651,118 @@ describe('NDJSON framing', () => {
     }
     const last = JSON.parse(lines.at(-1));
     assert.equal(last.payload.messages.at(-1).content, 'found: result for "quoted" \u00e9\u4e2d');
+  });
+});
+
+describe('cleanup is bounded and reports what went wrong in-stream', () => {
+  /** Storage whose release save (no activeTurn) answers `answer` instead of writing. */
+  function releaseFails(answer) {
+    const inner = countingStorage(pkg);
+    return {
+      inner,
+      load: (id) => inner.load(id),
+      save: async (snapshot, expected) => (snapshot.activeTurn ? inner.save(snapshot, expected) : answer()),
+    };
+  }
+
+  test('a lost CAS on release is an in-stream SESSION_CONFLICT', async () => {
+    const storage = releaseFails(async () => false);
+    const { handler } = demoSetup(pkg, { storage });
+    const turn = await readTurn(pkg, await handler(chatRequest(submitEvent())));
+    assert.deepEqual(turn.faults, []);
+    assert.equal(turn.snapshots.at(-1).payload.status, 'complete');
+    assert.equal(turn.last.event, DIAGNOSTIC);
+    assert.deepEqual(turn.last.payload, inStream({ code: 'SESSION_CONFLICT', message: 'Another turn is active for this session.' }));
+  });
+
+  test('a throwing release save is an in-stream SERVER_INTERNAL', async () => {
+    const storage = releaseFails(async () => { throw new Error('db down'); });
+    const { handler } = demoSetup(pkg, { storage });
+    const turn = await readTurn(pkg, await handler(chatRequest(submitEvent())));
+    assert.deepEqual(turn.last.payload, inStream(E.internal));
+  });
+
+  test('a memory.save that never settles is cut at cleanupTimeoutMs: indeterminate, released', async () => {
+    const memory = { ...recordingMemory(), save: never };
+    const { handler, storage } = demoSetup(pkg, { memory, options: { cleanupTimeoutMs: 30 } });
+    const turn = await readTurn(pkg, await handler(chatRequest(submitEvent())));
+    assert.deepEqual(turn.last.payload, inStream(E.internal));
+    const stored = await storage.stored('s1');
+    assert.equal(stored.activeTurn, undefined);
+    assert.deepEqual(stored.terminalTurns, [{ turnId: 't1', outcome: 'indeterminate' }]);
+  });
+
+  test('a model that hangs and ignores its signal is still stopped by the deadline', async () => {
+    const model = {
+      async *stream() {
+        yield { type: 'text', text: 'started' };
+        await never();
+      },
+    };
+    const memory = recordingMemory();
+    const storage = countingStorage(pkg);
+    const definition = defineChat({ id: 'demo', revision: 1, model, memory });
+    const handler = createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage, timeoutMs: 100 });
+    const turn = await readTurn(pkg, await handler(chatRequest(submitEvent())));
+    assert.deepEqual(turn.last.payload, inStream(E.timeout));
+    assert.equal(assistantText(memory.messages), 'started');
+    assert.equal((await storage.stored('s1')).activeTurn, undefined);
+  });
+
+  test('a tool that hangs is stopped by a client abort; the call is saved as it stood', async () => {
+    const lookup = {
+      name: 'lookup',
+      description: 'hangs',
+      parameters: { type: 'object' },
+      aborted: false,
+      execute(_args, { signal }) {
+        signal.addEventListener('abort', () => { lookup.aborted = true; });
+        return never();
+      },
+    };
+    const { handler, storage, memory } = demoSetup(pkg, { chat: { tools: [lookup] } });
+    const client = new AbortController();
+    const response = await handler(chatRequest(submitEvent({ input: '/tool q' }), { signal: client.signal }));
+    const turn = await readTurn(pkg, response, {
+      onLine: (event) => {
+        const running = event.payload.messages?.some((m) => m.toolCalls?.some((c) => c.status === 'running'));
+        if (running) client.abort();
+      },
+    });
+    assert.deepEqual(turn.last.payload, inStream(E.cancelled));
+    assert.equal(lookup.aborted, true, "the tool's signal was aborted");
+    assert.equal((await storage.stored('s1')).activeTurn, undefined);
+    const calls = memory.messages.flatMap((m) => m.toolCalls ?? []);
+    assert.deepEqual(calls.map((c) => c.name), ['lookup']);
+  });
+
+  check('499 for a request whose signal was aborted before the handler saw it', {
+    request: () => chatRequest(submitEvent(), { signal: AbortSignal.abort() }),
+  }, E.cancelled);
+});
+
+describe('the host clock and ids', () => {
+  test('now() and createId() drive emittedAt, createdAt, ids and the lease', async () => {
+    const now = Date.parse('2026-07-11T03:00:00.000Z');
+    let n = 0;
+    const { handler, storage } = demoSetup(pkg, { options: { now: () => now, createId: () => `id${(n += 1)}` } });
+    const turn = await readTurn(pkg, await handler(chatRequest(submitEvent())));
+    assert.deepEqual(turn.faults, []);
+    const eventIds = turn.events.map((e) => e.eventId);
+    assert.ok(eventIds.every((id) => /^id\d+$/.test(id)), eventIds.join());
+    assert.equal(new Set(eventIds).size, eventIds.length, 'event ids are fresh');
+    assert.ok(turn.events.every((e) => e.emittedAt === '2026-07-11T03:00:00.000Z'));
+    assert.ok(turn.last.payload.messages.every((m) => m.createdAt === '2026-07-11T03:00:00.000Z'));
+    const claim = storage.saves.find((s) => s.snapshot.activeTurn);
+    assert.deepEqual(claim.snapshot.activeTurn, { turnId: 't1', expiresAt: now + 30_000 + 3 * 5_000 });
+    assert.equal(claim.expectedCursor, undefined, 'a new session is created only if absent');
+    assert.equal(claim.snapshot.cursor, 1);
+  });
+
+  test('leaseMs = timeoutMs + 3 × cleanupTimeoutMs for custom options', async () => {
+    const now = 1_000_000;
+    const { handler, storage } = demoSetup(pkg, { options: { now: () => now, timeoutMs: 2_000, cleanupTimeoutMs: 100 } });
+    await readTurn(pkg, await handler(chatRequest(submitEvent())));
+    assert.equal(storage.saves.find((s) => s.snapshot.activeTurn).snapshot.activeTurn.expiresAt, now + 2_300);
   });
 });
