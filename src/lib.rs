@@ -14,3 +14,5 @@ pub mod turn;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;
+#[cfg(feature = "cloudflare")]
+pub mod cloudflare;

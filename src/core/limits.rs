@@ -77,6 +77,10 @@ pub const STREAM_CURSOR_JITTER_SECONDS_MAX: u32 = 3_600;
 pub const STREAM_LONG_POLL_MS_DEFAULT: u64 = 20_000;
 /// An SSE response is closed after about this long so CDNs can collapse readers. `wire` (SHOULD)
 pub const STREAM_SSE_CONNECTION_MS_MAX: u64 = 60_000;
+/// A long-poll may be configured (`STREAMS_LONG_POLL_MS`) to wait at most this long.
+pub const STREAM_LONG_POLL_MS_MAX: u64 = 60_000;
+/// Bytes of inherited rows a new fork copies from its source per round trip.
+pub const STREAM_FORK_COPY_PAGE_BYTES: u64 = 4_194_304;
 
 // ---- Chat controller.
 pub const TOOL_ITERATIONS_MAX_DEFAULT: u32 = 5;
@@ -113,6 +117,15 @@ pub const TOOL_NAME_CHARS_MAX: usize = 64;
 pub const TOOL_DESCRIPTION_CHARS_MAX: usize = 4_096;
 /// Tools one chat definition may declare.
 pub const TOOLS_PER_CHAT_MAX: usize = 128;
+
+// ---- Cloudflare Durable Object storage (src/cloudflare).
+/// One SQLite row's text. Far below the 2 MB value limit of Durable Object storage, so a long
+/// history or a large envelope is split over several rows instead of failing one write.
+pub const DO_ROW_BYTES_MAX: usize = 262_144;
+/// A stored session envelope's JSON text; a larger save is refused (an error, not a conflict).
+pub const DO_SESSION_JSON_BYTES_MAX: usize = 16_777_216;
+/// All of one session's saved messages as JSON text; a larger save is refused.
+pub const DO_MESSAGES_JSON_BYTES_MAX: usize = 33_554_432;
 
 // ---- Snapshot sequences (ARCHITECTURE.md): sequence = claim_cursor × stride + index_in_turn.
 /// Sequences one turn may use; a turn emitting more skips intermediates, never the final line.

@@ -1,0 +1,1 @@
+export const DEMO_PAGE_HTML = "<!doctype html><title>turnkeep</title><p>placeholder";

@@ -1,0 +1,155 @@
+// The demo Worker (design §8): `wrangler dev` serves it on http://127.0.0.1:8787.
+//
+//   GET  /                          the demo chat page
+//   POST /api/chat                  createChatHandler (demo model, or OPENAI_BASE_URL's model)
+//   GET  /api/sessions/:sessionId   { messages, session: { cursor, activeTurn, terminalTurns } }
+//
+// Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant, else our own 401. Each
+// (tenant, session) lives in its own `ChatSession` Durable Object (named `<tenant>/<sessionId>`),
+// which holds the session envelope (compare-and-set) and the canonical messages.
+import { createChatHandler, createDemoModel, createOpenAICompatibleModel, defineChat } from '../workerd.mjs';
+import { DEMO_PAGE_HTML } from './demo-page.mjs';
+import { readSessionView, sessionChatMemory, tenantSessionStorage, TurnWatch } from './storage.mjs';
+
+export { ChatSession } from './chat-session.mjs';
+
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const SESSION_ROUTE = /^\/api\/sessions\/([^/]+)$/;
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+
+/** The tools the demo model calls (`/tool Q` and `/confirm N`, design §8). */
+const DEMO_TOOLS = Object.freeze([
+  {
+    name: 'lookup',
+    description: 'Looks a query up (demo tool).',
+    parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+    execute: ({ query }) => `result for ${query}`,
+  },
+  {
+    name: 'transfer',
+    description: 'Transfers an amount (demo tool; a person must approve it).',
+    parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+    requiresConfirmation: true,
+    execute: ({ amount }) => `transferred ${amount}`,
+  },
+]);
+
+export default {
+  async fetch(request, env, ctx) {
+    const { pathname } = new URL(request.url);
+    if (pathname === '/') {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
+      return new Response(DEMO_PAGE_HTML, {
+        headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
+      });
+    }
+    if (pathname === '/api/chat') return chat(request, env, ctx);
+    const session = SESSION_ROUTE.exec(pathname);
+    if (session) return sessionView(request, env, decodeURIComponent(session[1]));
+    return diagnostic(404, 'NOT_FOUND', 'No such route.', false);
+  },
+};
+
+const handlers = new WeakMap();
+/** The TurnWatch of each chat request, found again by `authenticate(request)`. */
+const watches = new WeakMap();
+
+/**
+ * POST /api/chat. Once the turn holds its lease, the request is kept alive until the lease is
+ * released: a client that disconnects mid-answer still gets its partial answer saved and the
+ * session freed at once (the handler stops the turn on `request.signal`).
+ */
+async function chat(request, env, ctx) {
+  const watch = new TurnWatch();
+  watches.set(request, watch);
+  const response = await chatHandler(env)(request);
+  if (watch.claimed) ctx.waitUntil(watch.settled);
+  return response;
+}
+
+/** One handler per `env` (per isolate in practice): options are checked once. */
+function chatHandler(env) {
+  let handler = handlers.get(env);
+  if (!handler) {
+    const model = modelFromEnv(env);
+    handler = createChatHandler({
+      authenticate: (request) => {
+        const auth = demoAuth(request);
+        if (auth.ok) auth.context.watch = watches.get(request);
+        return auth;
+      },
+      resolveDefinition: ({ tenant }, sessionId) =>
+        defineChat({
+          id: 'demo',
+          revision: 1,
+          model,
+          memory: sessionChatMemory(env.CHAT_SESSION, tenant, sessionId),
+          tools: DEMO_TOOLS,
+        }),
+      sessionStorage: ({ tenant, watch }) => {
+        const storage = tenantSessionStorage(env.CHAT_SESSION, tenant);
+        return watch ? watch.wrap(storage) : storage;
+      },
+    });
+    handlers.set(env, handler);
+  }
+  return handler;
+}
+
+/** The demo model, or an OpenAI-compatible endpoint when `OPENAI_BASE_URL` is set. */
+function modelFromEnv(env) {
+  if (env.OPENAI_BASE_URL) {
+    return createOpenAICompatibleModel({
+      baseUrl: env.OPENAI_BASE_URL,
+      apiKey: env.OPENAI_API_KEY || undefined,
+      model: env.OPENAI_MODEL || 'gpt-4o-mini',
+    });
+  }
+  const delay = env.DEMO_CHUNK_DELAY_MS;
+  return createDemoModel(delay === undefined || delay === '' ? {} : { chunkDelayMs: Number(delay) });
+}
+
+/** `Authorization: Bearer <tenant>`; anything else is the host's own 401 (no storage touched). */
+export function demoAuth(request) {
+  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
+  if (match && SAFE_ID.test(match[1])) return { ok: true, context: { tenant: match[1] } };
+  const response = diagnostic(401, 'AUTH_REQUIRED', 'Send Authorization: Bearer <tenant>, a SafeId.', false);
+  response.headers.set('www-authenticate', 'Bearer realm="turnkeep demo"');
+  return { ok: false, response };
+}
+
+async function sessionView(request, env, sessionId) {
+  if (request.method !== 'GET') return methodNotAllowed('GET');
+  const auth = demoAuth(request);
+  if (!auth.ok) return auth.response;
+  if (!SAFE_ID.test(sessionId)) return diagnostic(400, 'REQUEST_INVALID_SESSION_ID', 'The session id must be a SafeId.', false);
+  try {
+    const { session, messages } = await readSessionView(env.CHAT_SESSION, auth.context.tenant, sessionId);
+    const body = {
+      messages,
+      session: {
+        cursor: session?.cursor ?? 0,
+        activeTurn: session?.activeTurn ?? null,
+        terminalTurns: session?.terminalTurns ?? [],
+      },
+    };
+    return new Response(JSON.stringify(body), { headers: JSON_HEADERS });
+  } catch (error) {
+    console.error('GET /api/sessions failed:', error);
+    return diagnostic(500, 'SERVER_INTERNAL', 'The session could not be read.', true);
+  }
+}
+
+function methodNotAllowed(allow) {
+  const response = diagnostic(405, 'REQUEST_METHOD_NOT_ALLOWED', `Only ${allow} is supported.`, false);
+  response.headers.set('allow', allow);
+  return response;
+}
+
+/** A versioned diagnostic body, the shape the chat handler uses before a stream starts. */
+function diagnostic(status, code, message, retryable) {
+  return new Response(JSON.stringify({ error: { version: 1, code, message, retryable } }), {
+    status,
+    headers: JSON_HEADERS,
+  });
+}

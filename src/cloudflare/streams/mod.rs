@@ -1,0 +1,33 @@
+//! The `SessionStream` Durable Object's protocol handling (design §5): one object per stream,
+//! serving the Durable Streams HTTP protocol from its SQLite storage. Every decision comes from
+//! `crate::core::streams`; this module reads the stored state, commits the decision in one
+//! synchronous run of SQL (so it is durable before the shell answers: the runtime's output gate
+//! holds the response until the write is confirmed) and describes the answer.
+//!
+//! The JS shell (`js/cloudflare/session-stream.mjs`) owns what needs the event loop: waiting
+//! long-polls, open SSE responses, and calls to other streams' objects (forks).
+//!
+//! - [`object`]: the wasm-bindgen export `SessionStreamCore` and the request dispatch.
+//! - `read`: GET (catch-up, `offset=now`, long-poll) and SSE chunks; `write`: PUT, POST, HEAD,
+//!   DELETE; `fork`: fork creation and the source side of fork references.
+//! - `store` / `sql`: the tables, duck-typed over `ctx.storage.sql`; `reply`: the answer object;
+//!   `sse`: event framing.
+
+#[cfg(target_arch = "wasm32")]
+mod fork;
+#[cfg(target_arch = "wasm32")]
+pub mod object;
+#[cfg(target_arch = "wasm32")]
+mod read;
+#[cfg(target_arch = "wasm32")]
+mod reply;
+#[cfg(target_arch = "wasm32")]
+mod request;
+#[cfg(target_arch = "wasm32")]
+mod sql;
+#[cfg(target_arch = "wasm32")]
+mod sse;
+#[cfg(target_arch = "wasm32")]
+mod store;
+#[cfg(target_arch = "wasm32")]
+mod write;

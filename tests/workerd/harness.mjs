@@ -1,0 +1,94 @@
+// Starts the demo Worker (or a test Worker) in real workerd through the Miniflare 4 API, with
+// the bindings, migrations, compatibility date and flags read from wrangler.toml by wrangler
+// itself (`unstable_getMiniflareWorkerOptions`), so the tests run what `wrangler dev` runs.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Miniflare } from 'miniflare';
+import { unstable_getMiniflareWorkerOptions } from 'wrangler';
+
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Miniflare options equal to wrangler.toml's, with `scriptPath` (default: its `main`). */
+export function workerOptions({ scriptPath, persistDir, bindings = {} } = {}) {
+  const { workerOptions: fromToml, main } = unstable_getMiniflareWorkerOptions(join(root, 'wrangler.toml'));
+  return {
+    ...fromToml,
+    modules: true,
+    modulesRoot: root,
+    scriptPath: scriptPath ?? main,
+    modulesRules: [{ type: 'ESModule', include: ['**/*.js', '**/*.mjs'] }, ...fromToml.modulesRules],
+    bindings: { ...fromToml.bindings, ...bindings },
+    host: '127.0.0.1',
+    port: 0,
+    ...(persistDir ? { durableObjectsPersist: persistDir } : {}),
+  };
+}
+
+/** Starts workerd; `url` is the origin to fetch. Dispose with `stop()`. */
+export async function startWorker(options = {}) {
+  const mf = new Miniflare(workerOptions(options));
+  const url = (await mf.ready).origin;
+  return { mf, url, stop: () => mf.dispose() };
+}
+
+/** A fresh temporary directory, removed by `cleanup()`. */
+export function tempDir(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Files under `dir`, recursively (empty when it does not exist). */
+export function filesUnder(dir) {
+  let out = [];
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    out = entry.isDirectory() ? out.concat(filesUnder(path)) : out.concat(path);
+  }
+  return out;
+}
+
+let eventCounter = 0;
+
+/** A `client.turn.submit` body; `turnId` defaults to a fresh one. */
+export function submitBody(sessionId, input, turnId = `turn-${process.pid}-${Date.now()}-${++eventCounter}`) {
+  return JSON.stringify({
+    protocol: 'agentskit.chat.turn',
+    version: 1,
+    eventId: `event-${eventCounter}`,
+    sessionId,
+    turnId,
+    sequence: 0,
+    emittedAt: new Date().toISOString(),
+    event: 'client.turn.submit',
+    payload: { input },
+  });
+}
+
+/** POST /api/chat as `tenant` (no Authorization header when tenant is undefined). */
+export function postTurn(url, tenant, sessionId, input, init = {}) {
+  const headers = { 'content-type': 'application/json' };
+  if (tenant !== undefined) headers.authorization = `Bearer ${tenant}`;
+  return fetch(`${url}/api/chat`, { method: 'POST', headers, body: submitBody(sessionId, input), ...init });
+}
+
+/** GET /api/sessions/:sessionId as `tenant`, parsed. */
+export async function getSession(url, tenant, sessionId) {
+  const response = await fetch(`${url}/api/sessions/${sessionId}`, { headers: { authorization: `Bearer ${tenant}` } });
+  if (response.status !== 200) throw new Error(`GET session: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+/** The NDJSON lines of a finished response, parsed. */
+export async function ndjson(response) {
+  const text = await response.text();
+  if (!text.endsWith('\n')) throw new Error(`NDJSON body does not end with a newline: ${JSON.stringify(text.slice(-80))}`);
+  return text.slice(0, -1).split('\n').map((line) => JSON.parse(line));
+}
