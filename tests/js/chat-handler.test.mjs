@@ -128,7 +128,9 @@ describe('the diagnostics table, before the stream', () => {
   check('415 for application/jsonp-ish text (media type must start with application/json)', { request: () => chatRequest(submitEvent(), { headers: { 'content-type': 'text/application/json' } }) }, E.media);
 
   test('413 by Content-Length and by counted bytes of a streamed body', async () => {
-    checkTooLarge(await scenarioTooLarge(pkg));
+    const result = await scenarioTooLarge(pkg);
+    assert.equal(result.lengthKept, true, 'Node keeps a Content-Length set on a Request');
+    checkTooLarge(result);
   });
 
   check('400 for text that is not JSON', { request: () => chatRequest('{"protocol":') }, E.json);
