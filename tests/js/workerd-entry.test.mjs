@@ -1,4 +1,4 @@
-// js/workerd.mjs in real workerd (Miniflare 4, the runtime `wrangler dev` uses): the demo
+// js/workerd.mjs in real workerd (Miniflare 4, the runtime `wrangler dev` uses): a minimal
 // Worker imports the package's workerd entry, whose `.wasm` import arrives as a compiled
 // WebAssembly.Module, and decodes an event with it.
 import { test } from 'node:test';
@@ -13,11 +13,11 @@ const toml = readFileSync(`${root}wrangler.toml`, 'utf8');
 const compatibilityDate = toml.match(/^compatibility_date\s*=\s*"([^"]+)"/m)[1];
 const compatibilityFlags = JSON.parse(toml.match(/^compatibility_flags\s*=\s*(\[[^\]]*\])/m)[1]);
 
-test('the demo Worker loads js/workerd.mjs in workerd and decodes with the wasm core', async (t) => {
+test('a Worker loads js/workerd.mjs in workerd and decodes with the wasm core', async (t) => {
   const mf = new Miniflare({
     modules: true,
     modulesRoot: root,
-    scriptPath: `${root}js/worker.mjs`,
+    scriptPath: `${root}tests/js/fixtures/workerd-worker.mjs`,
     modulesRules: [
       { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
       { type: 'CompiledWasm', include: ['**/*.wasm'] },
