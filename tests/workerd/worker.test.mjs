@@ -1,0 +1,157 @@
+// The demo Worker in workerd (Miniflare 4, configured from wrangler.toml): routes, demo auth,
+// one turn per session under a burst of concurrent sends, a client that disconnects mid-answer,
+// and tenants that share a session id.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { filesUnder, getSession, ndjson, postTurn, startWorker, tempDir } from './harness.mjs';
+
+let worker;
+let state;
+
+before(async () => {
+  state = tempDir('turnkeep-worker-');
+  worker = await startWorker({ persistDir: state.dir });
+});
+after(async () => {
+  await worker?.stop();
+  state?.cleanup();
+});
+
+/** The SQLite files of Durable Object instances (workerd names them by object id). */
+const objectFiles = (dir) => filesUnder(dir).filter((f) => /[0-9a-f]{64}\.sqlite$/.test(f));
+
+const lastSnapshot = (lines) => lines.filter((l) => l.event === 'server.turn.snapshot').at(-1);
+
+test('GET / is the demo page; unknown routes are 404 and wrong methods 405, as JSON diagnostics', async () => {
+  const page = await fetch(`${worker.url}/`);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-type'), /^text\/html/);
+  assert.match(await page.text(), /<title>turnkeep/);
+  const cases = [
+    ['/nope', 'GET', 404, 'NOT_FOUND'],
+    ['/', 'POST', 405, 'REQUEST_METHOD_NOT_ALLOWED'],
+    ['/api/sessions/s1', 'DELETE', 405, 'REQUEST_METHOD_NOT_ALLOWED'],
+  ];
+  for (const [path, method, status, code] of cases) {
+    const response = await fetch(`${worker.url}${path}`, { method, headers: { authorization: 'Bearer t' } });
+    assert.equal(response.status, status, `${method} ${path}`);
+    assert.equal((await response.json()).error.code, code);
+  }
+  const badId = await fetch(`${worker.url}/api/sessions/${encodeURIComponent('no/slash')}`, { headers: { authorization: 'Bearer t' } });
+  assert.equal(badId.status, 400);
+  assert.equal((await badId.json()).error.code, 'REQUEST_INVALID_SESSION_ID');
+});
+
+test('a request without a valid Bearer tenant gets 401 and creates no Durable Object', async () => {
+  const own = tempDir('turnkeep-auth-');
+  const isolated = await startWorker({ persistDir: own.dir });
+  try {
+    const attempts = [
+      postTurn(isolated.url, undefined, 'auth-s', 'hello'),
+      postTurn(isolated.url, 'not a safe id', 'auth-s', 'hello'),
+      postTurn(isolated.url, 'bad/tenant', 'auth-s', 'hello'),
+      fetch(`${isolated.url}/api/sessions/auth-s`),
+      fetch(`${isolated.url}/api/sessions/auth-s`, { headers: { authorization: 'Basic YTpi' } }),
+    ];
+    for (const response of await Promise.all(attempts)) {
+      assert.equal(response.status, 401);
+      assert.match(response.headers.get('www-authenticate'), /^Bearer/);
+      assert.equal((await response.json()).error.code, 'AUTH_REQUIRED');
+    }
+    assert.deepEqual(objectFiles(own.dir), []);
+    // Control: an authenticated turn does create the session's object (the check can fail).
+    const ok = await postTurn(isolated.url, 'auth-tenant', 'auth-s', 'hello');
+    assert.equal(ok.status, 200);
+    await ok.text();
+    assert.equal(objectFiles(own.dir).length, 1);
+  } finally {
+    await isolated.stop();
+    own.cleanup();
+  }
+});
+
+test('20 concurrent sends on one session: one 200 stream, 19 × 409, one answer saved', async () => {
+  const responses = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => postTurn(worker.url, 'race-tenant', 'race', `attempt ${i}`)),
+  );
+  const winners = responses.filter((r) => r.status === 200);
+  const losers = responses.filter((r) => r.status === 409);
+  assert.equal(winners.length, 1);
+  assert.equal(losers.length, 19);
+  for (const loser of losers) assert.equal((await loser.json()).error.code, 'SESSION_BUSY');
+  const final = lastSnapshot(await ndjson(winners[0]));
+  assert.equal(final.payload.status, 'complete');
+
+  const { messages, session } = await getSession(worker.url, 'race-tenant', 'race');
+  assert.equal(messages.filter((m) => m.role === 'assistant').length, 1);
+  assert.equal(messages.filter((m) => m.role === 'user').length, 1);
+  assert.deepEqual(messages, final.payload.messages);
+  assert.equal(session.activeTurn, null);
+  assert.equal(session.terminalTurns.length, 1);
+  assert.equal(session.terminalTurns[0].outcome, 'completed');
+});
+
+test('a client that disconnects mid-answer frees the lease at once and its partial answer is saved', async () => {
+  const controller = new AbortController();
+  // 2000 words at 20 ms each would take 40 s; the client leaves after the first words.
+  const response = await postTurn(worker.url, 'gone-tenant', 'gone', '/words 2000', { signal: controller.signal });
+  assert.equal(response.status, 200);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!/"content":"w1 w2 w3/.test(text)) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, 'the stream ended before the answer started');
+    text += decoder.decode(value, { stream: true });
+  }
+  controller.abort();
+
+  // The lease lasts 45 s; only an explicit release frees it within a second.
+  const leftAt = Date.now();
+  let view = await getSession(worker.url, 'gone-tenant', 'gone');
+  while (view.session.activeTurn !== null && Date.now() - leftAt < 1_000) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    view = await getSession(worker.url, 'gone-tenant', 'gone');
+  }
+  assert.equal(view.session.activeTurn, null, 'the lease was still held a second after the client left');
+  assert.equal(view.session.terminalTurns.at(-1).outcome, 'completed');
+  const answer = view.messages.find((m) => m.role === 'assistant');
+  assert.match(answer.content, /^w1 w2 w3/);
+  assert.ok(!answer.content.includes('w2000'), 'the answer should be partial');
+
+  const next = await postTurn(worker.url, 'gone-tenant', 'gone', 'still there?');
+  assert.equal(next.status, 200);
+  const final = lastSnapshot(await ndjson(next));
+  assert.equal(final.payload.messages.length, 4);
+  assert.equal(final.payload.messages[1].content, answer.content);
+  assert.equal(final.payload.messages[3].content, 'echo: still there?');
+});
+
+test('two tenants with the same session id never see each other', async () => {
+  const alice = await postTurn(worker.url, 'alice', 'shared', 'alice secret');
+  const aliceLines = await ndjson(alice);
+  const bob = await postTurn(worker.url, 'bob', 'shared', 'bob words');
+  assert.equal(bob.status, 200);
+  const bobLines = await ndjson(bob);
+  assert.doesNotMatch(JSON.stringify(bobLines), /alice secret/);
+  assert.deepEqual(lastSnapshot(bobLines).payload.messages.map((m) => m.content), ['bob words', 'echo: bob words']);
+  assert.deepEqual(lastSnapshot(aliceLines).payload.messages.map((m) => m.content), ['alice secret', 'echo: alice secret']);
+
+  const aliceView = await getSession(worker.url, 'alice', 'shared');
+  const bobView = await getSession(worker.url, 'bob', 'shared');
+  assert.deepEqual(aliceView.messages.map((m) => m.content), ['alice secret', 'echo: alice secret']);
+  assert.deepEqual(bobView.messages.map((m) => m.content), ['bob words', 'echo: bob words']);
+  assert.notEqual(aliceView.session.terminalTurns[0].turnId, bobView.session.terminalTurns[0].turnId);
+});
+
+test('the demo tool runs and its call is part of the saved history', async () => {
+  const response = await postTurn(worker.url, 'tools', 'tool-s', '/tool cats');
+  const final = lastSnapshot(await ndjson(response));
+  const { messages } = await getSession(worker.url, 'tools', 'tool-s');
+  assert.deepEqual(messages, final.payload.messages);
+  const call = messages.flatMap((m) => m.toolCalls ?? []).find((c) => c.name === 'lookup');
+  assert.deepEqual(call.args, { query: 'cats' });
+  assert.equal(call.result, 'result for cats');
+  assert.equal(messages.at(-1).content, 'found: result for cats');
+});
