@@ -35,7 +35,15 @@ command -v wasm-bindgen >/dev/null || die "wasm-bindgen is installed but not on 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
    || [ ! -e node_modules/.package-lock.json ]; then
   say "npm ci"
-  npm ci --no-audit --no-fund || die "npm ci failed."
+  log="$(mktemp)"
+  if ! npm ci --no-audit --no-fund >"$log" 2>&1; then
+    # npm ci refuses a lockfile that names an optional dependency the registry does not serve
+    # (vite's Windows-only napi-windows-process-start-time is absent from some mirrors). The
+    # same locked versions install with `npm install`; --no-save keeps package-lock.json as is.
+    say "npm ci refused the lockfile ($(grep -m1 -o 'Missing: [^ ]*' "$log" || echo 'see below')); installing the locked versions with npm install --no-save"
+    npm install --no-save --no-audit --no-fund || { cat "$log" >&2; die "npm install failed."; }
+  fi
+  rm -f "$log"
 fi
 
 # 4. Headless Chromium and its driver, from Debian (never a browser download).
