@@ -1,74 +1,31 @@
-//! The demo model: plays the pure demo script (`core::chat::demo`) with `chunkDelayMs` between
-//! chunks, through the host's `setTimeout`. Deterministic, no network.
+//! The demo model on a JS host: the host-independent [`crate::turn::DemoModel`] pausing
+//! `chunkDelayMs` between chunks through the host's own `setTimeout`. Deterministic, no network.
 
-use std::collections::VecDeque;
+use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
 use super::descriptor::chunk_delay_ms;
-use crate::core::chat::demo::{demo_script, DemoStep};
-use crate::core::chat::model::{ModelChunk, ModelRequest};
-use crate::ports::chat::{ModelAdapter, ModelStream};
-use crate::ports::{LocalFuture, PortError};
+use crate::ports::chat::Sleep;
+use crate::ports::LocalFuture;
+use crate::turn::DemoModel;
 use crate::web::chat::js::sleep_ms;
 
-/// What the demo's `/fail` command ends with.
-pub const DEMO_FAILURE: &str = "the demo model failed on purpose (/fail)";
+/// Pauses through `setTimeout`. Dropping the returned future is the abort.
+struct HostSleep;
 
-/// The demo model with its delay between chunks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DemoModel {
-    pub chunk_delay_ms: u32,
-}
-
-impl DemoModel {
-    pub fn new(chunk_delay_ms: u32) -> Self {
-        Self { chunk_delay_ms }
-    }
-
-    /// From `{ kind: 'turnkeep.demo', chunkDelayMs? }`.
-    pub fn from_descriptor(descriptor: &JsValue) -> Result<Self, String> {
-        chunk_delay_ms(descriptor).map(Self::new)
-    }
-}
-
-impl ModelAdapter for DemoModel {
-    fn start(&self, request: ModelRequest) -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>> {
-        let stream = DemoStream {
-            steps: demo_script(&request).into(),
-            chunk_delay_ms: self.chunk_delay_ms,
-            started: false,
-        };
-        Box::pin(async move { Ok(Box::new(stream) as Box<dyn ModelStream>) })
-    }
-}
-
-struct DemoStream {
-    steps: VecDeque<DemoStep>,
-    chunk_delay_ms: u32,
-    /// The first chunk comes at once; each later one `chunk_delay_ms` after the previous.
-    started: bool,
-}
-
-impl ModelStream for DemoStream {
-    fn next_chunk(&mut self) -> LocalFuture<'_, Option<Result<ModelChunk, PortError>>> {
+impl Sleep for HostSleep {
+    fn sleep(&self, ms: u64) -> LocalFuture<'_, ()> {
+        let ms = u32::try_from(ms).unwrap_or(u32::MAX);
         Box::pin(async move {
-            self.steps.front()?;
-            if self.started && self.chunk_delay_ms > 0 {
-                let _ = sleep_ms(self.chunk_delay_ms).await; // dropping this future is the abort
-            }
-            self.started = true;
-            match self.steps.pop_front()? {
-                DemoStep::Chunk(chunk) => Some(Ok(chunk)),
-                DemoStep::Fail => {
-                    self.steps.clear();
-                    Some(Err(PortError::new(DEMO_FAILURE)))
-                }
-            }
+            let _ = sleep_ms(ms).await;
         })
     }
+}
 
-    fn abort(&mut self) {
-        self.steps.clear();
-    }
+/// From `{ kind: 'turnkeep.demo', chunkDelayMs? }`. A delay of 0 streams without timers.
+pub fn demo_model_from_descriptor(descriptor: &JsValue) -> Result<DemoModel, String> {
+    let ms = chunk_delay_ms(descriptor)?;
+    let sleep = (ms > 0).then(|| Rc::new(HostSleep) as Rc<dyn Sleep>);
+    Ok(DemoModel::new(sleep, u64::from(ms)))
 }

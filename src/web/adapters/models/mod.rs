@@ -17,7 +17,8 @@ mod descriptor;
 mod openai;
 
 pub use custom::JsModel;
-pub use demo::DemoModel;
+pub use crate::turn::DemoModel;
+pub use demo::demo_model_from_descriptor;
 pub use descriptor::{DEMO_KIND, OPENAI_COMPATIBLE_KIND};
 pub use openai::OpenAiModel;
 
@@ -32,7 +33,7 @@ pub fn model_from_js(value: &JsValue) -> Result<Box<dyn ModelAdapter>, String> {
         return Err("model must be createDemoModel(), createOpenAICompatibleModel() or an object with stream()".into());
     }
     match get(value, "kind").as_string().as_deref() {
-        Some(DEMO_KIND) => Ok(Box::new(DemoModel::from_descriptor(value)?)),
+        Some(DEMO_KIND) => Ok(Box::new(demo_model_from_descriptor(value)?)),
         Some(OPENAI_COMPATIBLE_KIND) => Ok(Box::new(OpenAiModel::from_descriptor(value)?)),
         Some(other) if other.starts_with("turnkeep.") => Err(format!("model.kind {other:?} is not a model this build knows")),
         _ if get_fn(value, "stream").is_some() => Ok(Box::new(JsModel::from_js(value)?)),
