@@ -768,3 +768,71 @@ describe('the host clock and ids', () => {
     assert.equal(storage.saves.find((s) => s.snapshot.activeTurn).snapshot.activeTurn.expiresAt, now + 2_300);
   });
 });
+
+describe('signals handed to the ports', () => {
+  /**
+   * Storage that honours its signal the way a fetch-based store does: a call made with an
+   * aborted signal fails at once.
+   */
+  function signalHonouringStorage() {
+    const inner = countingStorage(pkg);
+    const storage = {
+      signals: [],
+      load: (id, signal) => {
+        storage.signals.push({ op: 'load', given: signal instanceof AbortSignal, aborted: signal?.aborted });
+        if (signal?.aborted) throw signal.reason;
+        return inner.load(id);
+      },
+      save: (snapshot, expected, signal) => {
+        storage.signals.push({ op: 'save', given: signal instanceof AbortSignal, aborted: signal?.aborted });
+        if (signal?.aborted) throw signal.reason;
+        return inner.save(snapshot, expected);
+      },
+      stored: (id) => inner.load(id),
+    };
+    return storage;
+  }
+
+  test('memory.load gets the deadline signal; memory.save a live one, even after an abort', async () => {
+    const seen = [];
+    const memory = {
+      async load(options) {
+        seen.push({ op: 'load', given: options?.signal instanceof AbortSignal, aborted: options?.signal?.aborted });
+        return [];
+      },
+      async save(_messages, options) {
+        seen.push({ op: 'save', given: options?.signal instanceof AbortSignal, aborted: options?.signal?.aborted });
+      },
+    };
+    const { handler } = demoSetup(pkg, { memory, chunkDelayMs: 5 });
+    const client = new AbortController();
+    const response = await handler(chatRequest(submitEvent({ input: '/words 100' }), { signal: client.signal }));
+    await readTurn(pkg, response, { onLine: (_e, n) => n === 2 && client.abort() });
+    assert.deepEqual(seen, [
+      { op: 'load', given: true, aborted: false },
+      { op: 'save', given: true, aborted: false },
+    ]);
+  });
+
+  test('a storage that honours its signal still gets the lease released after a client abort', async () => {
+    const storage = signalHonouringStorage();
+    const { handler } = demoSetup(pkg, { storage, chunkDelayMs: 5 });
+    const client = new AbortController();
+    const response = await handler(chatRequest(submitEvent({ input: '/words 100' }), { signal: client.signal }));
+    const turn = await readTurn(pkg, response, { onLine: (_e, n) => n === 2 && client.abort() });
+    assert.deepEqual(turn.last.payload, inStream(E.cancelled));
+    assert.equal((await storage.stored('s1')).activeTurn, undefined, 'the release save was not handed an aborted signal');
+    const next = await handler(chatRequest(submitEvent({ turnId: 't2' })));
+    assert.equal(next.status, 200);
+    await readTurn(pkg, next);
+  });
+
+  test('a storage that honours its signal gets the lease back when the deadline hits memory.load', async () => {
+    const storage = signalHonouringStorage();
+    const memory = { ...recordingMemory(), load: never };
+    const { response } = await run({ memory, options: { timeoutMs: 50, sessionStorage: () => storage } });
+    checkErrorResponse(await errorOf(response), E.timeout);
+    const stored = await storage.stored('s1');
+    assert.equal(stored.activeTurn, undefined, 'the abandoning save was not handed an aborted signal');
+  });
+});

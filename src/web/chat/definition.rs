@@ -9,7 +9,7 @@ use crate::core::chat::controller::ChatConfig;
 use crate::core::checks::{is_safe_id, safe_uint};
 use crate::core::limits;
 use crate::core::protocol::{decode_messages, Message};
-use crate::ports::chat::{ChatMemory, ModelAdapter, Tool};
+use crate::ports::chat::{ModelAdapter, Tool};
 use crate::web::adapters::{model_from_js, JsChatMemory, JsTool};
 use crate::web::convert::to_json;
 
@@ -20,7 +20,8 @@ pub struct Definition {
     pub id: String,
     pub revision: u64,
     pub model: Rc<dyn ModelAdapter>,
-    pub memory: Rc<dyn ChatMemory>,
+    /// Concrete, so each turn can hand it its own signal (`with_signal`).
+    pub memory: Rc<JsChatMemory>,
     pub tools: Rc<Vec<Box<dyn Tool>>>,
     pub max_tool_iterations: u32,
     pub initial_messages: Vec<Message>,
@@ -38,7 +39,7 @@ impl Definition {
             v => to_json(&v).ok().as_ref().and_then(safe_uint).filter(|r| *r > 0).ok_or("definition revision must be a positive safe integer")?,
         };
         let model: Rc<dyn ModelAdapter> = Rc::from(model_from_js(&get(def, "model"))?);
-        let memory: Rc<dyn ChatMemory> = Rc::new(JsChatMemory::new(get(def, "memory"))?);
+        let memory = Rc::new(JsChatMemory::new(get(def, "memory"))?);
         let tools = read_tools(&get(def, "tools"))?;
         let max_tool_iterations = match get(def, "maxToolIterations") {
             v if v.is_undefined() => limits::TOOL_ITERATIONS_MAX_DEFAULT,

@@ -17,7 +17,7 @@ use crate::ports::session::SessionStorage;
 
 use super::definition::Definition;
 use super::http::{is_json_media_type, json_response, read_text_limited, BodyError};
-use super::js::{any_signal, call, get, timeout_signal, unless_aborted};
+use super::js::{any_signal, call, get, timeout_signal, unless_aborted, within_ms};
 use super::options::HandlerOptions;
 use super::turn::{start_turn, Claimed, HostClock};
 use crate::web::adapters::JsSessionStorage;
@@ -158,9 +158,7 @@ async fn claim(
         .map_err(|_| BoundaryError::Internal)?;
     let definition = Definition::from_js(&definition_value).map_err(|_| BoundaryError::Internal)?;
     let storage_value = call(&options.session_storage, &[&context, signal]).await.map_err(|_| BoundaryError::Internal)?;
-    let storage: Rc<dyn SessionStorage> = Rc::new(
-        JsSessionStorage::new(storage_value, Some(deadline.signal.clone())).map_err(|_| BoundaryError::Internal)?,
-    );
+    let storage = Rc::new(JsSessionStorage::new(storage_value, Some(deadline.signal.clone())).map_err(|_| BoundaryError::Internal)?);
 
     let identity = SessionIdentity {
         session_id: session_id.clone(),
@@ -199,9 +197,18 @@ async fn authenticate(options: &HandlerOptions, request: &Request, signal: &Abor
 }
 
 /// Releases a claimed lease without running the turn (a failure before the stream started):
-/// the lease is cleared by CAS at once, and the turn id stays free for a retry.
-pub(crate) async fn abandon(storage: &dyn SessionStorage, claimed: &SessionEnvelope, turn_id: &str, now_ms: u64) {
+/// the lease is cleared by CAS at once, and the turn id stays free for a retry. Bounded by the
+/// cleanup budget, under a signal of its own (see [`cleanup_signal`]).
+pub(crate) async fn abandon(storage: &JsSessionStorage, claimed: &SessionEnvelope, turn_id: &str, now_ms: u64, budget_ms: u32) {
     if let Ok(next) = abandon_turn(claimed, turn_id, now_ms) {
-        let _ = storage.save(&next.to_value(), Some(claimed.cursor)).await;
+        let storage = storage.with_signal(cleanup_signal(budget_ms));
+        let _ = within_ms(budget_ms, storage.save(&next.to_value(), Some(claimed.cursor))).await;
     }
+}
+
+/// The signal handed to ports during cleanup: aborts when the cleanup budget is spent. Not the
+/// turn's deadline, which has often fired already (that is why cleanup runs), and a store that
+/// honours an aborted signal would refuse the very save that releases the lease.
+pub(crate) fn cleanup_signal(budget_ms: u32) -> Option<AbortSignal> {
+    timeout_signal(budget_ms).ok()
 }

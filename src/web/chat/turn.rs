@@ -16,11 +16,12 @@ use crate::core::protocol::{
 };
 use crate::core::sequence::TurnSequencer;
 use crate::core::session::{release_turn, SessionEnvelope, TurnOutcome};
-use crate::ports::chat::{CancelToken, Clock, Ids, Tool};
+use crate::ports::chat::{CancelToken, ChatMemory, Clock, Ids, Tool};
 use crate::ports::session::SessionStorage;
+use crate::web::adapters::JsSessionStorage;
 
 use super::definition::Definition;
-use super::handler::{abandon, Deadline, Failure};
+use super::handler::{abandon, cleanup_signal, Deadline, Failure};
 use super::http::ndjson_response;
 use super::js::{get_fn, within_ms};
 use crate::turn::{begin_turn, drive_turn, TurnPorts};
@@ -30,7 +31,7 @@ use super::stream::PullStream;
 /// A turn whose lease is ours (the claim was CAS-saved).
 pub(crate) struct Claimed {
     pub envelope: SessionEnvelope,
-    pub storage: Rc<dyn SessionStorage>,
+    pub storage: Rc<JsSessionStorage>,
     pub definition: Definition,
     pub input: String,
     pub turn_id: String,
@@ -120,12 +121,13 @@ pub(crate) async fn start_turn(
     deadline: Deadline,
     clock: HostClock,
 ) -> Result<Response, Failure> {
-    let loaded = deadline.run(async { claimed.definition.memory.load().await.map_err(|_| BoundaryError::Internal.into()) }).await;
+    let memory = claimed.definition.memory.with_signal(Some(deadline.signal.clone()));
+    let loaded = deadline.run(async { memory.load().await.map_err(|_| BoundaryError::Internal.into()) }).await;
     let history = match loaded {
         Ok(messages) if messages.is_empty() => claimed.definition.initial_messages.clone(),
         Ok(messages) => messages,
         Err(failure) => {
-            abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms()).await;
+            abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms(), options.cleanup_timeout_ms).await;
             return Err(failure);
         }
     };
@@ -134,14 +136,14 @@ pub(crate) async fn start_turn(
     let first = match begin_turn(&controller, &claimed.input, send_ports) {
         Ok(action) => action,
         Err(_) => {
-            abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms()).await;
+            abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms(), options.cleanup_timeout_ms).await;
             return Err(BoundaryError::InvalidEvent.into());
         }
     };
     let sequencer = match TurnSequencer::new(claimed.envelope.cursor) {
         Ok(s) => s,
         Err(_) => {
-            abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms()).await;
+            abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms(), options.cleanup_timeout_ms).await;
             return Err(BoundaryError::Internal.into());
         }
     };
@@ -158,7 +160,7 @@ pub(crate) async fn start_turn(
         Ok(pair) => pair,
         Err(_) => {
             let t = &turn.claimed;
-            abandon(t.storage.as_ref(), &t.envelope, &t.turn_id, turn.clock.now_ms()).await;
+            abandon(t.storage.as_ref(), &t.envelope, &t.turn_id, turn.clock.now_ms(), turn.options.cleanup_timeout_ms).await;
             return Err(BoundaryError::Internal.into());
         }
     };
@@ -271,12 +273,15 @@ fn in_stream(error: BoundaryError) -> TurnDiagnostic {
 async fn finish(turn: &Turn, stream: &PullStream<Line>) {
     let budget_ms = turn.options.cleanup_timeout_ms;
     let messages = turn.controller.borrow().state().messages.clone();
-    let memory = turn.claimed.definition.memory.clone();
+    let memory = turn.claimed.definition.memory.with_signal(cleanup_signal(budget_ms));
     let saved = matches!(within_ms(budget_ms, memory.save(&messages)).await, Some(Ok(())));
     let outcome = if saved { TurnOutcome::Completed } else { TurnOutcome::Indeterminate };
     let claimed = &turn.claimed;
     let released = match release_turn(&claimed.envelope, &claimed.turn_id, outcome, turn.clock.now_ms()) {
-        Ok(next) => within_ms(budget_ms, claimed.storage.save(&next.to_value(), Some(claimed.envelope.cursor))).await,
+        Ok(next) => {
+            let storage = claimed.storage.with_signal(cleanup_signal(budget_ms));
+            within_ms(budget_ms, storage.save(&next.to_value(), Some(claimed.envelope.cursor))).await
+        }
         Err(_) => None,
     };
     let last = match turn.stop_reason.get() {
