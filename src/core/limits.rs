@@ -81,6 +81,8 @@ pub const STREAM_SSE_CONNECTION_MS_MAX: u64 = 60_000;
 pub const STREAM_LONG_POLL_MS_MAX: u64 = 60_000;
 /// Bytes of inherited rows a new fork copies from its source per round trip.
 pub const STREAM_FORK_COPY_PAGE_BYTES: u64 = 4_194_304;
+/// Bytes of a stream name (the part of `/v1/stream/<name>` after the prefix, decoded).
+pub const STREAM_NAME_BYTES_MAX: usize = 512;
 
 // ---- Chat controller.
 pub const TOOL_ITERATIONS_MAX_DEFAULT: u32 = 5;

@@ -111,7 +111,7 @@ impl SessionStreamCore {
 
     /// Deletes the stream for good, remembering to release its source.
     pub(super) fn purge(&mut self) -> Result<(), JsValue> {
-        let source = self.store.meta.as_ref().and_then(|m| m.forked_from.clone());
+        let source = self.store.meta.as_ref().and_then(|m| m.forked_from.as_deref().map(super::write::source_name));
         self.store.purge()?;
         if let Some(source) = source {
             self.pending_release = Some(source);
@@ -137,4 +137,26 @@ impl SessionStreamCore {
             _ => Reply::not_found(),
         }
     }
+}
+
+/// The named limits the JS shell enforces before a request reaches the object (body size) or
+/// while it waits (long-poll, SSE), so both halves read them from `core::limits`.
+#[wasm_bindgen(js_name = sessionStreamLimits)]
+pub fn session_stream_limits() -> JsValue {
+    use crate::core::limits;
+    let obj = js_sys::Object::new();
+    let pairs = [
+        ("appendBytesMax", limits::STREAM_APPEND_BYTES_MAX),
+        ("streamBytesMax", limits::STREAM_BYTES_MAX),
+        ("producersMax", limits::STREAM_PRODUCERS_MAX as u64),
+        ("longPollMsDefault", limits::STREAM_LONG_POLL_MS_DEFAULT),
+        ("longPollMsMax", limits::STREAM_LONG_POLL_MS_MAX),
+        ("sseConnectionMsMax", limits::STREAM_SSE_CONNECTION_MS_MAX),
+        ("streamNameBytesMax", limits::STREAM_NAME_BYTES_MAX as u64),
+        ("cursorJitterSecondsMax", u64::from(limits::STREAM_CURSOR_JITTER_SECONDS_MAX)),
+    ];
+    for (key, value) in pairs {
+        super::reply::set(&obj, key, JsValue::from_f64(value as f64));
+    }
+    obj.into()
 }

@@ -66,9 +66,9 @@ impl SessionStreamCore {
                     .header("stream-cursor", cursor_out());
                 Ok(closed_header(reply, closed))
             }
-            ReadStart::WaitAt { .. } => {
+            ReadStart::WaitAt { offset } => {
                 let mut reply = Reply::new(0);
-                reply.effects.wait = true;
+                reply.effects.wait = Some(offset.to_string());
                 Ok(reply)
             }
             ReadStart::ReadFrom { from } => {

@@ -12,8 +12,9 @@ use crate::core::streams::Rejection;
 pub struct Effects {
     /// Data or closure changed: wake long-poll and SSE waiters.
     pub wake: bool,
-    /// Long-poll at the tail: wait for an append (or the timeout), then ask again.
-    pub wait: bool,
+    /// Long-poll at the tail: wait for an append (or the timeout), then ask again with the
+    /// offset it resolved to (`offset=now` must not move on to a later tail).
+    pub wait: Option<String>,
     /// Start an SSE response reading from this offset; `true` when payloads are base64.
     pub sse: Option<(String, bool)>,
     /// A fork is being created: fetch this source stream's fork info, then call `putFork`.
@@ -95,8 +96,8 @@ impl Reply {
         if e.wake {
             set(&obj, "wake", JsValue::TRUE);
         }
-        if e.wait {
-            set(&obj, "wait", JsValue::TRUE);
+        if let Some(offset) = e.wait {
+            set(&obj, "wait", JsValue::from_str(&offset));
         }
         if let Some((offset, base64)) = e.sse {
             set(&obj, "sseOffset", JsValue::from_str(&offset));

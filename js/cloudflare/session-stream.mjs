@@ -1,0 +1,378 @@
+// The durable session stream (design §5): a Durable Streams protocol server, one `SessionStream`
+// Durable Object (SQLite-backed) per stream, reached through the Worker at `/v1/stream/<name>`.
+//
+// Every protocol decision is made in Rust (`SessionStreamCore`, src/cloudflare/streams/); this
+// shell owns only what needs the event loop:
+// - long-poll waiters and open SSE responses, which live in the object instance and are woken
+//   when an append (or close, or delete) commits there;
+// - calls to other streams' objects, for forks (see src/cloudflare/streams/fork.rs);
+// - the Worker-side route: auth, the body-size precheck, browser security headers, CORS.
+//
+// Writes are durable before they are acknowledged: each mutation runs as one synchronous
+// `transactionSync` on `ctx.storage.sql`, and the runtime's output gate holds the response until
+// that write is confirmed.
+//
+// Env: STREAMS_PUBLIC=1 (no token needed: local tests and conformance runs only), STREAMS_TOKEN
+// (the server-side bearer token), STREAMS_LONG_POLL_MS (default 20000; the tests use 3000).
+import { DurableObject } from 'cloudflare:workers';
+import '../workerd.mjs'; // instantiates the wasm module (initSync) before any class is built
+import { SessionStreamCore, sessionStreamLimits } from '../../pkg/turnkeep.js';
+
+const LIMITS = sessionStreamLimits();
+const STREAM_PREFIX = '/v1/stream/';
+const CHAT_STREAM_ROUTE = /^\/api\/chat\/stream\/([^/]+)$/;
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** Set by the Worker route: the decoded stream name (objects do not know their own name). */
+const NAME_HEADER = 'x-turnkeep-stream-name';
+const EMPTY = new Uint8Array(0);
+
+/** Headers every stream response carries (browser security and CORS, protocol §11). */
+const SECURITY_HEADERS = Object.freeze({
+  'x-content-type-options': 'nosniff',
+  'cross-origin-resource-policy': 'cross-origin',
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers':
+    'Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, Stream-Expires-At, ' +
+    'Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, ' +
+    'ETag, Content-Type, Location',
+});
+const PREFLIGHT_HEADERS = Object.freeze({
+  'access-control-allow-methods': 'GET, POST, PUT, DELETE, HEAD, OPTIONS',
+  'access-control-allow-headers':
+    'Authorization, Content-Type, If-None-Match, Stream-Seq, Stream-TTL, Stream-Expires-At, Stream-Closed, ' +
+    'Producer-Id, Producer-Epoch, Producer-Seq, Stream-Forked-From, Stream-Fork-Offset, Stream-Fork-Sub-Offset',
+  'access-control-max-age': '86400',
+});
+
+/**
+ * The Worker-side route. Returns a Response promise for `/v1/stream/*` and
+ * `GET /api/chat/stream/:sessionId`, or null for any other path.
+ */
+export function routeStreams(request, env) {
+  const url = new URL(request.url);
+  if (url.pathname.startsWith(STREAM_PREFIX)) return streamRoute(request, env, url);
+  const chat = CHAT_STREAM_ROUTE.exec(url.pathname);
+  if (chat) return chatStreamProxy(request, env, url, chat[1]);
+  return null;
+}
+
+async function streamRoute(request, env, url) {
+  if (request.method === 'OPTIONS') return secured(new Response(null, { status: 204, headers: PREFLIGHT_HEADERS }));
+  if (!authorized(request, env)) {
+    return secured(diagnostic(401, 'streams.v1.unauthorized', 'send Authorization: Bearer <streams token>', {
+      'www-authenticate': 'Bearer realm="turnkeep streams"',
+    }));
+  }
+  const name = streamName(url.pathname.slice(STREAM_PREFIX.length));
+  if (name === null) return secured(diagnostic(400, 'streams.v1.name_invalid', 'the stream name is empty, too long or badly encoded'));
+  const length = Number(request.headers.get('content-length') ?? 0);
+  if (length > LIMITS.appendBytesMax) {
+    return secured(diagnostic(413, 'streams.v1.append_too_large', `an append may carry at most ${LIMITS.appendBytesMax} bytes`));
+  }
+  if (!env.SESSION_STREAM) return secured(diagnostic(500, 'streams.v1.not_configured', 'the SESSION_STREAM binding is missing'));
+  const headers = new Headers(request.headers);
+  headers.set(NAME_HEADER, name);
+  const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
+  const forwarded = new Request(request.url, {
+    method: request.method,
+    headers,
+    body: hasBody ? request.body : undefined,
+    signal: request.signal,
+  });
+  try {
+    return secured(await streamStub(env, name).fetch(forwarded));
+  } catch (error) {
+    console.error('session stream request failed:', error);
+    return secured(diagnostic(500, 'streams.v1.internal', 'the stream could not be served'));
+  }
+}
+
+/** `GET /api/chat/stream/:sessionId`: demo auth, then `<tenant>/<sessionId>` with the server token. */
+async function chatStreamProxy(request, env, url, rawSessionId) {
+  if (request.method === 'OPTIONS') return secured(new Response(null, { status: 204, headers: PREFLIGHT_HEADERS }));
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return secured(diagnostic(405, 'streams.v1.method_not_allowed', 'the chat stream is read-only', { allow: 'GET, HEAD' }));
+  }
+  const auth = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
+  if (!auth || !SAFE_ID.test(auth[1])) {
+    return secured(diagnostic(401, 'streams.v1.unauthorized', 'send Authorization: Bearer <tenant>, a SafeId', {
+      'www-authenticate': 'Bearer realm="turnkeep demo"',
+    }));
+  }
+  const sessionId = safeDecode(rawSessionId);
+  if (sessionId === null || !SAFE_ID.test(sessionId)) {
+    return secured(diagnostic(400, 'streams.v1.session_id_invalid', 'the session id must be a SafeId'));
+  }
+  const target = new URL(`${STREAM_PREFIX}${auth[1]}/${sessionId}${url.search}`, url);
+  const headers = new Headers();
+  for (const name of ['if-none-match', 'accept']) {
+    const value = request.headers.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  if (env.STREAMS_TOKEN) headers.set('authorization', `Bearer ${env.STREAMS_TOKEN}`);
+  return streamRoute(new Request(target, { method: request.method, headers, signal: request.signal }), env, target);
+}
+
+function authorized(request, env) {
+  if (env.STREAMS_PUBLIC === '1' || env.STREAMS_PUBLIC === 1 || env.STREAMS_PUBLIC === true) return true;
+  const token = env.STREAMS_TOKEN;
+  if (typeof token !== 'string' || token === '') return false;
+  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
+  return match !== null && sameText(match[1], token);
+}
+
+/** Comparison whose time does not depend on where the texts differ. */
+function sameText(a, b) {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < Math.max(a.length, b.length); i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
+  return diff === 0;
+}
+
+function streamName(raw) {
+  const name = safeDecode(raw);
+  if (!name || new TextEncoder().encode(name).length > LIMITS.streamNameBytesMax) return null;
+  return /[\u0000-\u001f\u007f]/.test(name) ? null : name;
+}
+
+function safeDecode(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}
+
+function streamStub(env, name) {
+  return env.SESSION_STREAM.get(env.SESSION_STREAM.idFromName(name));
+}
+
+/** Adds the security headers (a copy: responses from a stub have immutable headers). */
+function secured(response) {
+  const out = new Response(response.body, response);
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) out.headers.set(name, value);
+  return out;
+}
+
+function diagnostic(status, code, message, extra = {}) {
+  return new Response(JSON.stringify({ error: { code, message } }), {
+    status,
+    headers: { 'content-type': 'application/json', ...extra },
+  });
+}
+
+/** The Durable Object: one per stream. */
+export class SessionStream extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.core = new SessionStreamCore(ctx.storage);
+    /** Long-poll and SSE waiters, woken when this stream changes. */
+    this.waiters = new Set();
+    /** PUT and DELETE run one at a time (a fork PUT awaits other objects midway). */
+    this.exclusive = Promise.resolve();
+    this.longPollMs = configuredLongPoll(env.STREAMS_LONG_POLL_MS);
+  }
+
+  async fetch(request) {
+    const method = request.method;
+    try {
+      if (method === 'PUT' || method === 'DELETE') return await this.serially(() => this.mutate(request));
+      if (method === 'POST') return await this.mutate(request);
+      return await this.read(request);
+    } catch (error) {
+      console.error('SessionStream failed:', error);
+      this.core = new SessionStreamCore(this.ctx.storage); // drop cached state; storage is the truth
+      return diagnostic(500, 'streams.v1.internal', 'the stream could not be served');
+    }
+  }
+
+  async mutate(request) {
+    const body = await readBody(request);
+    if (body === null) {
+      return diagnostic(413, 'streams.v1.append_too_large', `an append may carry at most ${LIMITS.appendBytesMax} bytes`);
+    }
+    const reply = this.transaction(() =>
+      this.core.handle(request.method, request.url, request.headers, body, Date.now(), jitter(), false),
+    );
+    if (reply.needSource !== undefined) return this.createFork(request, body, reply.needSource);
+    return this.answer(reply);
+  }
+
+  async read(request) {
+    const deadline = Date.now() + this.longPollMs;
+    let url = request.url;
+    for (;;) {
+      const waited = Date.now() >= deadline;
+      const reply = this.core.handle(request.method, url, request.headers, EMPTY, Date.now(), jitter(), waited);
+      if (reply.sseOffset !== undefined) return this.sse(request, reply);
+      if (reply.wait === undefined) return this.answer(reply);
+      url = withOffset(url, reply.wait); // `offset=now` waits for data after the tail it saw
+      await this.changed(deadline - Date.now(), request.signal);
+    }
+  }
+
+  /** Finishes a reply: releases a freed source reference, wakes waiters, builds the Response. */
+  async answer(reply) {
+    if (reply.wake) this.wake();
+    if (reply.releaseSource !== undefined) await releaseChain(this.env, reply.releaseSource);
+    return toResponse(reply);
+  }
+
+  /** A fork PUT: take a reference at the source, decide, copy the inherited rows, commit. */
+  async createFork(request, body, sourceName) {
+    const source = streamStub(this.env, sourceName);
+    const info = await source.forkAcquire(Date.now());
+    if (info.releaseSource !== undefined) await releaseChain(this.env, info.releaseSource);
+    const step = (subRow, commit) =>
+      this.transaction(() => this.core.putFork(request.url, request.headers, body, info, subRow, commit, Date.now()));
+    try {
+      const plan = step(null, false);
+      if (plan.status !== 0) return this.answer(plan);
+      for (let from = 0; from < plan.copyUpto; ) {
+        const rows = await source.exportRows(from, plan.copyUpto);
+        if (rows.length === 0) break;
+        this.transaction(() => this.core.importRows(rows));
+        from = rows[rows.length - 1].end;
+      }
+      const subRow = plan.copySubRow ? await source.rowStartingAt(plan.copyUpto) : null;
+      return this.answer(step(subRow, true));
+    } catch (error) {
+      if (info.state === 'live') await releaseChain(this.env, sourceName);
+      throw error;
+    }
+  }
+
+  /** An SSE response: catch-up events, then live ones as appends commit, closed after ~60 s. */
+  sse(request, reply) {
+    const { readable, writable } = new TransformStream();
+    const writer = writable.getWriter();
+    const encoder = new TextEncoder();
+    const cursor = new URL(request.url).searchParams.get('cursor');
+    const endAt = Date.now() + LIMITS.sseConnectionMsMax;
+    const pump = async () => {
+      let offset = reply.sseOffset;
+      let controlIfEmpty = true; // the first chunk always tells the reader where it stands
+      while (!request.signal?.aborted) {
+        const chunk = this.core.sseChunk(offset, cursor, Date.now(), jitter(), controlIfEmpty);
+        if (chunk.releaseSource !== undefined) await releaseChain(this.env, chunk.releaseSource);
+        if (chunk.text) await writer.write(encoder.encode(chunk.text));
+        if (chunk.offset !== undefined) offset = chunk.offset;
+        const left = endAt - Date.now();
+        if (chunk.done || left <= 0) break;
+        // A quiet wait ends with a keep-alive control event (fresh cursor, still up to date).
+        controlIfEmpty = !(await this.changed(Math.min(this.longPollMs, left), request.signal));
+      }
+    };
+    pump()
+      .catch(() => {}) // the reader went away
+      .finally(() => writer.close().catch(() => {}));
+    return toResponse({ ...reply, body: undefined }, readable);
+  }
+
+  /** Resolves true when the stream changes, false after `ms` or when `signal` aborts. */
+  changed(ms, signal) {
+    return new Promise((resolve) => {
+      const waiter = { resolve: () => finish(true) };
+      const timer = setTimeout(() => finish(false), Math.max(0, ms));
+      const onAbort = () => finish(false);
+      const finish = (value) => {
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+        signal?.removeEventListener?.('abort', onAbort);
+        resolve(value);
+      };
+      signal?.addEventListener?.('abort', onAbort);
+      this.waiters.add(waiter);
+    });
+  }
+
+  wake() {
+    for (const waiter of [...this.waiters]) waiter.resolve();
+  }
+
+  serially(task) {
+    const run = this.exclusive.then(task, task);
+    this.exclusive = run.catch(() => {});
+    return run;
+  }
+
+  /** Runs `fn` as one SQLite transaction: a throw rolls every write of it back. */
+  transaction(fn) {
+    return this.ctx.storage.transactionSync(fn);
+  }
+
+  // ---- RPC from other SessionStream objects (forks; see src/cloudflare/streams/fork.rs).
+
+  forkAcquire(nowMs) {
+    return this.transaction(() => this.core.forkAcquire(nowMs));
+  }
+
+  forkRelease() {
+    const next = this.transaction(() => this.core.forkRelease());
+    this.wake();
+    return next ?? null;
+  }
+
+  exportRows(from, upto) {
+    return this.core.exportRows(from, upto);
+  }
+
+  rowStartingAt(start) {
+    return this.core.rowStartingAt(start);
+  }
+}
+
+/** Releases one fork reference at `name`, and on up the chain while sources get purged. */
+async function releaseChain(env, name) {
+  for (let next = name; next; ) next = await streamStub(env, next).forkRelease();
+}
+
+/** The body, or null when it exceeds the append limit (read no further than that). */
+async function readBody(request) {
+  if (!request.body) return EMPTY;
+  const reader = request.body.getReader();
+  const parts = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > LIMITS.appendBytesMax) {
+      reader.cancel().catch(() => {});
+      return null;
+    }
+    parts.push(value);
+  }
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
+}
+
+function withOffset(url, offset) {
+  const next = new URL(url);
+  next.searchParams.set('offset', offset);
+  return next.href;
+}
+
+function toResponse(reply, stream) {
+  const headers = new Headers();
+  const list = reply.headers;
+  for (let i = 0; i + 1 < list.length; i += 2) headers.append(list[i], list[i + 1]);
+  const nullBody = reply.status === 204 || reply.status === 304;
+  return new Response(nullBody ? null : stream ?? reply.body ?? null, { status: reply.status, headers });
+}
+
+function configuredLongPoll(value) {
+  const ms = Number(value);
+  if (value === undefined || value === '' || !Number.isFinite(ms) || ms <= 0) return LIMITS.longPollMsDefault;
+  return Math.min(ms, LIMITS.longPollMsMax);
+}
+
+/** Seconds of jitter for a cursor the client already holds (protocol §10.1). */
+function jitter() {
+  return 1 + Math.floor(Math.random() * LIMITS.cursorJitterSecondsMax);
+}
