@@ -836,3 +836,35 @@ describe('signals handed to the ports', () => {
     assert.equal(stored.activeTurn, undefined, 'the abandoning save was not handed an aborted signal');
   });
 });
+
+describe('a slow reader still gets the final snapshot before a closing diagnostic', () => {
+  // The answer was complete (or stopped) and saved; the closing diagnostic must follow the
+  // final snapshot, not replace it, or the reader never sees what was saved.
+  test('failing memory save: the complete answer, then SERVER_INTERNAL', async () => {
+    const memory = recordingMemory({ failSave: true });
+    let saved;
+    memory.save = async (messages) => {
+      saved = structuredClone(messages);
+      throw new Error('down');
+    };
+    const { handler } = demoSetup(pkg, { memory, chunkDelayMs: 1 });
+    const response = await handler(chatRequest(submitEvent({ input: '/words 40' })));
+    const turn = await readTurn(pkg, response, { delayMs: 10 });
+    assert.deepEqual(turn.faults, []);
+    assert.deepEqual(turn.last.payload, inStream(E.internal));
+    const final = turn.snapshots.at(-1).payload;
+    assert.equal(final.status, 'complete');
+    assert.equal(assistantText(final.messages), words(40));
+    assert.deepEqual(final.messages, saved);
+    checkIncreasing(turn.events.map((e) => e.sequence));
+  });
+
+  test('deadline: the stopped state as saved, then SERVER_TIMEOUT', async () => {
+    const { handler, memory } = demoSetup(pkg, { chunkDelayMs: 1, options: { timeoutMs: 120 } });
+    const response = await handler(chatRequest(submitEvent({ input: '/words 5000' })));
+    const turn = await readTurn(pkg, response, { delayMs: 25 });
+    assert.deepEqual(turn.last.payload, inStream(E.timeout));
+    assert.deepEqual(turn.snapshots.at(-1).payload.messages, memory.messages, 'the last snapshot is what was saved');
+    checkIncreasing(turn.events.map((e) => e.sequence));
+  });
+});

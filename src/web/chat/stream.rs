@@ -22,6 +22,10 @@ struct Inner<T> {
     encode: Encoder<T>,
     /// The stream controller and the resolver of a `pull` waiting for an item.
     waiting: Option<(JsValue, Function)>,
+    /// The last item given to [`PullStream::close_with`]. It follows whatever item was still
+    /// pending rather than overwriting it, so a slow reader gets the final state *and* the
+    /// closing line (a diagnostic must not hide the snapshot that was saved).
+    trailer: Option<T>,
     cancelled: bool,
     on_cancel: Option<Box<dyn FnOnce()>>,
 }
@@ -44,6 +48,7 @@ impl<T: 'static> PullStream<T> {
             slot: Coalescer::new(),
             encode,
             waiting: None,
+            trailer: None,
             cancelled: false,
             on_cancel: Some(on_cancel),
         }));
@@ -79,9 +84,13 @@ impl<T: 'static> PullStream<T> {
         self.deliver();
     }
 
-    /// Publishes a last item (if any) and closes once the reader has taken it.
+    /// Closes after the pending item (if any) and then `last` (if any) were taken.
     pub fn close_with(&self, last: Option<T>) {
-        self.inner.borrow_mut().slot.close_with(last);
+        {
+            let mut inner = self.inner.borrow_mut();
+            inner.trailer = last;
+            inner.slot.close_with(None);
+        }
         self.deliver();
     }
 
@@ -116,22 +125,23 @@ fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &JsValue) -> bool {
     if state.cancelled {
         return true;
     }
-    match state.slot.take() {
-        Take::Item(item) => {
-            let is_last = state.slot.is_closed();
-            let Some(bytes) = (state.encode)(item, is_last) else { return false };
-            let chunk = Uint8Array::from(bytes.as_slice());
-            drop(guard);
-            invoke(controller, "enqueue", &chunk);
-            true
-        }
-        Take::Closed => {
-            drop(guard);
-            invoke(controller, "close", &JsValue::UNDEFINED);
-            true
-        }
-        Take::Empty => false,
-    }
+    let (item, is_last) = match state.slot.take() {
+        Take::Item(item) => (item, state.slot.is_closed() && state.trailer.is_none()),
+        Take::Closed => match state.trailer.take() {
+            Some(item) => (item, true),
+            None => {
+                drop(guard);
+                invoke(controller, "close", &JsValue::UNDEFINED);
+                return true;
+            }
+        },
+        Take::Empty => return false,
+    };
+    let Some(bytes) = (state.encode)(item, is_last) else { return false };
+    let chunk = Uint8Array::from(bytes.as_slice());
+    drop(guard);
+    invoke(controller, "enqueue", &chunk);
+    true
 }
 
 /// Calls a controller method; a controller that was closed or errored meanwhile is ignored.
