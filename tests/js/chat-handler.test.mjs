@@ -868,3 +868,39 @@ describe('a slow reader still gets the final snapshot before a closing diagnosti
     checkIncreasing(turn.events.map((e) => e.sequence));
   });
 });
+
+describe('ordering of the end of a turn', () => {
+  test('a successful response closes only after the memory save and the release', async () => {
+    const order = [];
+    let open;
+    const gate = new Promise((resolve) => { open = resolve; });
+    const memory = recordingMemory();
+    memory.save = async () => {
+      order.push('memory.save started');
+      await gate;
+      order.push('memory.save resolved');
+    };
+    const inner = countingStorage(pkg);
+    const storage = {
+      load: (id) => inner.load(id),
+      save: async (snapshot, expected) => {
+        const ok = await inner.save(snapshot, expected);
+        order.push(snapshot.activeTurn ? 'claim saved' : 'release saved');
+        return ok;
+      },
+    };
+    const { handler } = demoSetup(pkg, { memory, storage });
+    const response = await handler(chatRequest(submitEvent()));
+    const reading = readTurn(pkg, response).then((turn) => {
+      order.push('stream done');
+      return turn;
+    });
+    while (!order.includes('memory.save started')) await sleep(1);
+    order.push('gate opened');
+    open();
+    const turn = await reading;
+    assert.deepEqual(order, ['claim saved', 'memory.save started', 'gate opened', 'memory.save resolved', 'release saved', 'stream done']);
+    assert.equal(turn.last.payload.status, 'complete');
+    assert.equal(turn.diagnostics.length, 0);
+  });
+});
