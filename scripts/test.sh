@@ -14,6 +14,7 @@ bash scripts/setup.sh
 
 step "cargo test (host)"
 cargo test
+cargo test --features cloudflare --lib cloudflare:: # src/cloudflare (feature-gated)
 
 step "build pkg/"
 bash scripts/build.sh
@@ -27,5 +28,9 @@ CHROMEDRIVER=/usr/bin/chromedriver \
 
 step "node --test tests/js/"
 node --test tests/js/
+
+step "node --test tests/workerd/ (the demo Worker and its Durable Object in workerd)"
+# One file at a time: each starts workerd (Miniflare or wrangler dev), one also Chromium.
+node --test --test-concurrency=1 tests/workerd/
 
 printf '\n[test] all green in %ss\n' "$(( $(date +%s) - t0 ))"
