@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
-# `npm start`: set up, build, then run the demo Worker locally and offline on 127.0.0.1:8787.
-# State (Durable Objects, KV) persists in .state/ across restarts.
+# `npm start`: set up, build, then run the demo Worker (js/cloudflare/worker.mjs, wrangler.toml)
+# locally and offline on 127.0.0.1:8787 (PORT overrides the port).
+# Durable Object state persists in .state/ across restarts; delete that folder to start afresh.
+# Environment passed through to the Worker as vars: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL
+# (use an OpenAI-compatible model instead of the demo model) and DEMO_CHUNK_DELAY_MS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Pre-built here, not as a wrangler [build] command (that would run twice at start).
 bash scripts/build.sh
+# Offline and quiet: no metrics, no error reports, no Cloudflare request-metadata fetch.
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 host=127.0.0.1 port="${PORT:-8787}"
-echo "[start] turnkeep demo Worker: http://$host:$port/  (Ctrl-C to stop)"
-exec node_modules/.bin/wrangler dev --ip "$host" --port "$port" --persist-to .state
+vars=()
+for name in OPENAI_BASE_URL OPENAI_API_KEY OPENAI_MODEL DEMO_CHUNK_DELAY_MS; do
+  [ -n "${!name:-}" ] && vars+=(--var "$name:${!name}")
+done
+echo "[start] turnkeep demo Worker: http://$host:$port/  (state in .state/, Ctrl-C to stop)"
+echo "[start] try: curl -s http://$host:$port/api/sessions/s1 -H 'authorization: Bearer demo'"
+exec node_modules/.bin/wrangler dev --ip "$host" --port "$port" --persist-to .state "${vars[@]}"
