@@ -14,8 +14,13 @@ fn a_panic_becomes_a_js_error_with_its_message() {
     web::install_panic_hook();
     let panicking = Closure::<dyn FnMut()>::new(|| panic!("boom in test"));
     let function: &js_sys::Function = panicking.as_ref().unchecked_ref();
-    let thrown = function.call0(&JsValue::UNDEFINED).expect_err("the panic must surface as a thrown Error");
-    assert!(thrown.is_instance_of::<js_sys::Error>(), "a JS Error, not a RuntimeError trap");
+    let thrown = function
+        .call0(&JsValue::UNDEFINED)
+        .expect_err("the panic must surface as a thrown Error");
+    assert!(
+        thrown.is_instance_of::<js_sys::Error>(),
+        "a JS Error, not a RuntimeError trap"
+    );
     let message = String::from(thrown.unchecked_ref::<js_sys::Error>().message());
     assert!(message.starts_with(web::PANIC_MESSAGE_PREFIX), "{message}");
     assert!(message.contains("boom in test"), "{message}");

@@ -11,7 +11,8 @@ use wasm_bindgen::prelude::*;
 /// Converts a JS value into JSON. `Err` carries a readable reason (a cycle, a BigInt, or a
 /// value with no JSON form such as `undefined` or a function).
 pub fn to_json(value: &JsValue) -> Result<Value, String> {
-    let text = JSON::stringify(value).map_err(|e| format!("value is not JSON-serialisable: {}", describe(&e)))?;
+    let text = JSON::stringify(value)
+        .map_err(|e| format!("value is not JSON-serialisable: {}", describe(&e)))?;
     let text = text
         .as_string()
         .ok_or_else(|| "value has no JSON form (undefined, a function or a symbol)".to_string())?;
@@ -34,5 +35,7 @@ fn describe(error: &JsValue) -> String {
     if let Some(e) = error.dyn_ref::<js_sys::Error>() {
         return String::from(e.message());
     }
-    error.as_string().unwrap_or_else(|| "unknown error".to_string())
+    error
+        .as_string()
+        .unwrap_or_else(|| "unknown error".to_string())
 }

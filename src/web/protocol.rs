@@ -28,7 +28,11 @@ pub fn decode_turn_event(input: JsValue) -> JsValue {
 #[wasm_bindgen(js_name = encodeTurnEvent)]
 pub fn encode_turn_event(event: JsValue) -> Result<String, JsValue> {
     decode_input(&event).map(|e| encode(&e)).map_err(|d| {
-        js_error(&format!("encodeTurnEvent: not a valid turn event ({}: {})", d.code.as_str(), d.message))
+        js_error(&format!(
+            "encodeTurnEvent: not a valid turn event ({}: {})",
+            d.code.as_str(),
+            d.message
+        ))
     })
 }
 
@@ -53,7 +57,9 @@ impl TurnSnapshotCursor {
     /// `accept(value)`: the snapshot event (canonical form) when it moves the cursor forward,
     /// else `undefined`. `value` is JSON text or an object.
     pub fn accept(&mut self, value: JsValue) -> JsValue {
-        let Ok(event) = decode_input(&value) else { return JsValue::UNDEFINED };
+        let Ok(event) = decode_input(&value) else {
+            return JsValue::UNDEFINED;
+        };
         match self.inner.accept_event(event) {
             Some(accepted) => from_json(&event_json(&accepted)),
             None => JsValue::UNDEFINED,

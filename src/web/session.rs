@@ -29,12 +29,21 @@ pub fn decode_session_snapshot(input: JsValue) -> JsValue {
 /// -> `{ ok: true, session, expectedCursor }` (expectedCursor `undefined` for a new session)
 /// or `{ ok: false, error: { code, message, retryable: false } }`.
 #[wasm_bindgen(js_name = resumeChatSession)]
-pub fn resume_chat_session(stored: JsValue, identity: JsValue, now_ms: JsValue) -> Result<JsValue, JsValue> {
-    let identity = read_identity(&identity).map_err(|m| js_error(&format!("resumeChatSession: {m}")))?;
+pub fn resume_chat_session(
+    stored: JsValue,
+    identity: JsValue,
+    now_ms: JsValue,
+) -> Result<JsValue, JsValue> {
+    let identity =
+        read_identity(&identity).map_err(|m| js_error(&format!("resumeChatSession: {m}")))?;
     let now_ms = now_ms
         .as_f64()
         .and_then(|n| safe_uint(&json!(n)))
-        .ok_or_else(|| js_error("resumeChatSession: nowMs must be a non-negative safe integer (epoch milliseconds)"))?;
+        .ok_or_else(|| {
+            js_error(
+                "resumeChatSession: nowMs must be a non-negative safe integer (epoch milliseconds)",
+            )
+        })?;
     let stored = if stored.is_null() || stored.is_undefined() {
         None
     } else {
@@ -72,14 +81,21 @@ fn read_identity(value: &JsValue) -> Result<SessionIdentity, String> {
     let definition_id = text("definitionId").ok_or("identity.definitionId must be a string")?;
     let definition_revision = match value.get("definitionRevision") {
         None | Some(Value::Null) => 1,
-        Some(v) => safe_uint(v).ok_or("identity.definitionRevision must be a positive safe integer")?,
+        Some(v) => {
+            safe_uint(v).ok_or("identity.definitionRevision must be a positive safe integer")?
+        }
     };
     let initial_conversation_state = match value.get("initialState") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err("identity.initialState must be a string when given".into()),
     };
-    Ok(SessionIdentity { session_id, definition_id, definition_revision, initial_conversation_state })
+    Ok(SessionIdentity {
+        session_id,
+        definition_id,
+        definition_revision,
+        initial_conversation_state,
+    })
 }
 
 fn decode_failure(e: &SessionDecodeError) -> Value {

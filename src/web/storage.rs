@@ -23,7 +23,9 @@ pub struct MemorySessionStorageHandle {
 /// `createMemorySessionStorage()`: a fresh, empty in-memory store.
 #[wasm_bindgen(js_name = createMemorySessionStorage)]
 pub fn create_memory_session_storage() -> MemorySessionStorageHandle {
-    MemorySessionStorageHandle { inner: Rc::new(MemorySessionStorage::new()) }
+    MemorySessionStorageHandle {
+        inner: Rc::new(MemorySessionStorage::new()),
+    }
 }
 
 #[wasm_bindgen(js_class = MemorySessionStorage)]
@@ -63,9 +65,9 @@ impl MemorySessionStorageHandle {
     pub fn delete(&self, session_id: JsValue) -> js_sys::Promise {
         let inner = Rc::clone(&self.inner);
         future_to_promise(async move {
-            let id = session_id
-                .as_string()
-                .ok_or_else(|| js_error("MemorySessionStorage.delete: sessionId must be a string"))?;
+            let id = session_id.as_string().ok_or_else(|| {
+                js_error("MemorySessionStorage.delete: sessionId must be a string")
+            })?;
             Ok(JsValue::from_bool(inner.delete(&id)))
         })
     }
@@ -79,5 +81,7 @@ fn read_cursor(value: &JsValue) -> Result<Option<u64>, String> {
         .as_f64()
         .and_then(|n| safe_uint(&json!(n)))
         .map(Some)
-        .ok_or_else(|| "expectedCursor must be undefined or a non-negative safe integer".to_string())
+        .ok_or_else(|| {
+            "expectedCursor must be undefined or a non-negative safe integer".to_string()
+        })
 }
