@@ -904,3 +904,34 @@ describe('ordering of the end of a turn', () => {
     assert.equal(turn.diagnostics.length, 0);
   });
 });
+
+describe('an abort that lands while the claim is being written', () => {
+  test('499, and the claim that still went through is released, not left to lapse', async () => {
+    const inner = countingStorage(pkg);
+    let open;
+    const gate = new Promise((resolve) => { open = resolve; });
+    const client = new AbortController();
+    const storage = {
+      load: (id) => inner.load(id),
+      save: async (snapshot, expected) => {
+        if (snapshot.activeTurn?.turnId === 't1') {
+          client.abort(); // the client leaves while the claim is in flight ...
+          await gate; // ... and the store writes it anyway, a moment later
+        }
+        return inner.save(snapshot, expected);
+      },
+    };
+    const { handler } = demoSetup(pkg, { storage });
+    const pending = handler(chatRequest(submitEvent(), { signal: client.signal }));
+    await sleep(0);
+    open();
+    checkErrorResponse(await errorOf(await pending), E.cancelled);
+    const stored = await inner.stored('s1');
+    assert.equal(stored.cursor, 2, 'claim, then its release');
+    assert.equal(stored.activeTurn, undefined, 'no orphaned lease');
+    assert.equal(stored.terminalTurns, undefined, 'the turn id stays free for a retry');
+    const next = await handler(chatRequest(submitEvent({ turnId: 't2' })));
+    assert.equal(next.status, 200);
+    await readTurn(pkg, next);
+  });
+});

@@ -17,7 +17,7 @@ use crate::ports::session::SessionStorage;
 
 use super::definition::Definition;
 use super::http::{is_json_media_type, json_response, read_text_limited, BodyError};
-use super::js::{any_signal, call, get, timeout_signal, unless_aborted, within_ms};
+use super::js::{aborted, any_signal, call, get, race, timeout_signal, unless_aborted, within_ms, Either};
 use super::options::HandlerOptions;
 use super::turn::{start_turn, Claimed, HostClock};
 use crate::web::adapters::JsSessionStorage;
@@ -128,17 +128,19 @@ async fn handle(options: Rc<HandlerOptions>, request: Request) -> Result<Respons
     }
     let deadline = Deadline::new(&request, options.timeout_ms)?;
     let clock = HostClock::new(&options);
-    let claimed = deadline.run(claim(&options, &request, &deadline, &clock)).await?;
+    let (claimed, expected_cursor) = deadline.run(claim(&options, &request, &deadline, &clock)).await?;
+    write_claim(&options, &claimed, expected_cursor, &deadline, &clock).await?;
     start_turn(options, claimed, deadline, clock).await
 }
 
-/// Steps 2-5: authenticate, read and decode the body, resolve, resume and claim the lease.
+/// Steps 2-5: authenticate, read and decode the body, resolve, resume and decide the claim
+/// (written by [`write_claim`], with the cursor it expects).
 async fn claim(
     options: &HandlerOptions,
     request: &Request,
     deadline: &Deadline,
     clock: &HostClock,
-) -> Result<Claimed, Failure> {
+) -> Result<(Claimed, Option<u64>), Failure> {
     let context = authenticate(options, request, &deadline.signal).await?;
     let text = read_text_limited(request, options.body_bytes_max).await.map_err(|e| match e {
         BodyError::TooLarge => BoundaryError::TooLarge,
@@ -174,13 +176,39 @@ async fn claim(
         Ok(ClaimDecision::Replayed { outcome }) => return Err(Failure::Replayed(outcome)),
         Err(_) => return Err(BoundaryError::Internal.into()),
     };
-    // A lost race is busy, never a retry loop.
-    match storage.save(&envelope.to_value(), resumed.expected_cursor).await {
-        Ok(true) => {}
-        Ok(false) => return Err(BoundaryError::SessionBusy.into()),
-        Err(_) => return Err(BoundaryError::Internal.into()),
+    Ok((Claimed { envelope, storage, definition, input, turn_id, session_id }, resumed.expected_cursor))
+}
+
+/// Step 5's one CAS write; a lost race is busy, never a retry loop. Not simply raced against
+/// the deadline: a claim still in flight when the client leaves may land a moment later, and a
+/// lease no turn runs under would keep the session busy until it lapses. So after an abort the
+/// write's answer is still awaited (within the cleanup budget) and a claim that went through
+/// is abandoned before the 408/499 goes out.
+async fn write_claim(
+    options: &HandlerOptions,
+    claimed: &Claimed,
+    expected_cursor: Option<u64>,
+    deadline: &Deadline,
+    clock: &HostClock,
+) -> Result<(), Failure> {
+    let value = claimed.envelope.to_value();
+    let mut save = Box::pin(claimed.storage.save(&value, expected_cursor));
+    let written = match race(save.as_mut(), aborted(&deadline.signal)).await {
+        Either::Left(written) => written,
+        Either::Right(_) => {
+            let budget_ms = options.cleanup_timeout_ms;
+            if let Some(Ok(true)) = within_ms(budget_ms, save).await {
+                abandon(&claimed.storage, &claimed.envelope, &claimed.turn_id, clock.now_ms(), budget_ms).await;
+            }
+            return Err(deadline.reason().into());
+        }
+    };
+    match written {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(BoundaryError::SessionBusy.into()),
+        Err(_) if deadline.signal.aborted() => Err(deadline.reason().into()),
+        Err(_) => Err(BoundaryError::Internal.into()),
     }
-    Ok(Claimed { envelope, storage, definition, input, turn_id, session_id })
 }
 
 /// Step 2: the host's `authenticate(request, signal)`; absent means anonymous (`undefined`).
