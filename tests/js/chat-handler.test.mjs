@@ -935,3 +935,21 @@ describe('an abort that lands while the claim is being written', () => {
     await readTurn(pkg, next);
   });
 });
+
+describe('definition and session edge cases', () => {
+  test('initialMessages seed an empty memory and come first in every snapshot', async () => {
+    const system = { id: 'sys-1', role: 'system', content: 'Be brief.', status: 'complete', createdAt: '2026-07-11T03:00:00.000Z' };
+    const { handler, memory } = demoSetup(pkg, { chat: { initialMessages: [system] } });
+    const turn = await readTurn(pkg, await handler(chatRequest(submitEvent())));
+    for (const s of turn.snapshots) assert.deepEqual(s.payload.messages[0], system);
+    assert.deepEqual(memory.messages.map((m) => m.role), ['system', 'user', 'assistant']);
+  });
+
+  test('a cursor too large to derive safe sequences from is a 500, and the session is left free', async () => {
+    const cursor = 2 ** 33;
+    const { response, storage } = await run({ seed: envelope({ cursor }) });
+    checkErrorResponse(await errorOf(response), E.internal);
+    const stored = await storage.stored('s1');
+    assert.equal(stored.activeTurn, undefined);
+  });
+});
