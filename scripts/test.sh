@@ -6,8 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n[test] === %s ===\n' "$*"; }
 t0=$(date +%s)
+t_step=$t0
+# Prints the previous step's wall time, then the next step's title.
+step() {
+  local now; now=$(date +%s)
+  [ "$now" = "$t0" ] || printf '[test] (%ss)\n' "$(( now - t_step ))"
+  t_step=$now
+  printf '\n[test] === %s ===\n' "$*"
+}
 
 step "setup"
 bash scripts/setup.sh
@@ -33,4 +40,4 @@ step "node --test tests/workerd/ (the demo Worker and its Durable Object in work
 # One file at a time: each starts workerd (Miniflare or wrangler dev), one also Chromium.
 node --test --test-concurrency=1 tests/workerd/
 
-printf '\n[test] all green in %ss\n' "$(( $(date +%s) - t0 ))"
+printf '[test] (%ss)\n\n[test] all green in %ss\n' "$(( $(date +%s) - t_step ))" "$(( $(date +%s) - t0 ))"
