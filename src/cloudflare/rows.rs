@@ -69,7 +69,10 @@ impl std::fmt::Display for RowsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RowsError::Gap { position, part } => {
-                write!(f, "stored rows are not contiguous at position {position}, part {part}")
+                write!(
+                    f,
+                    "stored rows are not contiguous at position {position}, part {part}"
+                )
             }
         }
     }
@@ -90,7 +93,10 @@ pub fn join_rows(rows: impl IntoIterator<Item = Row>) -> Result<Vec<String>, Row
             }
             next_part += 1;
         } else {
-            return Err(RowsError::Gap { position: row.position, part: row.part });
+            return Err(RowsError::Gap {
+                position: row.position,
+                part: row.part,
+            });
         }
     }
     Ok(records)
@@ -115,7 +121,10 @@ pub fn plan_messages(stored: &[String], new: &[String]) -> MessagePlan {
         .map(|(i, _)| i)
         .collect();
     let truncate_from = (stored.len() > new.len()).then_some(new.len());
-    MessagePlan { rewrite, truncate_from }
+    MessagePlan {
+        rewrite,
+        truncate_from,
+    }
 }
 
 #[cfg(test)]
@@ -125,7 +134,11 @@ mod tests {
     #[test]
     fn decide_save_table() {
         fn check(stored: Stored, expected: Option<u64>, want: SaveDecision) {
-            assert_eq!(decide_save(stored, expected), want, "{stored:?} expecting {expected:?}");
+            assert_eq!(
+                decide_save(stored, expected),
+                want,
+                "{stored:?} expecting {expected:?}"
+            );
         }
         use SaveDecision::{Conflict, Write};
         check(Stored::Absent, None, Write);
@@ -161,15 +174,20 @@ mod tests {
         let text: String = "héllo wörld €𝄞 ".repeat(50_000);
         let parts = split_rows(&text, 1_000);
         assert!(parts.len() > 900);
-        let rows = parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Row { position: 0, part: i as u64, body: (*p).to_string() });
+        let rows = parts.iter().enumerate().map(|(i, p)| Row {
+            position: 0,
+            part: i as u64,
+            body: (*p).to_string(),
+        });
         assert_eq!(join_rows(rows), Ok(vec![text]));
     }
 
     fn row(position: u64, part: u64, body: &str) -> Row {
-        Row { position, part, body: body.into() }
+        Row {
+            position,
+            part,
+            body: body.into(),
+        }
     }
 
     #[test]
@@ -180,12 +198,45 @@ mod tests {
         }
         check(vec![], Ok(vec![]));
         check(vec![row(0, 0, "a")], Ok(vec!["a"]));
-        check(vec![row(0, 0, "a"), row(0, 1, "b"), row(1, 0, "c")], Ok(vec!["ab", "c"]));
-        check(vec![row(1, 0, "a")], Err(RowsError::Gap { position: 1, part: 0 }));
-        check(vec![row(0, 1, "a")], Err(RowsError::Gap { position: 0, part: 1 }));
-        check(vec![row(0, 0, "a"), row(0, 2, "b")], Err(RowsError::Gap { position: 0, part: 2 }));
-        check(vec![row(0, 0, "a"), row(2, 0, "b")], Err(RowsError::Gap { position: 2, part: 0 }));
-        check(vec![row(0, 0, "a"), row(1, 0, "b"), row(0, 1, "c")], Err(RowsError::Gap { position: 0, part: 1 }));
+        check(
+            vec![row(0, 0, "a"), row(0, 1, "b"), row(1, 0, "c")],
+            Ok(vec!["ab", "c"]),
+        );
+        check(
+            vec![row(1, 0, "a")],
+            Err(RowsError::Gap {
+                position: 1,
+                part: 0,
+            }),
+        );
+        check(
+            vec![row(0, 1, "a")],
+            Err(RowsError::Gap {
+                position: 0,
+                part: 1,
+            }),
+        );
+        check(
+            vec![row(0, 0, "a"), row(0, 2, "b")],
+            Err(RowsError::Gap {
+                position: 0,
+                part: 2,
+            }),
+        );
+        check(
+            vec![row(0, 0, "a"), row(2, 0, "b")],
+            Err(RowsError::Gap {
+                position: 2,
+                part: 0,
+            }),
+        );
+        check(
+            vec![row(0, 0, "a"), row(1, 0, "b"), row(0, 1, "c")],
+            Err(RowsError::Gap {
+                position: 0,
+                part: 1,
+            }),
+        );
     }
 
     #[test]
@@ -193,7 +244,10 @@ mod tests {
         fn check(stored: &[&str], new: &[&str], rewrite: &[usize], truncate_from: Option<usize>) {
             let s: Vec<String> = stored.iter().map(|t| t.to_string()).collect();
             let n: Vec<String> = new.iter().map(|t| t.to_string()).collect();
-            let want = MessagePlan { rewrite: rewrite.to_vec(), truncate_from };
+            let want = MessagePlan {
+                rewrite: rewrite.to_vec(),
+                truncate_from,
+            };
             assert_eq!(plan_messages(&s, &n), want, "{stored:?} -> {new:?}");
         }
         check(&[], &[], &[], None);

@@ -28,7 +28,12 @@ impl Sql {
         let transaction_sync = get(storage, "transactionSync")
             .dyn_into::<Function>()
             .map_err(|_| "ctx.storage.transactionSync is missing".to_string())?;
-        Ok(Self { storage: storage.clone(), sql, exec, transaction_sync })
+        Ok(Self {
+            storage: storage.clone(),
+            sql,
+            exec,
+            transaction_sync,
+        })
     }
 
     /// Runs one statement with `?` bindings and ignores its result rows.
@@ -42,7 +47,7 @@ impl Sql {
         let to_array = get(&cursor, "toArray")
             .dyn_into::<Function>()
             .map_err(|_| JsValue::from(js_sys::Error::new("sql cursor has no toArray()")))?;
-        to_array.call0(&cursor)?.dyn_into::<Array>().map_err(JsValue::from)
+        to_array.call0(&cursor)?.dyn_into::<Array>()
     }
 
     /// Runs `body` inside `transactionSync`: every statement commits together, or, when `body`
@@ -55,13 +60,17 @@ impl Sql {
         let slot = result.clone();
         let mut body = Some(body);
         let run = Closure::<dyn FnMut() -> Result<JsValue, JsValue>>::new(move || {
-            let body = body.take().ok_or_else(|| JsValue::from(js_sys::Error::new("transaction body ran twice")))?;
+            let body = body
+                .take()
+                .ok_or_else(|| JsValue::from(js_sys::Error::new("transaction body ran twice")))?;
             *slot.borrow_mut() = Some(body()?);
             Ok(JsValue::UNDEFINED)
         });
         self.transaction_sync.call1(&self.storage, run.as_ref())?;
         let value = result.borrow_mut().take();
-        value.ok_or_else(|| JsValue::from(js_sys::Error::new("transactionSync did not run its body")))
+        value.ok_or_else(|| {
+            JsValue::from(js_sys::Error::new("transactionSync did not run its body"))
+        })
     }
 
     fn exec(&self, query: &str, bindings: &[JsValue]) -> Result<JsValue, JsValue> {

@@ -17,7 +17,9 @@ use wasm_bindgen::prelude::*;
 use super::rows::{decide_save, join_rows, plan_messages, split_rows, Row, SaveDecision, Stored};
 use super::sql::{get, Sql};
 use crate::core::checks::{is_safe_id, safe_uint};
-use crate::core::limits::{DO_MESSAGES_JSON_BYTES_MAX, DO_ROW_BYTES_MAX, DO_SESSION_JSON_BYTES_MAX};
+use crate::core::limits::{
+    DO_MESSAGES_JSON_BYTES_MAX, DO_ROW_BYTES_MAX, DO_SESSION_JSON_BYTES_MAX,
+};
 use crate::core::protocol::message::{decode_messages, message_to_value};
 
 const SCHEMA: &[&str] = &[
@@ -62,9 +64,14 @@ impl ChatSessionStore {
     /// cursor. Returns `false` on conflict. Throws for a snapshot without a SafeId `sessionId`
     /// and a safe-integer `cursor`, or larger than `DO_SESSION_JSON_BYTES_MAX`.
     #[wasm_bindgen(js_name = saveSession)]
-    pub fn save_session(&self, snapshot: JsValue, expected_cursor: JsValue) -> Result<bool, JsValue> {
+    pub fn save_session(
+        &self,
+        snapshot: JsValue,
+        expected_cursor: JsValue,
+    ) -> Result<bool, JsValue> {
         let (id, cursor, text) = read_snapshot(&snapshot).map_err(|m| error("saveSession", &m))?;
-        let expected = read_expected_cursor(&expected_cursor).map_err(|m| error("saveSession", &m))?;
+        let expected =
+            read_expected_cursor(&expected_cursor).map_err(|m| error("saveSession", &m))?;
         let sql = self.sql.clone();
         self.sql.transaction(move || {
             let stored = stored_cursor(&sql, &id)?;
@@ -77,11 +84,18 @@ impl ChatSessionStore {
                  ON CONFLICT (session_id) DO UPDATE SET cursor = excluded.cursor",
                 &[id_value.clone(), JsValue::from_f64(cursor as f64)],
             )?;
-            sql.run("DELETE FROM turnkeep_session_row WHERE session_id = ?", &[id_value.clone()])?;
+            sql.run(
+                "DELETE FROM turnkeep_session_row WHERE session_id = ?",
+                std::slice::from_ref(&id_value),
+            )?;
             for (part, body) in split_rows(&text, DO_ROW_BYTES_MAX).into_iter().enumerate() {
                 sql.run(
                     "INSERT INTO turnkeep_session_row (session_id, part, body) VALUES (?, ?, ?)",
-                    &[id_value.clone(), JsValue::from_f64(part as f64), JsValue::from_str(body)],
+                    &[
+                        id_value.clone(),
+                        JsValue::from_f64(part as f64),
+                        JsValue::from_str(body),
+                    ],
                 )?;
             }
             Ok(true)
@@ -96,8 +110,14 @@ impl ChatSessionStore {
         self.sql.transaction(move || {
             let existed = stored_cursor(&sql, &id)? != Stored::Absent;
             let id_value = JsValue::from_str(&id);
-            sql.run("DELETE FROM turnkeep_session WHERE session_id = ?", &[id_value.clone()])?;
-            sql.run("DELETE FROM turnkeep_session_row WHERE session_id = ?", &[id_value])?;
+            sql.run(
+                "DELETE FROM turnkeep_session WHERE session_id = ?",
+                std::slice::from_ref(&id_value),
+            )?;
+            sql.run(
+                "DELETE FROM turnkeep_session_row WHERE session_id = ?",
+                &[id_value],
+            )?;
             Ok(existed)
         })
     }
@@ -119,16 +139,29 @@ impl ChatSessionStore {
             let plan = plan_messages(&message_texts(&sql)?, &texts);
             for position in plan.rewrite {
                 let at = JsValue::from_f64(position as f64);
-                sql.run("DELETE FROM turnkeep_message_row WHERE position = ?", &[at.clone()])?;
-                for (part, body) in split_rows(&texts[position], DO_ROW_BYTES_MAX).into_iter().enumerate() {
+                sql.run(
+                    "DELETE FROM turnkeep_message_row WHERE position = ?",
+                    std::slice::from_ref(&at),
+                )?;
+                for (part, body) in split_rows(&texts[position], DO_ROW_BYTES_MAX)
+                    .into_iter()
+                    .enumerate()
+                {
                     sql.run(
                         "INSERT INTO turnkeep_message_row (position, part, body) VALUES (?, ?, ?)",
-                        &[at.clone(), JsValue::from_f64(part as f64), JsValue::from_str(body)],
+                        &[
+                            at.clone(),
+                            JsValue::from_f64(part as f64),
+                            JsValue::from_str(body),
+                        ],
                     )?;
                 }
             }
             if let Some(from) = plan.truncate_from {
-                sql.run("DELETE FROM turnkeep_message_row WHERE position >= ?", &[JsValue::from_f64(from as f64)])?;
+                sql.run(
+                    "DELETE FROM turnkeep_message_row WHERE position >= ?",
+                    &[JsValue::from_f64(from as f64)],
+                )?;
             }
             Ok(())
         })
@@ -143,14 +176,21 @@ impl ChatSessionStore {
                 &[],
             )?;
             let row = rows.get(0);
-            Ok((get(&row, "n").as_f64().unwrap_or(0.0), get(&row, "bytes").as_f64().unwrap_or(0.0)))
+            Ok((
+                get(&row, "n").as_f64().unwrap_or(0.0),
+                get(&row, "bytes").as_f64().unwrap_or(0.0),
+            ))
         };
         let (session_rows, session_bytes) = count("turnkeep_session_row")?;
         let (message_rows, message_bytes) = count("turnkeep_message_row")?;
         let out = js_sys::Object::new();
         js_sys::Reflect::set(&out, &"sessionRows".into(), &session_rows.into())?;
         js_sys::Reflect::set(&out, &"messageRows".into(), &message_rows.into())?;
-        js_sys::Reflect::set(&out, &"rowBytesMax".into(), &session_bytes.max(message_bytes).into())?;
+        js_sys::Reflect::set(
+            &out,
+            &"rowBytesMax".into(),
+            &session_bytes.max(message_bytes).into(),
+        )?;
         Ok(out.into())
     }
 }
@@ -161,16 +201,24 @@ fn error(method: &str, detail: &str) -> JsValue {
 }
 
 fn safe_id_arg(method: &str, value: &JsValue) -> Result<String, JsValue> {
-    value.as_string().filter(|s| is_safe_id(s)).ok_or_else(|| error(method, "sessionId must be a SafeId"))
+    value
+        .as_string()
+        .filter(|s| is_safe_id(s))
+        .ok_or_else(|| error(method, "sessionId must be a SafeId"))
 }
 
 /// The stored cursor of `id`, read in the same transaction as the write that depends on it.
 fn stored_cursor(sql: &Sql, id: &str) -> Result<Stored, JsValue> {
-    let rows = sql.rows("SELECT cursor FROM turnkeep_session WHERE session_id = ?", &[JsValue::from_str(id)])?;
+    let rows = sql.rows(
+        "SELECT cursor FROM turnkeep_session WHERE session_id = ?",
+        &[JsValue::from_str(id)],
+    )?;
     if rows.length() == 0 {
         return Ok(Stored::Absent);
     }
-    let cursor = get(&rows.get(0), "cursor").as_f64().and_then(|n| safe_uint(&Value::from(n)));
+    let cursor = get(&rows.get(0), "cursor")
+        .as_f64()
+        .and_then(|n| safe_uint(&Value::from(n)));
     Ok(cursor.map_or(Stored::Unreadable, Stored::Cursor))
 }
 
@@ -179,24 +227,48 @@ fn session_text(sql: &Sql, id: &str) -> Result<Option<String>, JsValue> {
         "SELECT part, body FROM turnkeep_session_row WHERE session_id = ? ORDER BY part",
         &[JsValue::from_str(id)],
     )?;
-    let rows = rows.iter().map(|r| read_row(&r, 0.0)).collect::<Result<Vec<_>, _>>()?;
+    let rows = rows
+        .iter()
+        .map(|r| read_row(&r, 0.0))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut texts = join_rows(rows).map_err(|e| error("loadSession", &e.to_string()))?;
     Ok(texts.pop())
 }
 
 fn message_texts(sql: &Sql) -> Result<Vec<String>, JsValue> {
-    let rows = sql.rows("SELECT position, part, body FROM turnkeep_message_row ORDER BY position, part", &[])?;
-    let rows = rows.iter().map(|r| read_row(&r, -1.0)).collect::<Result<Vec<_>, _>>()?;
+    let rows = sql.rows(
+        "SELECT position, part, body FROM turnkeep_message_row ORDER BY position, part",
+        &[],
+    )?;
+    let rows = rows
+        .iter()
+        .map(|r| read_row(&r, -1.0))
+        .collect::<Result<Vec<_>, _>>()?;
     join_rows(rows).map_err(|e| error("loadMessages", &e.to_string()))
 }
 
 /// One SQL row as a [`Row`]; `position` is taken from the row unless `fixed_position >= 0`.
 fn read_row(row: &JsValue, fixed_position: f64) -> Result<Row, JsValue> {
-    let number = |key: &str| get(row, key).as_f64().filter(|n| *n >= 0.0 && n.fract() == 0.0);
-    let position = if fixed_position >= 0.0 { Some(fixed_position) } else { number("position") };
+    let number = |key: &str| {
+        get(row, key)
+            .as_f64()
+            .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+    };
+    let position = if fixed_position >= 0.0 {
+        Some(fixed_position)
+    } else {
+        number("position")
+    };
     match (position, number("part"), get(row, "body").as_string()) {
-        (Some(position), Some(part), Some(body)) => Ok(Row { position: position as u64, part: part as u64, body }),
-        _ => Err(error("read", "a stored row is damaged (position, part or body missing)")),
+        (Some(position), Some(part), Some(body)) => Ok(Row {
+            position: position as u64,
+            part: part as u64,
+            body,
+        }),
+        _ => Err(error(
+            "read",
+            "a stored row is damaged (position, part or body missing)",
+        )),
     }
 }
 
@@ -215,16 +287,22 @@ fn json_text(value: &JsValue) -> Result<String, String> {
 fn read_snapshot(snapshot: &JsValue) -> Result<(String, u64, String), String> {
     let text = json_text(snapshot)?;
     if text.len() > DO_SESSION_JSON_BYTES_MAX {
-        return Err(format!("snapshot JSON is larger than {DO_SESSION_JSON_BYTES_MAX} bytes"));
+        return Err(format!(
+            "snapshot JSON is larger than {DO_SESSION_JSON_BYTES_MAX} bytes"
+        ));
     }
-    let value: Value = serde_json::from_str(&text).map_err(|_| "snapshot is not valid JSON".to_string())?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|_| "snapshot is not valid JSON".to_string())?;
     let id = value
         .get("sessionId")
         .and_then(Value::as_str)
         .filter(|s| is_safe_id(s))
         .ok_or("snapshot.sessionId must be a SafeId")?
         .to_string();
-    let cursor = value.get("cursor").and_then(safe_uint).ok_or("snapshot.cursor must be a non-negative safe integer")?;
+    let cursor = value
+        .get("cursor")
+        .and_then(safe_uint)
+        .ok_or("snapshot.cursor must be a non-negative safe integer")?;
     Ok((id, cursor, value.to_string()))
 }
 
@@ -236,16 +314,24 @@ fn read_expected_cursor(value: &JsValue) -> Result<Option<u64>, String> {
         .as_f64()
         .and_then(|n| safe_uint(&Value::from(n)))
         .map(Some)
-        .ok_or_else(|| "expectedCursor must be undefined or a non-negative safe integer".to_string())
+        .ok_or_else(|| {
+            "expectedCursor must be undefined or a non-negative safe integer".to_string()
+        })
 }
 
 /// Validated messages, one canonical JSON text each.
 fn read_messages(messages: &JsValue) -> Result<Vec<String>, String> {
     let text = json_text(messages)?;
     if text.len() > DO_MESSAGES_JSON_BYTES_MAX {
-        return Err(format!("messages JSON is larger than {DO_MESSAGES_JSON_BYTES_MAX} bytes"));
+        return Err(format!(
+            "messages JSON is larger than {DO_MESSAGES_JSON_BYTES_MAX} bytes"
+        ));
     }
-    let value: Value = serde_json::from_str(&text).map_err(|_| "messages is not valid JSON".to_string())?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|_| "messages is not valid JSON".to_string())?;
     let decoded = decode_messages(&value).map_err(|e| e.to_string())?;
-    Ok(decoded.iter().map(|m| message_to_value(m).to_string()).collect())
+    Ok(decoded
+        .iter()
+        .map(|m| message_to_value(m).to_string())
+        .collect())
 }
