@@ -3,15 +3,18 @@
 //   GET  /                          the demo chat page
 //   POST /api/chat                  createChatHandler (demo model, or OPENAI_BASE_URL's model)
 //   GET  /api/sessions/:sessionId   { messages, session: { cursor, activeTurn, terminalTurns } }
+//   /v1/stream/*, GET /api/chat/stream/:sessionId   the Durable Streams server (session-stream.mjs)
 //
 // Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant, else our own 401. Each
 // (tenant, session) lives in its own `ChatSession` Durable Object (named `<tenant>/<sessionId>`),
 // which holds the session envelope (compare-and-set) and the canonical messages.
 import { createChatHandler, createDemoModel, createOpenAICompatibleModel, defineChat } from '../workerd.mjs';
 import { DEMO_PAGE_HTML } from './demo-page.mjs';
+import { routeStreams } from './session-stream.mjs';
 import { readSessionView, sessionChatMemory, tenantSessionStorage, TurnWatch } from './storage.mjs';
 
 export { ChatSession } from './chat-session.mjs';
+export { SessionStream } from './session-stream.mjs';
 
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const SESSION_ROUTE = /^\/api\/sessions\/([^/]+)$/;
@@ -45,7 +48,9 @@ export default {
     }
     if (pathname === '/api/chat') return chat(request, env, ctx);
     const session = SESSION_ROUTE.exec(pathname);
-    if (session) return sessionView(request, env, decodeURIComponent(session[1]));
+    if (session) return sessionView(request, env, safeDecode(session[1]));
+    const streams = routeStreams(request, env);
+    if (streams) return streams;
     return diagnostic(404, 'NOT_FOUND', 'No such route.', false);
   },
 };
@@ -137,6 +142,15 @@ async function sessionView(request, env, sessionId) {
   } catch (error) {
     console.error('GET /api/sessions failed:', error);
     return diagnostic(500, 'SERVER_INTERNAL', 'The session could not be read.', true);
+  }
+}
+
+/** A path segment decoded, or '' (never a SafeId) when its percent-encoding is broken. */
+function safeDecode(segment) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return '';
   }
 }
 

@@ -43,6 +43,16 @@ test('GET / is the demo page; unknown routes are 404 and wrong methods 405, as J
   assert.equal((await badId.json()).error.code, 'REQUEST_INVALID_SESSION_ID');
 });
 
+test('the Durable Streams routes are mounted (and refuse a request without the streams token)', async () => {
+  const stream = await fetch(`${worker.url}/v1/stream/mounted-check`, { method: 'PUT' });
+  assert.equal(stream.status, 401);
+  assert.match(stream.headers.get('www-authenticate'), /turnkeep streams/);
+  await stream.arrayBuffer();
+  const proxy = await fetch(`${worker.url}/api/chat/stream/s1`);
+  assert.equal(proxy.status, 401);
+  await proxy.arrayBuffer();
+});
+
 test('a request without a valid Bearer tenant gets 401 and creates no Durable Object', async () => {
   const own = tempDir('turnkeep-auth-');
   const isolated = await startWorker({ persistDir: own.dir });
