@@ -64,13 +64,16 @@ async function timeTurn(handler, n) {
   const response = await handler(chatRequest(submitEvent({ sessionId: `s${n}`, turnId: 't1', input: INPUT })));
   const reader = response.body.getReader();
   let bytes = 0;
+  let lines = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     bytes += value.byteLength;
+    for (const b of value) if (b === 10) lines += 1;
   }
+  const ms = performance.now() - t0;
   if (response.status !== 200) throw new Error(`turn ${n}: status ${response.status}`);
-  return { ms: performance.now() - t0, bytes };
+  return { ms, bytes, lines };
 }
 
 function quantile(sorted, q) {
@@ -95,6 +98,7 @@ async function overhead() {
   const times = { real: [], baseline: [] };
   let realBytes = 0;
   let baselineBytes = 0;
+  let realLines = 0;
   for (let n = 0; n < WARMUP_TURNS + TURNS; n += 1) {
     const r = await timeTurn(real.handler, n);
     const b = await timeTurn(baseline, n);
@@ -102,6 +106,7 @@ async function overhead() {
       times.real.push(r.ms);
       times.baseline.push(b.ms);
       realBytes += r.bytes;
+      realLines += r.lines;
       baselineBytes += b.bytes;
     }
   }
@@ -112,7 +117,7 @@ async function overhead() {
     `1. Per-turn time, ${TURNS} turns each (after ${WARMUP_TURNS} warm-up), demo model chunkDelayMs 0, interleaved`,
     ['handler', 'median µs', 'p90 µs', 'bytes/turn', 'lines/turn'],
     [
-      ['createChatHandler', us(quantile(sr, 0.5)), us(quantile(sr, 0.9)), Math.round(realBytes / TURNS), '-'],
+      ['createChatHandler', us(quantile(sr, 0.5)), us(quantile(sr, 0.9)), Math.round(realBytes / TURNS), (realLines / TURNS).toFixed(2)],
       ['baseline (same lines, no logic)', us(quantile(sb, 0.5)), us(quantile(sb, 0.9)), Math.round(baselineBytes / TURNS), sample.events.length],
     ],
   );
