@@ -3,6 +3,7 @@
 // and tenants that share a session id.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 
 import { filesUnder, getSession, ndjson, postTurn, startWorker, tempDir } from './harness.mjs';
 
@@ -164,4 +165,43 @@ test('the demo tool runs and its call is part of the saved history', async () =>
   assert.deepEqual(call.args, { query: 'cats' });
   assert.equal(call.result, 'result for cats');
   assert.equal(messages.at(-1).content, 'found: result for cats');
+});
+
+test('with OPENAI_BASE_URL set, the Worker streams from that OpenAI-compatible endpoint (key and model sent)', async () => {
+  const seen = [];
+  const upstream = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => { body += chunk; });
+    req.on('end', () => {
+      seen.push({ url: req.url, authorization: req.headers.authorization, body: JSON.parse(body) });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const word of ['Hello', ' from', ' upstream']) {
+        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: word } }] })}\n\n`);
+      }
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const bindings = {
+    OPENAI_BASE_URL: `http://127.0.0.1:${upstream.address().port}/v1`,
+    OPENAI_API_KEY: 'sk-test-key',
+    OPENAI_MODEL: 'tiny-model',
+  };
+  const real = await startWorker({ bindings });
+  try {
+    const response = await postTurn(real.url, 'openai-tenant', 'openai-s', 'Say hello');
+    assert.equal(response.status, 200);
+    const final = lastSnapshot(await ndjson(response));
+    assert.equal(final.payload.status, 'complete');
+    assert.equal(final.payload.messages.at(-1).content, 'Hello from upstream');
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].url, '/v1/chat/completions');
+    assert.equal(seen[0].authorization, 'Bearer sk-test-key');
+    assert.equal(seen[0].body.model, 'tiny-model');
+    assert.equal(seen[0].body.stream, true);
+    assert.deepEqual(seen[0].body.messages.at(-1), { role: 'user', content: 'Say hello' });
+  } finally {
+    await real.stop();
+    await new Promise((resolve) => upstream.close(resolve));
+  }
 });
