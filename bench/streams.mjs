@@ -1,0 +1,153 @@
+// Benchmark (a script, not a test): the session stream Worker on local workerd against the
+// Node reference server @durable-streams/server (in-memory and file-backed), on loopback.
+//
+//   node bench/streams.mjs            (needs pkg/ built: npm run build)
+//
+// Per server: 2,000 small JSON appends one at a time (each awaited), the same 2,000 through the
+// batching IdempotentProducer of @durable-streams/client, and a catch-up read of everything.
+// Prints appends/s and the ratios turnkeep / reference. Each server runs in its own process;
+// this process only drives HTTP.
+import { spawn } from 'node:child_process';
+import { DurableStream, IdempotentProducer } from '@durable-streams/client';
+import { ROOT, removeDir, startMiniflare, startWorker, tempDir } from '../tests/streams-conformance/harness.mjs';
+
+const APPENDS = Number(process.env.BENCH_APPENDS ?? 2000);
+const WARMUP = 200;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+/** Starts the reference server in a child process; resolves with its URL and a stop(). */
+async function startReference(dataDir) {
+  const script = `
+    import { DurableStreamTestServer } from '@durable-streams/server';
+    const server = new DurableStreamTestServer({ host: '127.0.0.1', port: 0, longPollTimeout: 3000,
+      ${dataDir ? `dataDir: ${JSON.stringify(dataDir)},` : ''} });
+    console.log('URL ' + await server.start());
+    process.on('SIGTERM', async () => { await server.stop(); process.exit(0); });`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /URL (\S+)/.exec(out);
+      if (m) resolve(m[1].replace(/\/$/, ''));
+    });
+    child.once('exit', () => reject(new Error(`reference server exited: ${out}`)));
+  });
+  return { baseUrl: url, stop: async () => { child.kill('SIGTERM'); await exited; } };
+}
+
+const message = (i) => JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `word ${i} ` });
+
+async function createStream(baseUrl, name) {
+  return DurableStream.create({ url: `${baseUrl}/v1/stream/${name}`, contentType: 'application/json' });
+}
+
+/** Appends one at a time, each acknowledged before the next is sent. */
+async function sequential(baseUrl, name, count) {
+  await createStream(baseUrl, name);
+  const url = `${baseUrl}/v1/stream/${name}`;
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: message(i) });
+    if (r.status !== 204 && r.status !== 200) throw new Error(`append ${i}: HTTP ${r.status}`);
+  }
+  return count / ((performance.now() - started) / 1000);
+}
+
+/** The client's batching, idempotent producer: fire-and-forget appends, then flush. */
+async function batched(baseUrl, name, count) {
+  const handle = await createStream(baseUrl, name);
+  let failure;
+  const producer = new IdempotentProducer(handle, 'bench-writer', { epoch: 0, onError: (e) => { failure = e; } });
+  const started = performance.now();
+  for (let i = 0; i < count; i++) producer.append(message(i));
+  await producer.flush();
+  const rate = count / ((performance.now() - started) / 1000);
+  await producer.detach();
+  if (failure) throw failure;
+  return rate;
+}
+
+/** Reads the whole stream back with catch-up GETs; returns messages/s and checks the count. */
+async function readBack(baseUrl, name, expected) {
+  const url = `${baseUrl}/v1/stream/${name}`;
+  const started = performance.now();
+  let offset = '-1';
+  let items = 0;
+  for (;;) {
+    const r = await fetch(`${url}?offset=${encodeURIComponent(offset)}`);
+    const batch = await r.json();
+    items += batch.length;
+    offset = r.headers.get('stream-next-offset');
+    if (r.headers.get('stream-up-to-date') === 'true') break;
+  }
+  if (items !== expected) throw new Error(`read back ${items} messages, expected ${expected}`);
+  return items / ((performance.now() - started) / 1000);
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function measure(label, baseUrl) {
+  await sequential(baseUrl, `warmup-${Date.now()}`, WARMUP);
+  const runs = { sequential: [], batched: [], read: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const tag = `${Date.now()}-${round}`;
+    runs.sequential.push(await sequential(baseUrl, `seq-${tag}`, APPENDS));
+    runs.batched.push(await batched(baseUrl, `batch-${tag}`, APPENDS));
+    runs.read.push(await readBack(baseUrl, `seq-${tag}`, APPENDS));
+  }
+  const result = { label, sequential: median(runs.sequential), batched: median(runs.batched), read: median(runs.read) };
+  console.log(`${label.padEnd(34)} ${fmt(result.sequential)} ${fmt(result.batched)} ${fmt(result.read)}`);
+  return result;
+}
+
+const fmt = (n) => `${Math.round(n).toLocaleString('en-US')}/s`.padStart(14);
+
+async function main() {
+  console.log(`${APPENDS} small JSON appends per run, median of ${ROUNDS} runs, loopback\n`);
+  console.log(`${'server'.padEnd(34)} ${'one at a time'.padStart(14)} ${'batching'.padStart(14)} ${'read-back'.padStart(14)}`);
+  const results = [];
+  const persist = tempDir('turnkeep-bench-');
+  const refDir = tempDir('turnkeep-bench-ref-');
+  try {
+    const vars = { STREAMS_PUBLIC: '1', STREAMS_LONG_POLL_MS: '3000' };
+    const direct = await startMiniflare({ persistDir: `${persist}/miniflare`, vars });
+    try {
+      results.push(await measure('turnkeep (workerd via Miniflare)', direct.baseUrl));
+    } finally {
+      await direct.stop();
+    }
+    const dev = await startWorker({ persistDir: `${persist}/wrangler`, vars });
+    try {
+      results.push(await measure('turnkeep (wrangler dev)', dev.baseUrl));
+    } finally {
+      await dev.stop();
+    }
+    for (const [label, dir] of [['reference, file-backed (fsync)', refDir], ['reference, in-memory', null]]) {
+      const ref = await startReference(dir);
+      try {
+        results.push(await measure(label, ref.baseUrl));
+      } finally {
+        await ref.stop();
+      }
+    }
+  } finally {
+    removeDir(persist);
+    removeDir(refDir);
+  }
+  const [ours, dev, file, memory] = results;
+  const ratio = (a, b) => `${(a / b).toFixed(2)}x`.padStart(14);
+  const line = (label, a, b) =>
+    console.log(`${label.padEnd(34)} ${ratio(a.sequential, b.sequential)} ${ratio(a.batched, b.batched)} ${ratio(a.read, b.read)}`);
+  console.log('');
+  line('Miniflare / reference file-backed', ours, file);
+  line('Miniflare / reference in-memory', ours, memory);
+  line('wrangler dev / reference file', dev, file);
+  line('wrangler dev / reference in-memory', dev, memory);
+}
+
+await main();
