@@ -125,7 +125,7 @@ describe('the diagnostics table, before the stream', () => {
   check('405 for PUT with a valid body', { request: () => chatRequest(submitEvent(), { method: 'PUT' }) }, E.method);
   check('415 for text/plain', { request: () => chatRequest(submitEvent(), { headers: { 'content-type': 'text/plain' } }) }, E.media);
   check('415 with no content-type', { request: () => chatRequest(recordingBody(['{}']).stream, { headers: { 'content-type': null } }) }, E.media);
-  check('415 for application/jsonp-ish text (media type must start with application/json)', { request: () => chatRequest(submitEvent(), { headers: { 'content-type': 'text/application/json' } }) }, E.media);
+  check('415 when application/json is not at the start of the media type', { request: () => chatRequest(submitEvent(), { headers: { 'content-type': 'text/application/json' } }) }, E.media);
 
   test('413 by Content-Length and by counted bytes of a streamed body', async () => {
     const result = await scenarioTooLarge(pkg);
@@ -461,7 +461,9 @@ describe('abort, cancel and deadline: stop, save, release at once', () => {
     const client = new AbortController();
     const response = await handler(chatRequest(submitEvent({ turnId: 'gone' }), { signal: client.signal }));
     assert.equal(response.status, 200);
-    await readTurn(pkg, response, { stopAfter: 2 }).catch(() => {});
+    const reader = response.body.getReader();
+    await reader.read();
+    await reader.read(); // two chunks in, then the reader goes quiet (no cancel, no more reads)
     client.abort();
     const released = await storage.released('gone');
     assert.equal(released.activeTurn, undefined);
