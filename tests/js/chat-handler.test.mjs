@@ -955,3 +955,46 @@ describe('definition and session edge cases', () => {
     assert.equal(stored.activeTurn, undefined);
   });
 });
+
+describe('behind node:http (toNodeHandler)', () => {
+  test('a client that disconnects mid-turn stops it; the lease is released and the next turn runs', async () => {
+    const { createServer, request: httpRequest } = await import('node:http');
+    const { handler, storage, memory } = demoSetup(pkg, { chunkDelayMs: 5 });
+    const server = createServer(pkg.toNodeHandler(handler));
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address();
+    try {
+      const post = (event) =>
+        new Promise((resolve, reject) => {
+          const req = httpRequest({ host: '127.0.0.1', port, path: '/api/chat', method: 'POST', headers: { 'content-type': 'application/json' } }, resolve);
+          req.on('error', reject);
+          req.end(JSON.stringify(event));
+        });
+      const first = await post(submitEvent({ turnId: 't1', input: '/words 500' }));
+      assert.equal(first.statusCode, 200);
+      let lines = 0;
+      await new Promise((resolve) => {
+        first.on('data', (chunk) => {
+          lines += chunk.toString().split('\n').length - 1;
+          if (lines >= 2) {
+            first.destroy(); // the client goes away mid-answer
+            resolve();
+          }
+        });
+      });
+      const released = await storage.released('t1');
+      assert.equal(released.activeTurn, undefined);
+      const partial = assistantText(memory.messages);
+      assert.ok(partial.startsWith('w1') && partial.length < words(500).length, partial.slice(0, 40));
+      const second = await post(submitEvent({ turnId: 't2', input: 'still there?' }));
+      assert.equal(second.statusCode, 200);
+      let body = '';
+      for await (const chunk of second) body += chunk;
+      const last = JSON.parse(body.trimEnd().split('\n').at(-1));
+      assert.equal(assistantText(last.payload.messages), 'echo: still there?');
+    } finally {
+      server.closeAllConnections?.();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
