@@ -40,4 +40,7 @@ step "node --test tests/workerd/ (the demo Worker and its Durable Object in work
 # One file at a time: each starts workerd (Miniflare or wrangler dev), one also Chromium.
 node --test --test-concurrency=1 tests/workerd/
 
+step "Durable Streams conformance suite against the Worker (wrangler dev, STREAMS_PUBLIC=1)"
+bash scripts/streams-conformance.sh
+
 printf '[test] (%ss)\n\n[test] all green in %ss\n' "$(( $(date +%s) - t_step ))" "$(( $(date +%s) - t0 ))"

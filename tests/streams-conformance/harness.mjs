@@ -41,7 +41,6 @@ export async function startWorker({ persistDir, vars = {}, port } = {}) {
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistDir,
     '--show-interactive-dev-session=false'];
   for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
-  if (process.env.DEVCONFIG) args.push('--config', process.env.DEVCONFIG);
   const child = spawn(WRANGLER, args, {
     cwd: ROOT,
     detached: true, // own process group, so stop() reaches workerd too
@@ -94,7 +93,7 @@ export async function startMiniflare({ persistDir, vars = {} } = {}) {
   const mf = new Miniflare({
     modules: true,
     modulesRoot: '/',
-    scriptPath: process.env.DEVENTRY ?? join(ROOT, 'js/cloudflare/worker.mjs'),
+    scriptPath: join(ROOT, 'js/cloudflare/worker.mjs'),
     modulesRules: [
       { type: 'CompiledWasm', include: ['**/*.wasm'] },
       { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
@@ -103,7 +102,7 @@ export async function startMiniflare({ persistDir, vars = {} } = {}) {
     compatibilityFlags: ['enable_request_signal'],
     durableObjects: {
       SESSION_STREAM: { className: 'SessionStream', useSQLite: true },
-      ...(process.env.DEVENTRY ? {} : { CHAT_SESSION: { className: 'ChatSession', useSQLite: true } }),
+      CHAT_SESSION: { className: 'ChatSession', useSQLite: true },
     },
     durableObjectsPersist: persistDir,
     bindings: vars,
