@@ -14,15 +14,17 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::Headers;
 
+use super::fork_prefix::{sub_offset_prefix, SubOffsetBeyond};
 use super::object::{Ctx, SessionStreamCore, State};
+use super::query::source_name;
 use super::reply::{set, Reply};
 use super::request::Req;
 use super::store::{Row, StoredExpiry};
-use super::write::{source_name, PutHeaders};
+use super::write::PutHeaders;
 use crate::core::limits;
-use crate::core::streams::content_type::is_json;
-use crate::core::streams::create::{decide_create, parse_create_headers, CreateDecision, Source, Target};
-use crate::core::streams::json_mode::{flatten_json_body, JsonWrite};
+use crate::core::streams::create::{
+    decide_create, parse_create_headers, CreateDecision, Source, Target,
+};
 use crate::core::streams::offset::Offset;
 
 #[wasm_bindgen]
@@ -57,7 +59,9 @@ impl SessionStreamCore {
     /// stream was purged as a result (the shell releases there too), else `undefined`.
     #[wasm_bindgen(js_name = forkRelease)]
     pub fn fork_release(&mut self) -> Result<Option<String>, JsValue> {
-        let Some(meta) = &mut self.store.meta else { return Ok(None) };
+        let Some(meta) = &mut self.store.meta else {
+            return Ok(None);
+        };
         meta.fork_refs = meta.fork_refs.saturating_sub(1);
         if meta.fork_refs == 0 && meta.soft_deleted {
             self.purge()?;
@@ -70,14 +74,22 @@ impl SessionStreamCore {
     /// Source side: stored rows ending in `(from, upto]`, one page (`[{start, end, data}]`).
     #[wasm_bindgen(js_name = exportRows)]
     pub fn export_rows(&self, from: f64, upto: f64) -> Result<Array, JsValue> {
-        let rows = self.store.rows_after(from as u64, upto as u64, limits::STREAM_FORK_COPY_PAGE_BYTES)?;
+        let rows = self.store.rows_after(
+            from as u64,
+            upto as u64,
+            limits::STREAM_FORK_COPY_PAGE_BYTES,
+        )?;
         Ok(rows.iter().map(row_to_js).collect())
     }
 
     /// Source side: the row starting at `start` (the append a sub-offset cuts into), or null.
     #[wasm_bindgen(js_name = rowStartingAt)]
     pub fn row_starting_at(&self, start: f64) -> Result<JsValue, JsValue> {
-        Ok(self.store.row_starting_at(start as u64)?.as_ref().map_or(JsValue::NULL, row_to_js))
+        Ok(self
+            .store
+            .row_starting_at(start as u64)?
+            .as_ref()
+            .map_or(JsValue::NULL, row_to_js))
     }
 
     /// Fork side: stores copied rows.
@@ -106,7 +118,11 @@ impl SessionStreamCore {
         commit: bool,
         now_ms: f64,
     ) -> Result<JsValue, JsValue> {
-        let ctx = Ctx { req: Req { url, headers }, now_ms: now_ms.max(0.0) as u64, jitter_seconds: 0 };
+        let ctx = Ctx {
+            req: Req { url, headers },
+            now_ms: now_ms.max(0.0) as u64,
+            jitter_seconds: 0,
+        };
         let reply = self.fork_step(&ctx, body, &source, &sub_row, commit)?;
         Ok(self.finish(reply))
     }
@@ -142,9 +158,16 @@ impl SessionStreamCore {
             .and_then(|e| serde_json::from_str::<StoredExpiry>(&e).ok())
             .unwrap_or(StoredExpiry::Never)
             .to_core();
-        let tail = Offset { read_seq: 0, byte_offset: get_f64(source, "tail") as u64 };
+        let tail = Offset {
+            read_seq: 0,
+            byte_offset: get_f64(source, "tail") as u64,
+        };
         let source_state = match get_str(source, "state").as_deref() {
-            Some("live") => Source::Live { content_type: &content_type, expiry: &expiry, tail },
+            Some("live") => Source::Live {
+                content_type: &content_type,
+                expiry: &expiry,
+                tail,
+            },
             Some("deleted") => Source::SoftDeleted,
             _ => Source::Missing,
         };
@@ -158,47 +181,20 @@ impl SessionStreamCore {
             reply.effects.copy_upto = Some((start.byte_offset, h.fork_sub_offset > 0));
             return Ok(reply);
         }
-        let prefix = match sub_offset_prefix(&content_type, h.fork_sub_offset, start.byte_offset, sub_row) {
-            Ok(prefix) => prefix,
-            Err(reply) => {
-                self.store.purge()?;
-                return Ok(release(reply));
-            }
-        };
+        let row = row_from_js(sub_row);
+        let row = row.as_ref().map(|r| (r.start, r.data.as_slice()));
+        let prefix =
+            match sub_offset_prefix(&content_type, h.fork_sub_offset, start.byte_offset, row) {
+                Ok(prefix) => prefix,
+                Err(SubOffsetBeyond) => {
+                    self.store.purge()?;
+                    let reply =
+                        Reply::diagnostic(400, SubOffsetBeyond::CODE, SubOffsetBeyond::MESSAGE);
+                    return Ok(release(reply));
+                }
+            };
         self.commit_put(ctx, &h, decision, prefix)
     }
-}
-
-/// The data a sub-offset materialises: the first `sub` bytes (or JSON messages) of the source
-/// append that starts at the fork offset.
-fn sub_offset_prefix(
-    content_type: &str,
-    sub: u64,
-    start: u64,
-    sub_row: &JsValue,
-) -> Result<Option<Vec<u8>>, Reply> {
-    if sub == 0 {
-        return Ok(None);
-    }
-    let overshoot = || {
-        Reply::diagnostic(
-            400,
-            "streams.v1.fork_sub_offset_beyond",
-            "Stream-Fork-Sub-Offset goes past the append at the fork offset",
-        )
-    };
-    let row = row_from_js(sub_row).filter(|r| r.start == start).ok_or_else(overshoot)?;
-    if !is_json(content_type) {
-        let cut = usize::try_from(sub).ok().filter(|n| *n <= row.data.len()).ok_or_else(overshoot)?;
-        return Ok(Some(row.data[..cut].to_vec()));
-    }
-    let mut array = Vec::with_capacity(row.data.len() + 2);
-    array.push(b'[');
-    array.extend_from_slice(&row.data);
-    array.push(b']');
-    let messages = flatten_json_body(&array, JsonWrite::Create).map_err(|_| overshoot())?;
-    let cut = usize::try_from(sub).ok().filter(|n| *n <= messages.len()).ok_or_else(overshoot)?;
-    Ok(Some(messages[..cut].join(",").into_bytes()))
 }
 
 fn row_to_js(row: &Row) -> JsValue {
@@ -213,9 +209,16 @@ fn row_from_js(value: &JsValue) -> Option<Row> {
     if !value.is_object() {
         return None;
     }
-    let data = js_sys::Reflect::get(value, &"data".into()).ok()?.dyn_into::<Uint8Array>().ok()?;
+    let data = js_sys::Reflect::get(value, &"data".into())
+        .ok()?
+        .dyn_into::<Uint8Array>()
+        .ok()?;
     let (start, end) = (get_f64(value, "start") as u64, get_f64(value, "end") as u64);
-    (end > start && end - start == u64::from(data.length())).then(|| Row { start, end, data: data.to_vec() })
+    (end > start && end - start == u64::from(data.length())).then(|| Row {
+        start,
+        end,
+        data: data.to_vec(),
+    })
 }
 
 fn get_str(value: &JsValue, key: &str) -> Option<String> {
@@ -223,5 +226,8 @@ fn get_str(value: &JsValue, key: &str) -> Option<String> {
 }
 
 fn get_f64(value: &JsValue, key: &str) -> f64 {
-    js_sys::Reflect::get(value, &key.into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)
+    js_sys::Reflect::get(value, &key.into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0)
 }

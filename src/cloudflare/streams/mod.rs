@@ -10,13 +10,18 @@
 //! - [`object`]: the wasm-bindgen export `SessionStreamCore` and the request dispatch.
 //! - `read`: GET (catch-up, `offset=now`, long-poll) and SSE chunks; `write`: PUT, POST, HEAD,
 //!   DELETE; `fork`: fork creation and the source side of fork references.
-//! - `store` / `sql`: the tables, duck-typed over `ctx.storage.sql`; `reply`: the answer object;
-//!   `sse`: event framing.
+//! - `store` / `sql`: the tables, duck-typed over `ctx.storage.sql`; `reply`: the answer object.
+//! - Host-tested pure pieces: `sse` (event framing, base64), `query` (query strings, ETags,
+//!   source names), `fork_prefix` (what a fork sub-offset materialises).
 
 #[cfg(target_arch = "wasm32")]
 mod fork;
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // host: only its tests use it
+mod fork_prefix;
 #[cfg(target_arch = "wasm32")]
 pub mod object;
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod query;
 #[cfg(target_arch = "wasm32")]
 mod read;
 #[cfg(target_arch = "wasm32")]
@@ -25,7 +30,7 @@ mod reply;
 mod request;
 #[cfg(target_arch = "wasm32")]
 mod sql;
-#[cfg(target_arch = "wasm32")]
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod sse;
 #[cfg(target_arch = "wasm32")]
 mod store;

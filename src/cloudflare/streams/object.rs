@@ -41,7 +41,10 @@ impl SessionStreamCore {
     #[wasm_bindgen(constructor)]
     pub fn new(storage: JsValue) -> Result<SessionStreamCore, JsValue> {
         let store = Store::open(Sql::from_storage(&storage)?)?;
-        Ok(SessionStreamCore { store, pending_release: None })
+        Ok(SessionStreamCore {
+            store,
+            pending_release: None,
+        })
     }
 
     /// Serves one request to `/v1/stream/<name>`. `waited` is true when a long-poll has already
@@ -58,7 +61,11 @@ impl SessionStreamCore {
         jitter_seconds: u32,
         waited: bool,
     ) -> Result<JsValue, JsValue> {
-        let ctx = Ctx { req: Req { url, headers }, now_ms: now_ms.max(0.0) as u64, jitter_seconds };
+        let ctx = Ctx {
+            req: Req { url, headers },
+            now_ms: now_ms.max(0.0) as u64,
+            jitter_seconds,
+        };
         let reply = match method {
             "PUT" => self.put(&ctx, body)?,
             "POST" => self.post(&ctx, body)?,
@@ -75,7 +82,10 @@ impl SessionStreamCore {
     /// tell whether a woken waiter has anything new.
     #[wasm_bindgen(js_name = tailOffset)]
     pub fn tail_offset(&self) -> Option<String> {
-        self.store.meta.as_ref().map(|m| m.tail_offset().to_string())
+        self.store
+            .meta
+            .as_ref()
+            .map(|m| m.tail_offset().to_string())
     }
 }
 
@@ -111,7 +121,11 @@ impl SessionStreamCore {
 
     /// Deletes the stream for good, remembering to release its source.
     pub(super) fn purge(&mut self) -> Result<(), JsValue> {
-        let source = self.store.meta.as_ref().and_then(|m| m.forked_from.as_deref().map(super::write::source_name));
+        let source = self
+            .store
+            .meta
+            .as_ref()
+            .and_then(|m| m.forked_from.as_deref().map(super::query::source_name));
         self.store.purge()?;
         if let Some(source) = source {
             self.pending_release = Some(source);
@@ -121,11 +135,15 @@ impl SessionStreamCore {
 
     /// A read or write renews a sliding TTL (protocol §4); HEAD does not.
     pub(super) fn touch(&mut self, now_ms: u64) -> Result<(), JsValue> {
-        let Some(meta) = &mut self.store.meta else { return Ok(()) };
+        let Some(meta) = &mut self.store.meta else {
+            return Ok(());
+        };
         if !matches!(meta.expiry, super::store::StoredExpiry::Ttl { .. }) {
             return Ok(());
         }
-        let touched = meta.lifetime().touched(crate::core::streams::ttl::Access::Read, now_ms);
+        let touched = meta
+            .lifetime()
+            .touched(crate::core::streams::ttl::Access::Read, now_ms);
         meta.last_access_ms = touched.last_access_ms;
         self.store.save_meta()
     }
@@ -153,7 +171,10 @@ pub fn session_stream_limits() -> JsValue {
         ("longPollMsMax", limits::STREAM_LONG_POLL_MS_MAX),
         ("sseConnectionMsMax", limits::STREAM_SSE_CONNECTION_MS_MAX),
         ("streamNameBytesMax", limits::STREAM_NAME_BYTES_MAX as u64),
-        ("cursorJitterSecondsMax", u64::from(limits::STREAM_CURSOR_JITTER_SECONDS_MAX)),
+        (
+            "cursorJitterSecondsMax",
+            u64::from(limits::STREAM_CURSOR_JITTER_SECONDS_MAX),
+        ),
     ];
     for (key, value) in pairs {
         super::reply::set(&obj, key, JsValue::from_f64(value as f64));

@@ -5,10 +5,10 @@ use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::object::{Ctx, SessionStreamCore, State};
+use super::query::etag;
 use super::reply::{set, Reply};
 use super::sse::{base64, push_control, push_data, Control};
 use super::store::{Meta, Row};
-use super::write::etag;
 use crate::core::limits;
 use crate::core::streams::content_type::{is_json, sse_needs_base64};
 use crate::core::streams::cursor::response_cursor;
@@ -29,7 +29,9 @@ impl SessionStreamCore {
             Err(e) => return Ok(Reply::rejected(&e)),
         };
         self.touch(ctx.now_ms)?;
-        let Some(meta) = &self.store.meta else { return Ok(Reply::not_found()) };
+        let Some(meta) = &self.store.meta else {
+            return Ok(Reply::not_found());
+        };
         let (tail, closed) = (meta.tail_offset(), meta.closed);
         let cursor_out = || response_cursor(ctx.now_ms, cursor.as_deref(), ctx.jitter_seconds);
         if query.live == LiveMode::Sse {
@@ -46,7 +48,11 @@ impl SessionStreamCore {
         }
         match plan_read(&query, Offset::ZERO, tail, closed) {
             ReadStart::TailSnapshot { tail } => {
-                let body = if is_json(&meta.content_type) { b"[]".to_vec() } else { Vec::new() };
+                let body = if is_json(&meta.content_type) {
+                    b"[]".to_vec()
+                } else {
+                    Vec::new()
+                };
                 let reply = Reply::new(200)
                     .header("content-type", meta.content_type.clone())
                     .header("stream-next-offset", tail.to_string())
@@ -84,14 +90,30 @@ impl SessionStreamCore {
         if from.read_seq != 0 || from.byte_offset >= meta.tail {
             return Ok(Vec::new());
         }
-        self.store.rows_after(from.byte_offset, meta.tail, limits::STREAM_READ_CHUNK_BYTES_MAX)
+        self.store.rows_after(
+            from.byte_offset,
+            meta.tail,
+            limits::STREAM_READ_CHUNK_BYTES_MAX,
+        )
     }
 
-    fn catch_up(&self, ctx: &Ctx<'_>, start: &str, rows: Vec<Row>, cursor: Option<String>) -> Reply {
-        let Some(meta) = &self.store.meta else { return Reply::not_found() };
+    fn catch_up(
+        &self,
+        ctx: &Ctx<'_>,
+        start: &str,
+        rows: Vec<Row>,
+        cursor: Option<String>,
+    ) -> Reply {
+        let Some(meta) = &self.store.meta else {
+            return Reply::not_found();
+        };
         let end = rows.last().map_or(meta.tail, |r| r.end);
         let up_to_date = end >= meta.tail;
-        let end_text = Offset { read_seq: 0, byte_offset: end }.to_string();
+        let end_text = Offset {
+            read_seq: 0,
+            byte_offset: end,
+        }
+        .to_string();
         let closed_at_tail = meta.closed && up_to_date;
         let tag = etag(meta.created_ms, start, &end_text, closed_at_tail);
         if ctx.req.header("if-none-match").as_deref() == Some(tag.as_str()) {
@@ -131,8 +153,11 @@ impl SessionStreamCore {
         let now_ms = now_ms.max(0.0) as u64;
         let out = Object::new();
         let state = self.state(now_ms)?;
-        let (State::Live, Some(from), Some(meta)) = (state, OffsetQuery::parse(offset).ok(), self.store.meta.clone())
-        else {
+        let (State::Live, Some(from), Some(meta)) = (
+            state,
+            OffsetQuery::parse(offset).ok(),
+            self.store.meta.clone(),
+        ) else {
             set(&out, "text", JsValue::from_str(""));
             set(&out, "done", JsValue::TRUE);
             return Ok(out.into());
@@ -143,18 +168,35 @@ impl SessionStreamCore {
         let cursor = response_cursor(now_ms, cursor.as_deref(), jitter_seconds);
         let mut text = String::new();
         let mut last = from.to_string();
-        let (json, binary) = (is_json(&meta.content_type), sse_needs_base64(&meta.content_type));
+        let (json, binary) = (
+            is_json(&meta.content_type),
+            sse_needs_base64(&meta.content_type),
+        );
         for row in &rows {
             push_data(&mut text, &payload(&row.data, json, binary));
-            last = Offset { read_seq: 0, byte_offset: row.end }.to_string();
+            last = Offset {
+                read_seq: 0,
+                byte_offset: row.end,
+            }
+            .to_string();
             control(&mut text, &meta, row.end, &last, &cursor);
         }
         if rows.is_empty() && control_if_empty {
-            let at = if from.read_seq == 0 { from.byte_offset.min(meta.tail) } else { meta.tail };
-            last = Offset { read_seq: 0, byte_offset: at }.to_string();
+            let at = if from.read_seq == 0 {
+                from.byte_offset.min(meta.tail)
+            } else {
+                meta.tail
+            };
+            last = Offset {
+                read_seq: 0,
+                byte_offset: at,
+            }
+            .to_string();
             control(&mut text, &meta, at, &last, &cursor);
         }
-        let at_tail = rows.last().map_or(from.byte_offset >= meta.tail, |r| r.end >= meta.tail);
+        let at_tail = rows
+            .last()
+            .map_or(from.byte_offset >= meta.tail, |r| r.end >= meta.tail);
         set(&out, "text", JsValue::from_str(&text));
         set(&out, "offset", JsValue::from_str(&last));
         set(&out, "done", JsValue::from_bool(meta.closed && at_tail));
@@ -170,7 +212,12 @@ fn control(text: &mut String, meta: &Meta, end: u64, end_text: &str, cursor: &st
     let closed = meta.closed && at_tail;
     push_control(
         text,
-        &Control { next_offset: end_text, cursor: Some(cursor), up_to_date: at_tail, closed },
+        &Control {
+            next_offset: end_text,
+            cursor: Some(cursor),
+            up_to_date: at_tail,
+            closed,
+        },
     );
 }
 

@@ -36,7 +36,12 @@ pub struct Reply {
 
 impl Reply {
     pub fn new(status: u16) -> Reply {
-        Reply { status, headers: Vec::new(), body: Vec::new(), effects: Effects::default() }
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+            effects: Effects::default(),
+        }
     }
 
     pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
@@ -68,7 +73,11 @@ impl Reply {
     }
 
     pub fn not_found() -> Reply {
-        Reply::diagnostic(404, "streams.v1.stream_not_found", "no stream exists at this path")
+        Reply::diagnostic(
+            404,
+            "streams.v1.stream_not_found",
+            "no stream exists at this path",
+        )
     }
 
     pub fn gone() -> Reply {

@@ -28,7 +28,9 @@ impl Sql {
         let target = Reflect::get(storage, &JsValue::from_str("sql"))?;
         let exec = Reflect::get(&target, &JsValue::from_str("exec"))?
             .dyn_into::<Function>()
-            .map_err(|_| JsValue::from_str("storage.sql.exec is missing: is the class SQLite-backed?"))?;
+            .map_err(|_| {
+                JsValue::from_str("storage.sql.exec is missing: is the class SQLite-backed?")
+            })?;
         Ok(Sql { target, exec })
     }
 
@@ -73,7 +75,10 @@ fn to_js(param: Param<'_>) -> JsValue {
 
 /// A column read as a non-negative integer (0 for anything else).
 pub fn int_at(row: &Array, i: u32) -> u64 {
-    row.get(i).as_f64().filter(|n| *n >= 0.0).map_or(0, |n| n as u64)
+    row.get(i)
+        .as_f64()
+        .filter(|n| *n >= 0.0)
+        .map_or(0, |n| n as u64)
 }
 
 /// A column read as text (empty for anything else).

@@ -81,16 +81,25 @@ impl Store {
             .rows("SELECT id, epoch, last_seq FROM stream_producers", &[])?
             .iter()
             .map(|row| {
-                let state = ProducerState { epoch: int_at(row, 1), last_seq: int_at(row, 2) };
+                let state = ProducerState {
+                    epoch: int_at(row, 1),
+                    last_seq: int_at(row, 2),
+                };
                 (text_at(row, 0), state)
             })
             .collect();
-        Ok(Store { sql, meta, producers })
+        Ok(Store {
+            sql,
+            meta,
+            producers,
+        })
     }
 
     /// Writes the in-memory meta row.
     pub fn save_meta(&self) -> Result<(), JsValue> {
-        let Some(meta) = &self.meta else { return Ok(()) };
+        let Some(meta) = &self.meta else {
+            return Ok(());
+        };
         let text = serde_json::to_string(meta).map_err(|_| JsValue::from_str("meta encoding"))?;
         self.sql.run(
             "INSERT INTO stream_meta (k, v) VALUES (0, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
@@ -122,7 +131,11 @@ impl Store {
         self.sql.run(
             "INSERT INTO stream_producers (id, epoch, last_seq) VALUES (?, ?, ?)
              ON CONFLICT (id) DO UPDATE SET epoch = excluded.epoch, last_seq = excluded.last_seq",
-            &[Param::Text(id), Param::Int(state.epoch), Param::Int(state.last_seq)],
+            &[
+                Param::Text(id),
+                Param::Int(state.epoch),
+                Param::Int(state.last_seq),
+            ],
         )?;
         self.producers.insert(id.to_owned(), state);
         Ok(())
@@ -148,7 +161,11 @@ impl Store {
                 }
                 total += data.len() as u64;
                 cursor = int_at(row, 1);
-                out.push(Row { start: int_at(row, 0), end: cursor, data });
+                out.push(Row {
+                    start: int_at(row, 0),
+                    end: cursor,
+                    data,
+                });
             }
             if page_len < 64 || total >= bytes_max {
                 return Ok(out);
@@ -172,11 +189,17 @@ impl Store {
 
 impl Meta {
     pub fn tail_offset(&self) -> Offset {
-        Offset { read_seq: 0, byte_offset: self.tail }
+        Offset {
+            read_seq: 0,
+            byte_offset: self.tail,
+        }
     }
 
     pub fn lifetime(&self) -> Lifetime {
-        Lifetime { expiry: self.expiry.to_core(), last_access_ms: self.last_access_ms }
+        Lifetime {
+            expiry: self.expiry.to_core(),
+            last_access_ms: self.last_access_ms,
+        }
     }
 
     /// The configuration an idempotent PUT is compared with.
@@ -186,7 +209,10 @@ impl Meta {
             expiry: self.expiry.to_core(),
             requested_expiry: self.requested_expiry.to_core(),
             forked_from: self.forked_from.clone(),
-            fork_offset: self.fork_offset.map(|b| Offset { read_seq: 0, byte_offset: b }),
+            fork_offset: self.fork_offset.map(|b| Offset {
+                read_seq: 0,
+                byte_offset: b,
+            }),
             fork_sub_offset: self.fork_sub_offset,
         }
     }
@@ -205,7 +231,10 @@ impl StoredExpiry {
         match expiry {
             Expiry::Never => StoredExpiry::Never,
             Expiry::Ttl { seconds } => StoredExpiry::Ttl { seconds: *seconds },
-            Expiry::At(at) => StoredExpiry::At { raw: at.raw.clone(), at_ms: at.at_ms },
+            Expiry::At(at) => StoredExpiry::At {
+                raw: at.raw.clone(),
+                at_ms: at.at_ms,
+            },
         }
     }
 
@@ -213,7 +242,10 @@ impl StoredExpiry {
         match self {
             StoredExpiry::Never => Expiry::Never,
             StoredExpiry::Ttl { seconds } => Expiry::Ttl { seconds: *seconds },
-            StoredExpiry::At { raw, at_ms } => Expiry::At(ExpiresAt { raw: raw.clone(), at_ms: *at_ms }),
+            StoredExpiry::At { raw, at_ms } => Expiry::At(ExpiresAt {
+                raw: raw.clone(),
+                at_ms: *at_ms,
+            }),
         }
     }
 }

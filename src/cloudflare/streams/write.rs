@@ -4,6 +4,7 @@
 use wasm_bindgen::JsValue;
 
 use super::object::{Ctx, SessionStreamCore, State};
+use super::query::{etag, source_name};
 use super::reply::Reply;
 use super::store::{Meta, StoredExpiry};
 use crate::core::streams::append::{
@@ -11,8 +12,8 @@ use crate::core::streams::append::{
 };
 use crate::core::streams::closure::ClosedStreamDecision;
 use crate::core::streams::create::{
-    decide_create, parse_create_headers, CreateDecision, CreateHeaders, CreateRequest,
-    InitialData, Source, StreamConfig, Target,
+    decide_create, parse_create_headers, CreateDecision, CreateHeaders, CreateRequest, InitialData,
+    Source, StreamConfig, Target,
 };
 use crate::core::streams::offset::Offset;
 use crate::core::streams::producer::{parse_producer_headers, ProducerDecision};
@@ -33,7 +34,9 @@ impl PutHeaders {
             "stream-fork-offset",
             "stream-fork-sub-offset",
         ];
-        PutHeaders { values: names.map(|n| ctx.req.header(n)) }
+        PutHeaders {
+            values: names.map(|n| ctx.req.header(n)),
+        }
     }
 
     pub fn request(&self) -> CreateRequest<'_> {
@@ -48,11 +51,6 @@ impl PutHeaders {
             fork_sub_offset: v(6),
         }
     }
-}
-
-/// The stream name a `Stream-Forked-From` value points at (a path `/v1/stream/<name>` or a name).
-pub(super) fn source_name(forked_from: &str) -> String {
-    forked_from.strip_prefix("/v1/stream/").unwrap_or(forked_from).to_owned()
 }
 
 impl SessionStreamCore {
@@ -73,7 +71,10 @@ impl SessionStreamCore {
         let config = self.store.meta.as_ref().map(Meta::config);
         let target = match (state, &config, &self.store.meta) {
             (State::Gone, _, _) => Target::SoftDeleted,
-            (State::Live, Some(config), Some(meta)) => Target::Live { config, closed: meta.closed },
+            (State::Live, Some(config), Some(meta)) => Target::Live {
+                config,
+                closed: meta.closed,
+            },
             _ => Target::Free,
         };
         let decision = decide_create(&h, target, Source::Missing, body);
@@ -91,7 +92,12 @@ impl SessionStreamCore {
         match decision {
             CreateDecision::Rejected(e) => Ok(Reply::rejected(&e)),
             CreateDecision::Exists => Ok(self.put_headers(Reply::new(200))),
-            CreateDecision::Create { config, start, initial, closed } => {
+            CreateDecision::Create {
+                config,
+                start,
+                initial,
+                closed,
+            } => {
                 if h.forked_from.is_none() {
                     self.store.purge()?; // leftovers of an expired stream
                 }
@@ -147,7 +153,9 @@ impl SessionStreamCore {
     }
 
     fn put_headers(&self, reply: Reply) -> Reply {
-        let Some(meta) = &self.store.meta else { return reply };
+        let Some(meta) = &self.store.meta else {
+            return reply;
+        };
         let reply = reply
             .header("content-type", meta.content_type.clone())
             .header("stream-next-offset", meta.tail_offset().to_string());
@@ -164,16 +172,28 @@ impl SessionStreamCore {
             return Ok(Self::not_live(state));
         }
         let header = |n: &str| ctx.req.header(n);
-        let (id, epoch, seq) = (header("producer-id"), header("producer-epoch"), header("producer-seq"));
-        let producer = match parse_producer_headers(id.as_deref(), epoch.as_deref(), seq.as_deref()) {
+        let (id, epoch, seq) = (
+            header("producer-id"),
+            header("producer-epoch"),
+            header("producer-seq"),
+        );
+        let producer = match parse_producer_headers(id.as_deref(), epoch.as_deref(), seq.as_deref())
+        {
             Ok(p) => p,
             Err(e) => return Ok(Reply::rejected(&e)),
         };
-        let (content_type, closed_header, stream_seq) =
-            (header("content-type"), header("stream-closed"), header("stream-seq"));
-        let Some(meta) = &self.store.meta else { return Ok(Reply::not_found()) };
+        let (content_type, closed_header, stream_seq) = (
+            header("content-type"),
+            header("stream-closed"),
+            header("stream-seq"),
+        );
+        let Some(meta) = &self.store.meta else {
+            return Ok(Reply::not_found());
+        };
         let closed_by = meta.closed_by();
-        let producer_state = producer.as_ref().and_then(|p| self.store.producers.get(&p.id));
+        let producer_state = producer
+            .as_ref()
+            .and_then(|p| self.store.producers.get(&p.id));
         let stream = StreamForAppend {
             content_type: &meta.content_type,
             tail: meta.tail_offset(),
@@ -231,7 +251,9 @@ impl SessionStreamCore {
                     self.touch(ctx.now_ms)?;
                 } else {
                     let body = serde_json::json!({ "error": { "code": d.code(), "message": producer_message(&d) } });
-                    reply = reply.header("content-type", "application/json").body(body.to_string().into_bytes());
+                    reply = reply
+                        .header("content-type", "application/json")
+                        .body(body.to_string().into_bytes());
                 }
                 Ok(reply)
             }
@@ -245,7 +267,9 @@ impl SessionStreamCore {
         commit: crate::core::streams::append::AppendCommit,
         producer_id: Option<&str>,
     ) -> Result<(), JsValue> {
-        let Some(meta) = &self.store.meta else { return Ok(()) };
+        let Some(meta) = &self.store.meta else {
+            return Ok(());
+        };
         let start = meta.tail;
         let data = match commit.data {
             AppendData::Nothing => Vec::new(),
@@ -253,12 +277,15 @@ impl SessionStreamCore {
             AppendData::Json(messages) => messages.join(",").into_bytes(),
         };
         if !data.is_empty() {
-            self.store.insert_row(start, commit.next_offset.byte_offset, &data)?;
+            self.store
+                .insert_row(start, commit.next_offset.byte_offset, &data)?;
         }
         if let (Some(next), Some(id)) = (commit.producer, producer_id) {
             self.store.save_producer(id, next)?;
         }
-        let Some(meta) = &mut self.store.meta else { return Ok(()) };
+        let Some(meta) = &mut self.store.meta else {
+            return Ok(());
+        };
         meta.tail = commit.next_offset.byte_offset;
         meta.stored_bytes += commit.stored_bytes;
         if let Some(seq) = commit.stream_seq {
@@ -312,17 +339,15 @@ impl SessionStreamCore {
     }
 }
 
-/// The ETag of a read: the stream's incarnation, where the read started and ended, and closure.
-pub(super) fn etag(created_ms: u64, start: &str, end: &str, closed: bool) -> String {
-    let suffix = if closed { ":c" } else { "" };
-    format!("\"{created_ms:x}:{start}:{end}{suffix}\"")
-}
-
 fn producer_message(d: &ProducerDecision) -> &'static str {
     match d {
         ProducerDecision::StaleEpoch { .. } => "a newer producer epoch has written to this stream",
-        ProducerDecision::NewEpochSeqNotZero { .. } => "a new producer epoch must start at Producer-Seq 0",
-        ProducerDecision::SequenceGap { .. } => "Producer-Seq skips ahead of the next expected sequence",
+        ProducerDecision::NewEpochSeqNotZero { .. } => {
+            "a new producer epoch must start at Producer-Seq 0"
+        }
+        ProducerDecision::SequenceGap { .. } => {
+            "Producer-Seq skips ahead of the next expected sequence"
+        }
         _ => "producer request refused",
     }
 }
