@@ -1,5 +1,6 @@
-//! Invariant of ARCHITECTURE.md: `src/core` knows nothing of JavaScript, Cloudflare, clocks,
-//! randomness or I/O. This test reads every file under `src/core` and fails on a forbidden name.
+//! Invariants of ARCHITECTURE.md, checked on the sources: `src/core` knows nothing of
+//! JavaScript, Cloudflare, clocks, randomness or I/O; the host-independent layers (`src/turn`,
+//! `src/ports`, `src/storage`) know no JavaScript; only `src/cloudflare` knows Cloudflare.
 
 use std::path::{Path, PathBuf};
 
@@ -34,11 +35,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Returns the forbidden names found in `source`, ignoring `//` comments.
 fn violations(source: &str) -> Vec<&'static str> {
-    let code: String = source
-        .lines()
-        .map(|line| line.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = code_only(source);
     FORBIDDEN.iter().filter(|(name, _)| code.contains(name)).map(|(_, what)| *what).collect()
 }
 
@@ -56,6 +53,60 @@ fn core_imports_nothing_of_the_outside_world() {
         })
         .collect();
     assert!(bad.is_empty(), "src/core must stay pure:\n{}", bad.join("\n"));
+}
+
+/// Names that mean JavaScript is known.
+const JAVASCRIPT: &[(&str, &str)] = &[
+    ("web_sys", "web-sys"),
+    ("js_sys", "js-sys"),
+    ("wasm_bindgen", "wasm-bindgen"),
+];
+
+/// Names that mean Cloudflare is known.
+const CLOUDFLARE: &[(&str, &str)] = &[
+    ("cloudflare", "Cloudflare"),
+    ("DurableObject", "Durable Objects"),
+    ("transactionSync", "Durable Object storage"),
+    ("storage.sql", "Durable Object storage"),
+];
+
+/// Forbidden names found in the code (not the `//` comments) of every file under `dir`.
+fn layer_violations(dir: &str, names: &[(&str, &str)]) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(!files.is_empty(), "expected sources under {}", root.display());
+    files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).expect("read source");
+            let code = code_only(&text);
+            names
+                .iter()
+                .filter(|(name, _)| code.contains(name))
+                .map(|(_, what)| format!("{} uses {what}", f.display()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn code_only(source: &str) -> String {
+    source.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn host_independent_layers_know_no_javascript() {
+    let bad: Vec<String> = ["src/turn", "src/ports", "src/storage"]
+        .iter()
+        .flat_map(|dir| layer_violations(dir, &[JAVASCRIPT, CLOUDFLARE].concat()))
+        .collect();
+    assert!(bad.is_empty(), "these layers must stay host-independent:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn only_the_cloudflare_module_knows_cloudflare() {
+    let bad = layer_violations("src/web", CLOUDFLARE);
+    assert!(bad.is_empty(), "src/web must not know Cloudflare:\n{}", bad.join("\n"));
 }
 
 #[test]
