@@ -7,11 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 t0=$(date +%s)
-t_step=$t0
+t_step=
 # Prints the previous step's wall time, then the next step's title.
 step() {
   local now; now=$(date +%s)
-  [ "$now" = "$t0" ] || printf '[test] (%ss)\n' "$(( now - t_step ))"
+  [ -z "$t_step" ] || printf '[test] (%ss)\n' "$(( now - t_step ))"
   t_step=$now
   printf '\n[test] === %s ===\n' "$*"
 }
