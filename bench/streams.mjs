@@ -9,7 +9,7 @@
 // this process only drives HTTP.
 import { spawn } from 'node:child_process';
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
-import { ROOT, removeDir, startMiniflare, startWorker, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { ROOT, removeDir, startMiniflare, startWorker, startWorkerd, tempDir } from '../tests/streams-conformance/harness.mjs';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 2000);
 const WARMUP = 200;
@@ -90,64 +90,58 @@ async function readBack(baseUrl, name, expected) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function measure(label, baseUrl) {
-  await sequential(baseUrl, `warmup-${Date.now()}`, WARMUP);
-  const runs = { sequential: [], batched: [], read: [] };
-  for (let round = 0; round < ROUNDS; round++) {
-    const tag = `${Date.now()}-${round}`;
-    runs.sequential.push(await sequential(baseUrl, `seq-${tag}`, APPENDS));
-    runs.batched.push(await batched(baseUrl, `batch-${tag}`, APPENDS));
-    runs.read.push(await readBack(baseUrl, `seq-${tag}`, APPENDS));
-  }
-  const result = { label, sequential: median(runs.sequential), batched: median(runs.batched), read: median(runs.read) };
-  console.log(`${label.padEnd(34)} ${fmt(result.sequential)} ${fmt(result.batched)} ${fmt(result.read)}`);
-  return result;
-}
-
 const fmt = (n) => `${Math.round(n).toLocaleString('en-US')}/s`.padStart(14);
 
+/** One round of the three workloads on one server. */
+async function round(server, index) {
+  const tag = `${Date.now()}-${index}`;
+  server.runs.sequential.push(await sequential(server.baseUrl, `seq-${tag}`, APPENDS));
+  server.runs.batched.push(await batched(server.baseUrl, `batch-${tag}`, APPENDS));
+  server.runs.read.push(await readBack(server.baseUrl, `seq-${tag}`, APPENDS));
+}
+
 async function main() {
-  console.log(`${APPENDS} small JSON appends per run, median of ${ROUNDS} runs, loopback\n`);
-  console.log(`${'server'.padEnd(34)} ${'one at a time'.padStart(14)} ${'batching'.padStart(14)} ${'read-back'.padStart(14)}`);
-  const results = [];
   const persist = tempDir('turnkeep-bench-');
-  const refDir = tempDir('turnkeep-bench-ref-');
+  const vars = { STREAMS_PUBLIC: '1', STREAMS_LONG_POLL_MS: '3000' };
+  // All servers run at once and the rounds alternate between them, so a busy moment on this
+  // shared machine (disk flushes, other processes) hits every server alike.
+  const starters = [
+    ['turnkeep (workerd)', () => startWorkerd({ persistDir: `${persist}/workerd`, vars })],
+    ['turnkeep (workerd via Miniflare)', () => startMiniflare({ persistDir: `${persist}/miniflare`, vars })],
+    ['turnkeep (wrangler dev)', () => startWorker({ persistDir: `${persist}/wrangler`, vars })],
+    ['reference, file-backed (fsync)', () => startReference(`${persist}/reference`)],
+    ['reference, in-memory', () => startReference(null)],
+  ];
+  const servers = [];
   try {
-    const vars = { STREAMS_PUBLIC: '1', STREAMS_LONG_POLL_MS: '3000' };
-    const direct = await startMiniflare({ persistDir: `${persist}/miniflare`, vars });
-    try {
-      results.push(await measure('turnkeep (workerd via Miniflare)', direct.baseUrl));
-    } finally {
-      await direct.stop();
+    for (const [label, start] of starters) {
+      const server = await start();
+      servers.push({ label, ...server, runs: { sequential: [], batched: [], read: [] } });
+      await sequential(server.baseUrl, `warmup-${Date.now()}`, WARMUP);
     }
-    const dev = await startWorker({ persistDir: `${persist}/wrangler`, vars });
-    try {
-      results.push(await measure('turnkeep (wrangler dev)', dev.baseUrl));
-    } finally {
-      await dev.stop();
-    }
-    for (const [label, dir] of [['reference, file-backed (fsync)', refDir], ['reference, in-memory', null]]) {
-      const ref = await startReference(dir);
-      try {
-        results.push(await measure(label, ref.baseUrl));
-      } finally {
-        await ref.stop();
-      }
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const server of servers) await round(server, i);
     }
   } finally {
+    for (const server of servers) await server.stop();
     removeDir(persist);
-    removeDir(refDir);
   }
-  const [ours, dev, file, memory] = results;
+  console.log(`${APPENDS} small JSON appends per run, median of ${ROUNDS} interleaved rounds, loopback\n`);
+  console.log(`${'server'.padEnd(34)} ${'one at a time'.padStart(14)} ${'batching'.padStart(14)} ${'read-back'.padStart(14)}`);
+  const results = servers.map(({ label, runs }) => {
+    const r = { label, sequential: median(runs.sequential), batched: median(runs.batched), read: median(runs.read) };
+    console.log(`${label.padEnd(34)} ${fmt(r.sequential)} ${fmt(r.batched)} ${fmt(r.read)}`);
+    return r;
+  });
+  const [ours, viaMiniflare, dev, file, memory] = results;
   const ratio = (a, b) => `${(a / b).toFixed(2)}x`.padStart(14);
   const line = (label, a, b) =>
     console.log(`${label.padEnd(34)} ${ratio(a.sequential, b.sequential)} ${ratio(a.batched, b.batched)} ${ratio(a.read, b.read)}`);
   console.log('');
-  line('Miniflare / reference file-backed', ours, file);
-  line('Miniflare / reference in-memory', ours, memory);
+  line('workerd / reference file-backed', ours, file);
+  line('workerd / reference in-memory', ours, memory);
+  line('Miniflare / reference file-backed', viaMiniflare, file);
   line('wrangler dev / reference file', dev, file);
-  line('wrangler dev / reference in-memory', dev, memory);
 }
 
 await main();

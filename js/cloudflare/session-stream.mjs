@@ -22,8 +22,6 @@ const LIMITS = sessionStreamLimits();
 const STREAM_PREFIX = '/v1/stream/';
 const CHAT_STREAM_ROUTE = /^\/api\/chat\/stream\/([^/]+)$/;
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-/** Set by the Worker route: the decoded stream name (objects do not know their own name). */
-const NAME_HEADER = 'x-turnkeep-stream-name';
 const EMPTY = new Uint8Array(0);
 
 /** Headers every stream response carries (browser security and CORS, protocol §11). */
@@ -70,17 +68,9 @@ async function streamRoute(request, env, url) {
     return secured(diagnostic(413, 'streams.v1.append_too_large', `an append may carry at most ${LIMITS.appendBytesMax} bytes`));
   }
   if (!env.SESSION_STREAM) return secured(diagnostic(500, 'streams.v1.not_configured', 'the SESSION_STREAM binding is missing'));
-  const headers = new Headers(request.headers);
-  headers.set(NAME_HEADER, name);
-  const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
-  const forwarded = new Request(request.url, {
-    method: request.method,
-    headers,
-    body: hasBody ? request.body : undefined,
-    signal: request.signal,
-  });
   try {
-    return secured(await streamStub(env, name).fetch(forwarded));
+    // The object answers with the security headers already set (one Response copy less).
+    return await streamStub(env, name).fetch(request);
   } catch (error) {
     console.error('session stream request failed:', error);
     return secured(diagnostic(500, 'streams.v1.internal', 'the stream could not be served'));
@@ -181,14 +171,14 @@ export class SessionStream extends DurableObject {
     } catch (error) {
       console.error('SessionStream failed:', error);
       this.core = new SessionStreamCore(this.ctx.storage); // drop cached state; storage is the truth
-      return diagnostic(500, 'streams.v1.internal', 'the stream could not be served');
+      return secured(diagnostic(500, 'streams.v1.internal', 'the stream could not be served'));
     }
   }
 
   async mutate(request) {
     const body = await readBody(request);
     if (body === null) {
-      return diagnostic(413, 'streams.v1.append_too_large', `an append may carry at most ${LIMITS.appendBytesMax} bytes`);
+      return secured(diagnostic(413, 'streams.v1.append_too_large', `an append may carry at most ${LIMITS.appendBytesMax} bytes`));
     }
     const reply = this.transaction(() =>
       this.core.handle(request.method, request.url, request.headers, body, Date.now(), jitter(), false),
@@ -359,7 +349,7 @@ function withOffset(url, offset) {
 }
 
 function toResponse(reply, stream) {
-  const headers = new Headers();
+  const headers = new Headers(SECURITY_HEADERS);
   const list = reply.headers;
   for (let i = 0; i + 1 < list.length; i += 2) headers.append(list[i], list[i + 1]);
   const nullBody = reply.status === 204 || reply.status === 304;

@@ -96,6 +96,7 @@ export async function startMiniflare({ persistDir, vars = {} } = {}) {
     scriptPath: join(ROOT, 'js/cloudflare/worker.mjs'),
     modulesRules: [
       { type: 'CompiledWasm', include: ['**/*.wasm'] },
+      { type: 'Text', include: ['**/*.html'] },
       { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
     ],
     compatibilityDate: '2026-04-20',
@@ -111,4 +112,92 @@ export async function startMiniflare({ persistDir, vars = {} } = {}) {
   });
   const url = await mf.ready;
   return { baseUrl: url.href.replace(/\/$/, ''), stop: () => mf.dispose() };
+}
+
+/**
+ * The same Worker served by the workerd binary itself, from a generated config: no wrangler dev
+ * proxy and no Miniflare entry worker in front (each adds a hop to every request). Modules are
+ * the Worker's static import graph; bindings mirror wrangler.toml (SESSION_STREAM and
+ * CHAT_SESSION, SQLite-backed, stored under `persistDir`).
+ */
+export async function startWorkerd({ persistDir, vars = {} } = {}) {
+  const { readFileSync, writeFileSync, mkdirSync } = await import('node:fs');
+  const { dirname, relative, resolve } = await import('node:path');
+  const modules = [];
+  const seen = new Set();
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const name = relative(ROOT, file);
+    if (file.endsWith('.wasm')) return modules.push(`(name = ${str(name)}, wasm = 0x"${readFileSync(file).toString('hex')}")`);
+    const text = readFileSync(file, 'utf8');
+    if (file.endsWith('.html')) return modules.push(`(name = ${str(name)}, text = ${str(text)})`);
+    modules.push(`(name = ${str(name)}, esModule = ${str(text)})`);
+    const specifiers = /(?:import|export)\s*(?:[^'"]*?\sfrom\s*)?['"]([^'"]+)['"]/g;
+    for (const [, spec] of text.matchAll(specifiers)) {
+      if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
+    }
+  };
+  visit(join(ROOT, 'js/cloudflare/worker.mjs'));
+  mkdirSync(persistDir, { recursive: true });
+  const port = await freePort();
+  const bindings = [
+    ...Object.entries(vars).map(([name, value]) => `(name = ${str(name)}, text = ${str(String(value))})`),
+    '(name = "SESSION_STREAM", durableObjectNamespace = "SessionStream")',
+    '(name = "CHAT_SESSION", durableObjectNamespace = "ChatSession")',
+  ];
+  const config = `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .worker), (name = "storage", disk = (path = ${str(persistDir)}, writable = true)) ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+const worker :Workerd.Worker = (
+  modules = [ ${modules.join(',\n')} ],
+  compatibilityDate = "2026-04-20",
+  compatibilityFlags = ["enable_request_signal"],
+  bindings = [ ${bindings.join(', ')} ],
+  durableObjectNamespaces = [
+    (className = "SessionStream", uniqueKey = "turnkeep-SessionStream", enableSql = true),
+    (className = "ChatSession", uniqueKey = "turnkeep-ChatSession", enableSql = true),
+  ],
+  durableObjectStorage = (localDisk = "storage"),
+);
+`;
+  const configDir = tempDir('turnkeep-workerd-');
+  const configPath = join(configDir, 'config.capnp');
+  writeFileSync(configPath, config);
+  const binary = join(ROOT, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd');
+  const child = spawn(binary, ['serve', '--experimental', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout.on('data', (d) => { log += d; });
+  child.stderr.on('data', (d) => { log += d; });
+  const exited = new Promise((r) => child.once('exit', r));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+    removeDir(configDir);
+  };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`workerd exited early:\n${log}`);
+    try {
+      await fetch(`${baseUrl}/v1/stream/`, { method: 'HEAD' });
+      return { baseUrl, stop };
+    } catch {
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`workerd did not start:\n${log}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** A Cap'n Proto text string literal. */
+function str(text) {
+  return `"${text.replace(/[\\"\u0000-\u001f]/g, (c) => {
+    const escapes = { '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    return escapes[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  })}"`;
 }
