@@ -13,7 +13,8 @@
 // that write is confirmed.
 //
 // Env: STREAMS_PUBLIC=1 (no token needed: local tests and conformance runs only), STREAMS_TOKEN
-// (the server-side bearer token), STREAMS_LONG_POLL_MS (default 20000; the tests use 3000).
+// (the server-side bearer token), STREAMS_LONG_POLL_MS (default 20000; the tests use 3000),
+// STREAMS_SSE_MS (how long an SSE response stays open; default and maximum 60000).
 import { DurableObject } from 'cloudflare:workers';
 import '../workerd.mjs'; // instantiates the wasm module (initSync) before any class is built
 import { SessionStreamCore, sessionStreamLimits } from '../../pkg/turnkeep.js';
@@ -159,7 +160,8 @@ export class SessionStream extends DurableObject {
     this.waiters = new Set();
     /** PUT and DELETE run one at a time (a fork PUT awaits other objects midway). */
     this.exclusive = Promise.resolve();
-    this.longPollMs = configuredLongPoll(env.STREAMS_LONG_POLL_MS);
+    this.longPollMs = configuredMs(env.STREAMS_LONG_POLL_MS, LIMITS.longPollMsDefault, LIMITS.longPollMsMax);
+    this.sseMs = configuredMs(env.STREAMS_SSE_MS, LIMITS.sseConnectionMsMax, LIMITS.sseConnectionMsMax);
   }
 
   async fetch(request) {
@@ -237,24 +239,28 @@ export class SessionStream extends DurableObject {
     const writer = writable.getWriter();
     const encoder = new TextEncoder();
     const cursor = new URL(request.url).searchParams.get('cursor');
-    const endAt = Date.now() + LIMITS.sseConnectionMsMax;
+    // Closed by us after STREAMS_SSE_MS (default and maximum 60 s); clients reconnect from the
+    // offset of the last control event.
+    const endAt = Date.now() + this.sseMs;
     const pump = async () => {
       let offset = reply.sseOffset;
       let controlIfEmpty = true; // the first chunk always tells the reader where it stands
       while (!request.signal?.aborted) {
         const chunk = this.core.sseChunk(offset, cursor, Date.now(), jitter(), controlIfEmpty);
         if (chunk.releaseSource !== undefined) await releaseChain(this.env, chunk.releaseSource);
-        if (chunk.text) await writer.write(encoder.encode(chunk.text));
+        if (chunk.text && !(await writeUntil(writer, encoder.encode(chunk.text), endAt))) return false;
         if (chunk.offset !== undefined) offset = chunk.offset;
         const left = endAt - Date.now();
         if (chunk.done || left <= 0) break;
         // A quiet wait ends with a keep-alive control event (fresh cursor, still up to date).
         controlIfEmpty = !(await this.changed(Math.min(this.longPollMs, left), request.signal));
       }
+      return true;
     };
     pump()
-      .catch(() => {}) // the reader went away
-      .finally(() => writer.close().catch(() => {}));
+      .catch(() => false) // the reader went away
+      .then((finished) => (finished ? writer.close() : writer.abort()))
+      .catch(() => {});
     return toResponse({ ...reply, body: undefined }, readable);
   }
 
@@ -356,10 +362,24 @@ function toResponse(reply, stream) {
   return new Response(nullBody ? null : stream ?? reply.body ?? null, { status: reply.status, headers });
 }
 
-function configuredLongPoll(value) {
+/** A duration from the environment: the default when unset or not a positive number, at most `max`. */
+function configuredMs(value, fallback, max) {
   const ms = Number(value);
-  if (value === undefined || value === '' || !Number.isFinite(ms) || ms <= 0) return LIMITS.longPollMsDefault;
-  return Math.min(ms, LIMITS.longPollMsMax);
+  if (value === undefined || value === '' || !Number.isFinite(ms) || ms <= 0) return fallback;
+  return Math.min(ms, max);
+}
+
+/** Writes one chunk, giving up at `endAt` (a reader that stopped reading must not pin us). */
+async function writeUntil(writer, bytes, endAt) {
+  let timer;
+  const expired = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, endAt - Date.now()));
+  });
+  try {
+    return await Promise.race([writer.write(bytes).then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Seconds of jitter for a cursor the client already holds (protocol §10.1). */

@@ -7,7 +7,9 @@ import { after, before, test } from 'node:test';
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
 import { removeDir, startWorker, tempDir } from '../streams-conformance/harness.mjs';
 
-const VARS = { STREAMS_PUBLIC: '1', STREAMS_LONG_POLL_MS: '3000' };
+// SSE responses are closed by the server after 2 s here (60 s by default), so a live reader's
+// reconnection from its last offset is exercised too.
+const VARS = { STREAMS_PUBLIC: '1', STREAMS_LONG_POLL_MS: '1000', STREAMS_SSE_MS: '2000' };
 let dir;
 let worker;
 
@@ -57,6 +59,33 @@ test('a live SSE reader receives appends made after it subscribed', async () => 
   await done;
   controller.abort();
   assert.equal(seen, 'before|first|second|third|');
+});
+
+test('a live SSE reader keeps following across server-side closes of its connection', async () => {
+  const handle = await DurableStream.create({ url: streamUrl(unique('client-sse-reconnect')), contentType: 'application/json' });
+  const controller = new AbortController();
+  let connections = 0;
+  const countingFetch = (input, init) => {
+    if (String(input instanceof Request ? input.url : input).includes('live=sse')) connections += 1;
+    return fetch(input, init);
+  };
+  const reader = new DurableStream({ url: handle.url, contentType: 'application/json', fetch: countingFetch });
+  const live = await reader.stream({ offset: '-1', live: 'sse', signal: controller.signal });
+  const got = [];
+  const done = new Promise((resolve) => {
+    live.subscribeJson(({ items }) => {
+      got.push(...items);
+      if (got.length >= 4) resolve();
+    });
+  });
+  for (const n of [1, 2, 3, 4]) {
+    await handle.append(JSON.stringify({ n }));
+    await new Promise((r) => setTimeout(r, 1500)); // 6 s in all: the server closes the SSE response 2+ times
+  }
+  await done;
+  controller.abort();
+  assert.deepEqual(got, [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], 'each message once, in order');
+  assert.ok(connections >= 3, `the server closed the SSE response and the reader reconnected (${connections} connections)`);
 });
 
 test('a long-poll reader receives appends made while it waits', async () => {
