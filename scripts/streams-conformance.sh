@@ -25,12 +25,13 @@ stop() {
 trap stop EXIT
 
 base="http://127.0.0.1:$port"
+answers() { node -e 'fetch(process.argv[1], { method: "HEAD" }).then(() => 0, () => process.exit(1))' "$base/v1/stream/"; }
 for _ in $(seq 1 120); do
-  if curl -s -o /dev/null "$base/v1/stream/"; then break; fi
+  if answers; then break; fi
   kill -0 "$pid" 2>/dev/null || { cat "$log"; say "wrangler dev exited early"; exit 1; }
   sleep 0.5
 done
-curl -s -o /dev/null "$base/v1/stream/" || { cat "$log"; say "wrangler dev did not start"; exit 1; }
+answers || { cat "$log"; say "wrangler dev did not start"; exit 1; }
 
 say "suite against $base"
 STREAMS_BASE_URL="$base" node_modules/.bin/vitest run --config tests/streams-conformance/vitest.config.mjs

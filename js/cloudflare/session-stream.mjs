@@ -317,9 +317,17 @@ export class SessionStream extends DurableObject {
   }
 }
 
-/** Releases one fork reference at `name`, and on up the chain while sources get purged. */
+/**
+ * Releases one fork reference at `name`, and on up the chain while sources get purged. A failure
+ * is logged, not thrown: the request that freed the reference has already committed, and a
+ * reference left behind only keeps a deleted source reserved (410) longer.
+ */
 async function releaseChain(env, name) {
-  for (let next = name; next; ) next = await streamStub(env, next).forkRelease();
+  try {
+    for (let next = name; next; ) next = await streamStub(env, next).forkRelease();
+  } catch (error) {
+    console.error(`releasing a fork reference at ${name} failed:`, error);
+  }
 }
 
 /** The body, or null when it exceeds the append limit (read no further than that). */
