@@ -89,15 +89,7 @@ pub fn release_turn(
     outcome: TurnOutcome,
     now_ms: u64,
 ) -> Result<SessionEnvelope, LeaseError> {
-    check_turn_id(turn_id)?;
-    let mut next = advance_cursor(env, now_ms)?;
-    if next
-        .active_turn
-        .as_ref()
-        .is_some_and(|a| a.turn_id == turn_id)
-    {
-        next.active_turn = None;
-    }
+    let mut next = abandon_turn(env, turn_id, now_ms)?;
     next.terminal_turns.retain(|t| t.turn_id != turn_id);
     next.terminal_turns.push(TerminalTurn {
         turn_id: turn_id.to_owned(),
