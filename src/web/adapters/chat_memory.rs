@@ -9,12 +9,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Object};
+use js_sys::Object;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
 
-use super::host::{port_error, required_method};
+use super::host::{port_error, LoadSave};
 use crate::core::protocol::message::{decode_messages, messages_to_value};
 use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
@@ -24,10 +24,7 @@ use crate::web::convert::{from_json, js_error, to_json};
 
 /// A host object implementing chat memory, plus the signal handed to each of its calls.
 pub struct JsChatMemory {
-    host: JsValue,
-    load: Function,
-    save: Function,
-    signal: Option<AbortSignal>,
+    inner: LoadSave,
 }
 
 impl JsChatMemory {
@@ -39,23 +36,17 @@ impl JsChatMemory {
     /// Wraps `host` after checking that `load` and `save` are functions. `signal` is passed as
     /// `{ signal }` to every call.
     pub fn from_js(host: &JsValue, signal: Option<AbortSignal>) -> Result<Self, String> {
-        let what = "memory";
-        Ok(Self {
-            load: required_method(host, what, "load")?,
-            save: required_method(host, what, "save")?,
-            host: host.clone(),
-            signal,
-        })
+        LoadSave::from_js(host, "memory", signal).map(|inner| Self { inner })
     }
 
     /// The same memory with another signal (one definition serves many turns).
     pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
-        Self { host: self.host.clone(), load: self.load.clone(), save: self.save.clone(), signal }
+        Self { inner: self.inner.with_signal(signal) }
     }
 
     fn options(&self) -> JsValue {
         let options = Object::new();
-        if let Some(signal) = &self.signal {
+        if let Some(signal) = &self.inner.signal {
             set(&options, "signal", signal);
         }
         options.into()
@@ -66,7 +57,7 @@ impl ChatMemory for JsChatMemory {
     fn load(&self) -> LocalFuture<'_, Result<Vec<Message>, PortError>> {
         Box::pin(async move {
             let args = js_sys::Array::of1(&self.options());
-            let value = resolve(self.load.apply(&self.host, &args))
+            let value = resolve(self.inner.load.apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("memory.load", &e))?;
             if value.is_null() || value.is_undefined() {
@@ -82,7 +73,7 @@ impl ChatMemory for JsChatMemory {
     fn save<'a>(&'a self, messages: &'a [Message]) -> LocalFuture<'a, Result<(), PortError>> {
         Box::pin(async move {
             let args = js_sys::Array::of2(&from_json(&messages_to_value(messages)), &self.options());
-            resolve(self.save.apply(&self.host, &args))
+            resolve(self.inner.save.apply(&self.inner.host, &args))
                 .await
                 .map(|_| ())
                 .map_err(|e| port_error("memory.save", &e))

@@ -4,6 +4,7 @@
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use web_sys::AbortSignal;
 
 use crate::core::limits::PORT_ERROR_DETAIL_CHARS_MAX;
 use crate::ports::PortError;
@@ -15,6 +16,34 @@ pub fn required_method(obj: &JsValue, what: &str, key: &str) -> Result<Function,
         return Err(format!("{what} must be an object"));
     }
     get_fn(obj, key).ok_or_else(|| format!("{what}.{key} must be a function"))
+}
+
+/// A host object with `load` and `save` methods (session storage, chat memory), and the
+/// signal handed to each of its calls. One definition or handler serves many turns, so the
+/// signal is swapped per turn with [`LoadSave::with_signal`].
+#[derive(Clone)]
+pub struct LoadSave {
+    pub host: JsValue,
+    pub load: Function,
+    pub save: Function,
+    pub signal: Option<AbortSignal>,
+}
+
+impl LoadSave {
+    /// Wraps `host` after checking that `load` and `save` are functions (`what` names it in
+    /// the error).
+    pub fn from_js(host: &JsValue, what: &str, signal: Option<AbortSignal>) -> Result<Self, String> {
+        Ok(Self {
+            load: required_method(host, what, "load")?,
+            save: required_method(host, what, "save")?,
+            host: host.clone(),
+            signal,
+        })
+    }
+
+    pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
+        Self { signal, ..self.clone() }
+    }
 }
 
 /// A `PortError` for a host call that threw or rejected: `"<what> failed: <reason>"`.

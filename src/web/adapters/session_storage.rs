@@ -9,12 +9,11 @@
 //!   `PortError`: a store that answers `undefined` would silently turn every CAS into a
 //!   "conflict" or a "win", and neither is safe to guess.
 
-use js_sys::Function;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::host::{port_error, required_method};
+use super::host::{port_error, LoadSave};
 use crate::ports::session::SessionStorage;
 use crate::ports::{LocalFuture, PortError};
 use crate::web::chat::js::resolve;
@@ -23,10 +22,7 @@ use crate::web::session::stored_value;
 
 /// A host object implementing session storage, plus the signal handed to each of its calls.
 pub struct JsSessionStorage {
-    host: JsValue,
-    load: Function,
-    save: Function,
-    signal: Option<AbortSignal>,
+    inner: LoadSave,
 }
 
 impl JsSessionStorage {
@@ -38,22 +34,16 @@ impl JsSessionStorage {
     /// Wraps `host` after checking that `load` and `save` are functions. `signal` (the turn's
     /// deadline) is passed as the last argument of every call so the store can give up early.
     pub fn from_js(host: &JsValue, signal: Option<AbortSignal>) -> Result<Self, String> {
-        let what = "sessionStorage";
-        Ok(Self {
-            load: required_method(host, what, "load")?,
-            save: required_method(host, what, "save")?,
-            host: host.clone(),
-            signal,
-        })
+        LoadSave::from_js(host, "sessionStorage", signal).map(|inner| Self { inner })
     }
 
     /// The same store with another signal (one handler serves many turns).
     pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
-        Self { host: self.host.clone(), load: self.load.clone(), save: self.save.clone(), signal }
+        Self { inner: self.inner.with_signal(signal) }
     }
 
     fn signal_value(&self) -> JsValue {
-        self.signal.as_ref().map_or(JsValue::UNDEFINED, JsValue::from)
+        self.inner.signal.as_ref().map_or(JsValue::UNDEFINED, JsValue::from)
     }
 }
 
@@ -61,7 +51,7 @@ impl SessionStorage for JsSessionStorage {
     fn load<'a>(&'a self, session_id: &'a str) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(async move {
             let args = js_sys::Array::of2(&JsValue::from_str(session_id), &self.signal_value());
-            let value = resolve(self.load.apply(&self.host, &args))
+            let value = resolve(self.inner.load.apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("sessionStorage.load", &e))?;
             if value.is_null() || value.is_undefined() {
@@ -82,7 +72,7 @@ impl SessionStorage for JsSessionStorage {
             // Cursors are safe integers (checked by the envelope decoder), so f64 holds them exactly.
             let cursor = expected_cursor.map_or(JsValue::UNDEFINED, |c| JsValue::from_f64(c as f64));
             let args = js_sys::Array::of3(&from_json(snapshot), &cursor, &self.signal_value());
-            let result = resolve(self.save.apply(&self.host, &args))
+            let result = resolve(self.inner.save.apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("sessionStorage.save", &e))?;
             result.as_bool().ok_or_else(|| {
