@@ -1,0 +1,36 @@
+// wrangler.toml deploys as is: `wrangler deploy --dry-run` (offline; it bundles and checks the
+// configuration without contacting Cloudflare) accepts it and lists both Durable Object bindings.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+test('wrangler deploy --dry-run accepts wrangler.toml with both Durable Object bindings', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'turnkeep-dry-run-'));
+  try {
+    const output = execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', outdir], {
+      cwd: root,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        WRANGLER_SEND_METRICS: 'false',
+        WRANGLER_SEND_ERROR_REPORTS: 'false',
+        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+        NO_COLOR: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    });
+    assert.match(output, /env\.CHAT_SESSION \(ChatSession\)\s+Durable Object/);
+    assert.match(output, /env\.SESSION_STREAM \(SessionStream\)\s+Durable Object/);
+    assert.match(output, /--dry-run: exiting now/);
+    assert.ok(statSync(join(outdir, 'worker.js')).size > 0, 'the bundled Worker was written');
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+});
