@@ -194,7 +194,10 @@ export class SessionStream extends DurableObject {
     let url = request.url;
     for (;;) {
       const waited = Date.now() >= deadline;
-      const reply = this.core.handle(request.method, url, request.headers, EMPTY, Date.now(), jitter(), waited);
+      // A read writes too, at times: a sliding TTL renews, an expired stream is purged.
+      const reply = this.transaction(() =>
+        this.core.handle(request.method, url, request.headers, EMPTY, Date.now(), jitter(), waited),
+      );
       if (reply.sseOffset !== undefined) return this.sse(request, reply);
       if (reply.wait === undefined) return this.answer(reply);
       url = withOffset(url, reply.wait); // `offset=now` waits for data after the tail it saw
@@ -246,7 +249,7 @@ export class SessionStream extends DurableObject {
       let offset = reply.sseOffset;
       let controlIfEmpty = true; // the first chunk always tells the reader where it stands
       while (!request.signal?.aborted) {
-        const chunk = this.core.sseChunk(offset, cursor, Date.now(), jitter(), controlIfEmpty);
+        const chunk = this.transaction(() => this.core.sseChunk(offset, cursor, Date.now(), jitter(), controlIfEmpty));
         if (chunk.releaseSource !== undefined) await releaseChain(this.env, chunk.releaseSource);
         if (chunk.text && !(await writeUntil(writer, encoder.encode(chunk.text), endAt))) return false;
         if (chunk.offset !== undefined) offset = chunk.offset;
