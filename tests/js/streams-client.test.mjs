@@ -1,7 +1,7 @@
 // The session stream Worker on real workerd (wrangler dev), driven by the real Durable Streams
 // client (@durable-streams/client, pinned): create, append through an idempotent producer, read
 // back, follow live over SSE and long-poll, and resume from a saved offset after the local
-// runtime is restarted on the same persisted storage.
+// runtime is restarted on the same persisted storage (producer fencing state survives it too).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
@@ -116,14 +116,25 @@ test('a reader resumes from its saved offset after the runtime restarts', async 
   const first = await handle.stream({ offset: '-1', live: false });
   assert.equal(await first.text(), 'one|two|');
   const saved = first.offset;
+  const fenced = (epoch, seq) =>
+    fetch(url(), {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'producer-id': 'w', 'producer-epoch': String(epoch), 'producer-seq': String(seq) },
+      body: `w${epoch}.${seq}|`,
+    });
+  assert.equal((await fenced(1, 0)).status, 200);
 
   await worker.stop();
   worker = await startWorker({ persistDir: dir, vars: VARS });
 
+  // Producer state survived the restart: the old epoch is still fenced, the replay still deduplicated.
+  assert.equal((await fenced(0, 5)).status, 403);
+  assert.equal((await fenced(1, 0)).status, 204);
+
   const again = new DurableStream({ url: url(), contentType: 'text/plain' });
   await again.append('three|');
   const resumed = await again.stream({ offset: saved, live: false });
-  assert.equal(await resumed.text(), 'three|', 'only what came after the saved offset');
+  assert.equal(await resumed.text(), 'w1.0|three|', 'only what came after the saved offset');
   const whole = await again.stream({ offset: '-1', live: false });
-  assert.equal(await whole.text(), 'one|two|three|', 'the data before the restart is still there');
+  assert.equal(await whole.text(), 'one|two|w1.0|three|', 'the data before the restart is still there');
 });
