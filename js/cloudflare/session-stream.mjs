@@ -182,10 +182,16 @@ export class SessionStream extends DurableObject {
     if (body === null) {
       return secured(diagnostic(413, 'streams.v1.append_too_large', `an append may carry at most ${LIMITS.appendBytesMax} bytes`));
     }
-    const reply = this.transaction(() =>
-      this.core.handle(request.method, request.url, request.headers, body, Date.now(), jitter(), false),
-    );
+    const decide = () =>
+      this.transaction(() => this.core.handle(request.method, request.url, request.headers, body, Date.now(), jitter(), false));
+    let reply = decide();
     if (reply.needSource !== undefined) return this.createFork(request, body, reply.needSource);
+    // A producer append ahead of its predecessors: retry as appends commit, briefly.
+    const gapDeadline = Date.now() + LIMITS.producerGapWaitMs;
+    while (reply.gap && Date.now() < gapDeadline) {
+      if (!(await this.changed(gapDeadline - Date.now(), request.signal))) break;
+      reply = decide();
+    }
     return this.answer(reply);
   }
 

@@ -83,6 +83,10 @@ pub const STREAM_LONG_POLL_MS_MAX: u64 = 60_000;
 pub const STREAM_FORK_COPY_PAGE_BYTES: u64 = 4_194_304;
 /// Bytes of a stream name (the part of `/v1/stream/<name>` after the prefix, decoded).
 pub const STREAM_NAME_BYTES_MAX: usize = 512;
+/// How long the server holds a producer append that arrived ahead of its predecessors (a seq
+/// gap) before answering 409: pipelined batches (the client keeps 5 in flight) often arrive out
+/// of order by a millisecond or two.
+pub const STREAM_PRODUCER_GAP_WAIT_MS: u64 = 100;
 
 // ---- Chat controller.
 pub const TOOL_ITERATIONS_MAX_DEFAULT: u32 = 5;

@@ -93,3 +93,21 @@ test('racing replays of one tuple: exactly one is stored', async () => {
   assert.deepEqual(statuses, [200, ...Array(11).fill(204)]);
   assert.equal(await readAll(name), 'once|');
 });
+
+test('an append that arrives before its predecessor is held until the gap fills; a real gap is 409', async () => {
+  const name = unique('gap');
+  await create(name);
+  const early = append(name, 'second|', { id: 'pipelined', epoch: 0, seq: 1 });
+  await new Promise((r) => setTimeout(r, 20)); // seq 1 reaches the object first
+  const first = await append(name, 'first|', { id: 'pipelined', epoch: 0, seq: 0 });
+  assert.equal(first.status, 200);
+  assert.equal((await early).status, 200, 'held, then accepted once seq 0 committed');
+  assert.equal(await readAll(name), 'first|second|', 'stored in sequence order');
+
+  const gap = await append(name, 'skipped|', { id: 'pipelined', epoch: 0, seq: 5 });
+  assert.equal(gap.status, 409);
+  assert.equal(gap.headers.get('producer-expected-seq'), '2');
+  assert.equal(gap.headers.get('producer-received-seq'), '5');
+  await gap.body?.cancel();
+  assert.equal(await readAll(name), 'first|second|', 'nothing of the refused append is stored');
+});

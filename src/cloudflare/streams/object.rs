@@ -170,6 +170,7 @@ pub fn session_stream_limits() -> JsValue {
         ("longPollMsDefault", limits::STREAM_LONG_POLL_MS_DEFAULT),
         ("longPollMsMax", limits::STREAM_LONG_POLL_MS_MAX),
         ("sseConnectionMsMax", limits::STREAM_SSE_CONNECTION_MS_MAX),
+        ("producerGapWaitMs", limits::STREAM_PRODUCER_GAP_WAIT_MS),
         ("streamNameBytesMax", limits::STREAM_NAME_BYTES_MAX as u64),
         (
             "cursorJitterSecondsMax",

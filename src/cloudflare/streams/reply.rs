@@ -24,6 +24,11 @@ pub struct Effects {
     /// A fork was planned: copy the source's rows up to this byte offset, and the row starting
     /// there when a sub-offset is asked for.
     pub copy_upto: Option<(u64, bool)>,
+    /// A producer append arrived ahead of its predecessors (409 sequence gap). The shell may
+    /// retry it as earlier appends commit, for at most `STREAM_PRODUCER_GAP_WAIT_MS`, and answers
+    /// this 409 only if the gap is still open then: what the client would do after a 409, without
+    /// the round trip.
+    pub gap: bool,
 }
 
 /// One answer.
@@ -117,6 +122,9 @@ impl Reply {
         }
         if let Some(source) = e.release_source {
             set(&obj, "releaseSource", JsValue::from_str(&source));
+        }
+        if e.gap {
+            set(&obj, "gap", JsValue::TRUE);
         }
         if let Some((upto, with_sub)) = e.copy_upto {
             set(&obj, "copyUpto", JsValue::from_f64(upto as f64));

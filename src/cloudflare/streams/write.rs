@@ -255,6 +255,9 @@ impl SessionStreamCore {
                         .header("content-type", "application/json")
                         .body(body.to_string().into_bytes());
                 }
+                // Ahead of the next expected seq: pipelined batches often arrive out of order,
+                // so the shell may hold this one until the gap fills (see `Effects::gap`).
+                reply.effects.gap = matches!(d, ProducerDecision::SequenceGap { .. });
                 Ok(reply)
             }
             AppendDecision::Rejected(e) => Ok(Reply::rejected(&e)),
