@@ -177,7 +177,7 @@ impl SessionStreamCore {
         };
         if !commit {
             self.store.purge()?; // leftovers of an earlier, unfinished fork
-            let mut reply = Reply::new(0);
+            let mut reply = Reply::pending();
             reply.effects.copy_upto = Some((start.byte_offset, h.fork_sub_offset > 0));
             return Ok(reply);
         }

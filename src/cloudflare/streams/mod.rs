@@ -8,12 +8,14 @@
 //! long-polls, open SSE responses, and calls to other streams' objects (forks).
 //!
 //! - [`object`]: the wasm-bindgen export `SessionStreamCore` and the request dispatch.
-//! - `read`: GET (catch-up, `offset=now`, long-poll) and SSE chunks; `write`: PUT, POST, HEAD,
-//!   DELETE; `fork`: fork creation and the source side of fork references.
+//! - `read`: GET (catch-up, `offset=now`, long-poll) and SSE chunks; `append`: POST; `write`:
+//!   PUT, HEAD, DELETE; `fork`: fork creation and the source side of fork references.
 //! - `store` / `sql`: the tables, duck-typed over `ctx.storage.sql`; `reply`: the answer object.
 //! - Host-tested pure pieces: `sse` (event framing, base64), `query` (query strings, ETags,
 //!   source names), `fork_prefix` (what a fork sub-offset materialises).
 
+#[cfg(target_arch = "wasm32")]
+mod append;
 #[cfg(target_arch = "wasm32")]
 mod fork;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // host: only its tests use it

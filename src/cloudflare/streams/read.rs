@@ -73,7 +73,7 @@ impl SessionStreamCore {
                 Ok(closed_header(reply, closed))
             }
             ReadStart::WaitAt { offset } => {
-                let mut reply = Reply::new(0);
+                let mut reply = Reply::pending();
                 reply.effects.wait = Some(offset.to_string());
                 Ok(reply)
             }

@@ -49,6 +49,12 @@ impl Reply {
         }
     }
 
+    /// Not an HTTP answer yet (status 0): the shell continues as the effects say (wait for
+    /// data, fetch a fork source, copy rows).
+    pub fn pending() -> Reply {
+        Reply::new(0)
+    }
+
     pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
         self.headers.push((name, value.into()));
         self
