@@ -101,11 +101,18 @@ async function chatStreamProxy(request, env, url, rawSessionId) {
     if (value !== null) headers.set(name, value);
   }
   if (env.STREAMS_TOKEN) headers.set('authorization', `Bearer ${env.STREAMS_TOKEN}`);
+  else if (!isPublic(env)) {
+    return secured(diagnostic(500, 'streams.v1.not_configured', 'the server has no STREAMS_TOKEN to read the stream with'));
+  }
   return streamRoute(new Request(target, { method: request.method, headers, signal: request.signal }), env, target);
 }
 
+function isPublic(env) {
+  return env.STREAMS_PUBLIC === '1' || env.STREAMS_PUBLIC === 1 || env.STREAMS_PUBLIC === true;
+}
+
 function authorized(request, env) {
-  if (env.STREAMS_PUBLIC === '1' || env.STREAMS_PUBLIC === 1 || env.STREAMS_PUBLIC === true) return true;
+  if (isPublic(env)) return true;
   const token = env.STREAMS_TOKEN;
   if (typeof token !== 'string' || token === '') return false;
   const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
