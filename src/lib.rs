@@ -12,7 +12,7 @@ pub mod ports;
 pub mod storage;
 pub mod turn;
 
-#[cfg(target_arch = "wasm32")]
-pub mod web;
 #[cfg(feature = "cloudflare")]
 pub mod cloudflare;
+#[cfg(target_arch = "wasm32")]
+pub mod web;

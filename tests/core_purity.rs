@@ -36,7 +36,11 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Returns the forbidden names found in `source`, ignoring `//` comments.
 fn violations(source: &str) -> Vec<&'static str> {
     let code = code_only(source);
-    FORBIDDEN.iter().filter(|(name, _)| code.contains(name)).map(|(_, what)| *what).collect()
+    FORBIDDEN
+        .iter()
+        .filter(|(name, _)| code.contains(name))
+        .map(|(_, what)| *what)
+        .collect()
 }
 
 #[test]
@@ -44,15 +48,25 @@ fn core_imports_nothing_of_the_outside_world() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
     let mut files = Vec::new();
     rust_files(&root, &mut files);
-    assert!(files.len() >= 3, "expected the core sources under {}", root.display());
+    assert!(
+        files.len() >= 3,
+        "expected the core sources under {}",
+        root.display()
+    );
     let bad: Vec<String> = files
         .iter()
         .flat_map(|f| {
             let text = std::fs::read_to_string(f).expect("read source");
-            violations(&text).into_iter().map(move |what| format!("{} uses {what}", f.display()))
+            violations(&text)
+                .into_iter()
+                .map(move |what| format!("{} uses {what}", f.display()))
         })
         .collect();
-    assert!(bad.is_empty(), "src/core must stay pure:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "src/core must stay pure:\n{}",
+        bad.join("\n")
+    );
 }
 
 /// Names that mean JavaScript is known.
@@ -75,7 +89,11 @@ fn layer_violations(dir: &str, names: &[(&str, &str)]) -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut files = Vec::new();
     rust_files(&root, &mut files);
-    assert!(!files.is_empty(), "expected sources under {}", root.display());
+    assert!(
+        !files.is_empty(),
+        "expected sources under {}",
+        root.display()
+    );
     files
         .iter()
         .flat_map(|f| {
@@ -91,7 +109,11 @@ fn layer_violations(dir: &str, names: &[(&str, &str)]) -> Vec<String> {
 }
 
 fn code_only(source: &str) -> String {
-    source.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+    source
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -100,13 +122,21 @@ fn host_independent_layers_know_no_javascript() {
         .iter()
         .flat_map(|dir| layer_violations(dir, &[JAVASCRIPT, CLOUDFLARE].concat()))
         .collect();
-    assert!(bad.is_empty(), "these layers must stay host-independent:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "these layers must stay host-independent:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn only_the_cloudflare_module_knows_cloudflare() {
     let bad = layer_violations("src/web", CLOUDFLARE);
-    assert!(bad.is_empty(), "src/web must not know Cloudflare:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "src/web must not know Cloudflare:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -115,6 +145,9 @@ fn the_checker_catches_each_forbidden_name() {
     // and the same name inside a comment is not.
     for (name, what) in FORBIDDEN {
         assert_eq!(violations(&format!("use {name}x;")), vec![*what], "{name}");
-        assert!(violations(&format!("// {name}")).is_empty(), "{name} in a comment");
+        assert!(
+            violations(&format!("// {name}")).is_empty(),
+            "{name} in a comment"
+        );
     }
 }

@@ -54,13 +54,20 @@ pub fn is_offset_timestamp(s: &str) -> bool {
     if b.len() < 17 || !is_calendar_date(&b[..10]) || b[10] != b'T' {
         return false;
     }
-    let Some(rest) = parse_hh_mm(&b[11..]) else { return false };
+    let Some(rest) = parse_hh_mm(&b[11..]) else {
+        return false;
+    };
     let rest = match rest.first() {
         Some(b':') => {
-            let Some(after_sec) = two_digits_below(&rest[1..], 60) else { return false };
+            let Some(after_sec) = two_digits_below(&rest[1..], 60) else {
+                return false;
+            };
             match after_sec.first() {
                 Some(b'.') => {
-                    let digits = after_sec[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                    let digits = after_sec[1..]
+                        .iter()
+                        .take_while(|c| c.is_ascii_digit())
+                        .count();
                     if digits == 0 {
                         return false;
                     }
@@ -149,7 +156,10 @@ pub fn within_bounds(v: &Value, bounds: &JsonBounds) -> bool {
         }
         match value {
             Value::String(s) => {
-                if bounds.string_units_max.is_some_and(|max| utf16_len(s) > max) {
+                if bounds
+                    .string_units_max
+                    .is_some_and(|max| utf16_len(s) > max)
+                {
                     return false;
                 }
             }
@@ -201,7 +211,9 @@ fn is_calendar_date(b: &[u8]) -> bool {
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' || !b[..4].iter().all(u8::is_ascii_digit) {
         return false;
     }
-    let year = b[..4].iter().fold(0u32, |acc, c| acc * 10 + u32::from(c - b'0'));
+    let year = b[..4]
+        .iter()
+        .fold(0u32, |acc, c| acc * 10 + u32::from(c - b'0'));
     let (Some(month), Some(day)) = (two_digits(&b[5..7]), two_digits(&b[8..10])) else {
         return false;
     };
@@ -360,7 +372,12 @@ mod tests {
             (json!({ "s": "😀".repeat(8_193) }), false),
             (long_key, false),
         ] {
-            assert_eq!(within_bounds(&v, &BOUNDED_JSON), expected, "{}", v.to_string().len());
+            assert_eq!(
+                within_bounds(&v, &BOUNDED_JSON),
+                expected,
+                "{}",
+                v.to_string().len()
+            );
         }
         let long = json!({ "s": "x".repeat(100_000) });
         assert!(within_bounds(&long, &MESSAGE_RECORD));

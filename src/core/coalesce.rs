@@ -26,7 +26,12 @@ pub struct Coalescer<T> {
 
 impl<T> Default for Coalescer<T> {
     fn default() -> Self {
-        Self { pending: None, closed: false, published: 0, taken: 0 }
+        Self {
+            pending: None,
+            closed: false,
+            published: 0,
+            taken: 0,
+        }
     }
 }
 
@@ -103,11 +108,24 @@ mod tests {
 
     #[test]
     fn slow_reader_gets_fewer_newer_items_and_the_last() {
-        for (items, ratio, expected_taken) in [(10, 1, 10), (100, 10, 10), (101, 10, 11), (7, 100, 1)] {
+        for (items, ratio, expected_taken) in
+            [(10, 1, 10), (100, 10, 10), (101, 10, 11), (7, 100, 1)]
+        {
             let (got, slot) = run(items, ratio);
-            assert_eq!(got.len() as u64, expected_taken, "items {items} ratio {ratio}");
-            assert!(got.windows(2).all(|w| w[0] < w[1]), "strictly newer: {got:?}");
-            assert_eq!(got.last(), Some(&items), "the last item is always delivered");
+            assert_eq!(
+                got.len() as u64,
+                expected_taken,
+                "items {items} ratio {ratio}"
+            );
+            assert!(
+                got.windows(2).all(|w| w[0] < w[1]),
+                "strictly newer: {got:?}"
+            );
+            assert_eq!(
+                got.last(),
+                Some(&items),
+                "the last item is always delivered"
+            );
             assert_eq!(slot.published_count(), u64::from(items));
             assert_eq!(slot.taken_count(), expected_taken);
         }

@@ -27,9 +27,14 @@ impl TurnSequencer {
     /// For the turn whose claim wrote `claim_cursor`.
     pub fn new(claim_cursor: u64) -> Result<Self, CursorTooLarge> {
         if claim_cursor > CLAIM_CURSOR_MAX {
-            return Err(CursorTooLarge { cursor: claim_cursor });
+            return Err(CursorTooLarge {
+                cursor: claim_cursor,
+            });
         }
-        Ok(Self { base: claim_cursor * SNAPSHOT_SEQUENCE_STRIDE, next_index: 0 })
+        Ok(Self {
+            base: claim_cursor * SNAPSHOT_SEQUENCE_STRIDE,
+            next_index: 0,
+        })
     }
 
     /// The sequence for an intermediate snapshot, or `None` when the turn used its whole
@@ -64,10 +69,15 @@ mod tests {
             cursor += 1; // claim
             let mut seq = TurnSequencer::new(cursor).expect("small cursor");
             let emitted = (turn * 7919) % 50; // some turns coalesce down to zero intermediates
-            let mut all: Vec<u64> = (0..emitted).filter_map(|_| seq.next_intermediate()).collect();
+            let mut all: Vec<u64> = (0..emitted)
+                .filter_map(|_| seq.next_intermediate())
+                .collect();
             all.push(seq.next_final());
             for s in all {
-                assert!(last.is_none_or(|l| s > l), "turn {turn}: {s} after {last:?}");
+                assert!(
+                    last.is_none_or(|l| s > l),
+                    "turn {turn}: {s} after {last:?}"
+                );
                 last = Some(s);
             }
             cursor += 1; // release
@@ -79,7 +89,10 @@ mod tests {
         let mut seq = TurnSequencer::new(2).unwrap();
         let base = 2 * SNAPSHOT_SEQUENCE_STRIDE;
         seq.next_index = SNAPSHOT_SEQUENCE_STRIDE - 2;
-        assert_eq!(seq.next_intermediate(), Some(base + SNAPSHOT_SEQUENCE_STRIDE - 2));
+        assert_eq!(
+            seq.next_intermediate(),
+            Some(base + SNAPSHOT_SEQUENCE_STRIDE - 2)
+        );
         assert_eq!(seq.next_intermediate(), None);
         assert_eq!(seq.next_final(), base + SNAPSHOT_SEQUENCE_STRIDE - 1);
         assert!(base + SNAPSHOT_SEQUENCE_STRIDE - 1 < 3 * SNAPSHOT_SEQUENCE_STRIDE);
@@ -90,6 +103,11 @@ mod tests {
         let mut seq = TurnSequencer::new(CLAIM_CURSOR_MAX).unwrap();
         seq.next_index = SNAPSHOT_SEQUENCE_STRIDE - 1;
         assert!(seq.next_final() <= INTEGER_SAFE_MAX);
-        assert_eq!(TurnSequencer::new(CLAIM_CURSOR_MAX + 1).unwrap_err(), CursorTooLarge { cursor: CLAIM_CURSOR_MAX + 1 });
+        assert_eq!(
+            TurnSequencer::new(CLAIM_CURSOR_MAX + 1).unwrap_err(),
+            CursorTooLarge {
+                cursor: CLAIM_CURSOR_MAX + 1
+            }
+        );
     }
 }

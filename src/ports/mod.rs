@@ -22,7 +22,9 @@ pub struct PortError {
 
 impl PortError {
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self {
+            message: message.into(),
+        }
     }
 }
 

@@ -56,7 +56,9 @@ pub fn begin_turn(
     ports: TurnPorts<'_>,
 ) -> Result<Action, SendError> {
     let now_ms = ports.clock.now_ms();
-    controller.borrow_mut().send(input, now_ms, &mut |p: &str| ports.ids.next_id(p))
+    controller
+        .borrow_mut()
+        .send(input, now_ms, &mut |p: &str| ports.ids.next_id(p))
 }
 
 /// Performs `first` and every action after it until the controller is done or `stop` fires.
@@ -174,12 +176,12 @@ impl Turn<'_, '_> {
                 }
             };
             let (now_ms, ids) = (self.ports.clock.now_ms(), self.ports.ids);
-            next =
-                self.controller
-                    .borrow_mut()
-                    .on_tool_result(&invocation.id, outcome, now_ms, &mut |p: &str| {
-                        ids.next_id(p)
-                    });
+            next = self.controller.borrow_mut().on_tool_result(
+                &invocation.id,
+                outcome,
+                now_ms,
+                &mut |p: &str| ids.next_id(p),
+            );
             self.publish_if_changed();
         }
         next

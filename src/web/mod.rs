@@ -14,8 +14,10 @@ mod session;
 mod storage;
 
 pub use chat::create_chat_handler;
-pub use protocol::{create_turn_snapshot_cursor, decode_turn_event, encode_turn_event, TurnSnapshotCursor};
 pub use panic::{install_panic_hook, PANIC_MESSAGE_PREFIX};
+pub use protocol::{
+    create_turn_snapshot_cursor, decode_turn_event, encode_turn_event, TurnSnapshotCursor,
+};
 pub use session::{decode_session_snapshot, resume_chat_session};
 pub use storage::{create_memory_session_storage, MemorySessionStorageHandle};
 

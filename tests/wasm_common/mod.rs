@@ -39,16 +39,27 @@ fn parse(text: &str) -> JsValue {
 
 fn get(value: &JsValue, path: &str) -> JsValue {
     path.split('.').fold(value.clone(), |v, key| {
-        if v.is_object() { Reflect::get(&v, &key.into()).unwrap_or(JsValue::UNDEFINED) } else { JsValue::UNDEFINED }
+        if v.is_object() {
+            Reflect::get(&v, &key.into()).unwrap_or(JsValue::UNDEFINED)
+        } else {
+            JsValue::UNDEFINED
+        }
     })
 }
 
 fn text(value: &JsValue) -> String {
-    JSON::stringify(value).ok().and_then(|s| s.as_string()).unwrap_or_else(|| "undefined".into())
+    JSON::stringify(value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_else(|| "undefined".into())
 }
 
 fn error_message(error: &JsValue) -> String {
-    assert!(error.is_instance_of::<js_sys::Error>(), "expected a JS Error, got {}", text(error));
+    assert!(
+        error.is_instance_of::<js_sys::Error>(),
+        "expected a JS Error, got {}",
+        text(error)
+    );
     String::from(error.unchecked_ref::<js_sys::Error>().message())
 }
 
@@ -73,14 +84,32 @@ fn check_decode(name: &str, input: JsValue, expected: DecodeExpected) {
     match expected {
         Ok(kind) => {
             assert_eq!(get(&out, "ok"), JsValue::TRUE, "{name}: {}", text(&out));
-            assert_eq!(get(&out, "event.event").as_string().as_deref(), Some(kind), "{name}");
+            assert_eq!(
+                get(&out, "event.event").as_string().as_deref(),
+                Some(kind),
+                "{name}"
+            );
         }
         Err((code, event_id)) => {
             assert_eq!(get(&out, "ok"), JsValue::FALSE, "{name}: {}", text(&out));
-            assert_eq!(get(&out, "error.code").as_string().as_deref(), Some(code), "{name}: {}", text(&out));
+            assert_eq!(
+                get(&out, "error.code").as_string().as_deref(),
+                Some(code),
+                "{name}: {}",
+                text(&out)
+            );
             assert_eq!(get(&out, "error.retryable"), JsValue::FALSE, "{name}");
-            assert!(get(&out, "error.message").as_string().is_some_and(|m| !m.is_empty()), "{name}");
-            assert_eq!(get(&out, "error.eventId").as_string().as_deref(), event_id, "{name}");
+            assert!(
+                get(&out, "error.message")
+                    .as_string()
+                    .is_some_and(|m| !m.is_empty()),
+                "{name}"
+            );
+            assert_eq!(
+                get(&out, "error.eventId").as_string().as_deref(),
+                event_id,
+                "{name}"
+            );
         }
     }
 }
@@ -95,18 +124,46 @@ pub fn decode_turn_event_table() {
     let cases: Vec<(&str, JsValue, DecodeExpected)> = vec![
         ("submit as text", SUBMIT.into(), Ok(submit)),
         ("submit as object", parse(SUBMIT), Ok(submit)),
-        ("snapshot as object", parse(&snapshot("s1", 4)), Ok("server.turn.snapshot")),
-        ("diagnostic as text", DIAGNOSTIC.into(), Ok("server.turn.diagnostic")),
-        ("text that is not JSON", "{not json".into(), Err((invalid, None))),
-        ("version 2", parse(&v2), Err(("PROTOCOL_UNSUPPORTED_VERSION", Some("e1")))),
-        ("unknown event", unknown.as_str().into(), Err(("PROTOCOL_UNKNOWN_EVENT", Some("e1")))),
-        ("version as string", parse(&v_string), Err((invalid, Some("e1")))),
+        (
+            "snapshot as object",
+            parse(&snapshot("s1", 4)),
+            Ok("server.turn.snapshot"),
+        ),
+        (
+            "diagnostic as text",
+            DIAGNOSTIC.into(),
+            Ok("server.turn.diagnostic"),
+        ),
+        (
+            "text that is not JSON",
+            "{not json".into(),
+            Err((invalid, None)),
+        ),
+        (
+            "version 2",
+            parse(&v2),
+            Err(("PROTOCOL_UNSUPPORTED_VERSION", Some("e1"))),
+        ),
+        (
+            "unknown event",
+            unknown.as_str().into(),
+            Err(("PROTOCOL_UNKNOWN_EVENT", Some("e1"))),
+        ),
+        (
+            "version as string",
+            parse(&v_string),
+            Err((invalid, Some("e1"))),
+        ),
         ("blank input", parse(&blank), Err((invalid, Some("e1")))),
         ("null", JsValue::NULL, Err((invalid, None))),
         ("undefined", JsValue::UNDEFINED, Err((invalid, None))),
         ("a number", JsValue::from_f64(7.0), Err((invalid, None))),
         ("a cyclic object", cyclic(), Err((invalid, None))),
-        ("a BigInt", js_sys::BigInt::from(5u32).into(), Err((invalid, None))),
+        (
+            "a BigInt",
+            js_sys::BigInt::from(5u32).into(),
+            Err((invalid, None)),
+        ),
     ];
     for (name, input, expected) in cases {
         check_decode(name, input, expected);
@@ -117,33 +174,62 @@ pub fn decode_returns_the_canonical_event() {
     let with_extra = SUBMIT.replace(r#""payload":"#, r#""extra":true,"payload":"#);
     let out = web::decode_turn_event(parse(&with_extra));
     let event = get(&out, "event");
-    assert_eq!(get(&event, "extra"), JsValue::UNDEFINED, "unknown fields are dropped");
-    assert_eq!(get(&event, "payload.input").as_string().as_deref(), Some("hello"));
-    assert_eq!(text(&event), SUBMIT, "decoded event is the canonical wire form");
+    assert_eq!(
+        get(&event, "extra"),
+        JsValue::UNDEFINED,
+        "unknown fields are dropped"
+    );
+    assert_eq!(
+        get(&event, "payload.input").as_string().as_deref(),
+        Some("hello")
+    );
+    assert_eq!(
+        text(&event),
+        SUBMIT,
+        "decoded event is the canonical wire form"
+    );
 }
 
 pub fn encode_turn_event_round_trips() {
     // Keys in a non-schema order still encode in schema order.
-    let shuffled = parse(r#"{"payload":{"input":"hello"},"event":"client.turn.submit","emittedAt":"2026-07-11T03:00:00.000Z","sequence":0,"turnId":"t1","sessionId":"s1","eventId":"e1","version":1,"protocol":"agentskit.chat.turn"}"#);
+    let shuffled = parse(
+        r#"{"payload":{"input":"hello"},"event":"client.turn.submit","emittedAt":"2026-07-11T03:00:00.000Z","sequence":0,"turnId":"t1","sessionId":"s1","eventId":"e1","version":1,"protocol":"agentskit.chat.turn"}"#,
+    );
     assert_eq!(web::encode_turn_event(shuffled).unwrap(), SUBMIT);
     let snap = snapshot("s1", 8);
     assert_eq!(web::encode_turn_event(parse(&snap)).unwrap(), snap);
-    assert_eq!(web::encode_turn_event(DIAGNOSTIC.into()).unwrap(), DIAGNOSTIC);
+    assert_eq!(
+        web::encode_turn_event(DIAGNOSTIC.into()).unwrap(),
+        DIAGNOSTIC
+    );
     let decoded = get(&web::decode_turn_event(snap.as_str().into()), "event");
-    assert_eq!(web::encode_turn_event(decoded).unwrap(), snap, "decode then encode is the identity");
+    assert_eq!(
+        web::encode_turn_event(decoded).unwrap(),
+        snap,
+        "decode then encode is the identity"
+    );
 }
 
 pub fn encode_turn_event_throws_a_clear_error() {
     let cases: Vec<(JsValue, &str)> = vec![
-        (parse(&SUBMIT.replace(r#""sessionId":"s1""#, r#""sessionId":"bad id""#)), "sessionId"),
+        (
+            parse(&SUBMIT.replace(r#""sessionId":"s1""#, r#""sessionId":"bad id""#)),
+            "sessionId",
+        ),
         (JsValue::NULL, "PROTOCOL_INVALID_PAYLOAD"),
-        (parse(&SUBMIT.replace(r#""version":1"#, r#""version":3"#)), "PROTOCOL_UNSUPPORTED_VERSION"),
+        (
+            parse(&SUBMIT.replace(r#""version":1"#, r#""version":3"#)),
+            "PROTOCOL_UNSUPPORTED_VERSION",
+        ),
     ];
     for (input, needle) in cases {
         let err = web::encode_turn_event(input).expect_err("invalid event must throw");
         let message = error_message(&err);
         assert!(message.starts_with("encodeTurnEvent:"), "{message}");
-        assert!(message.contains(needle), "{message} should mention {needle}");
+        assert!(
+            message.contains(needle),
+            "{message} should mention {needle}"
+        );
     }
 }
 
@@ -165,7 +251,10 @@ pub fn snapshot_cursor_accepts_only_newer_snapshots_of_its_session() {
         let out = cursor.accept(input);
         assert_eq!(!out.is_undefined(), accepted, "step {i}: {}", text(&out));
         if accepted {
-            assert_eq!(get(&out, "event").as_string().as_deref(), Some("server.turn.snapshot"));
+            assert_eq!(
+                get(&out, "event").as_string().as_deref(),
+                Some("server.turn.snapshot")
+            );
             assert_eq!(get(&out, "sequence").as_f64(), last, "step {i}");
         }
         assert_eq!(cursor.last_sequence(), last, "step {i}");
@@ -174,8 +263,14 @@ pub fn snapshot_cursor_accepts_only_newer_snapshots_of_its_session() {
 }
 
 pub fn snapshot_cursor_rejects_a_bad_session_id() {
-    for bad in [JsValue::from_str("no spaces allowed"), JsValue::from_str(""), JsValue::from_f64(1.0)] {
-        let err = web::create_turn_snapshot_cursor(bad).err().expect("must throw");
+    for bad in [
+        JsValue::from_str("no spaces allowed"),
+        JsValue::from_str(""),
+        JsValue::from_f64(1.0),
+    ] {
+        let err = web::create_turn_snapshot_cursor(bad)
+            .err()
+            .expect("must throw");
         assert!(error_message(&err).contains("sessionId"));
     }
 }
@@ -188,7 +283,11 @@ pub fn decode_session_snapshot_table() {
         ("v0 migrated", parse(SESSION_V0), Ok(2)),
         ("version 2", parse(&v2), Err("SESSION_UNSUPPORTED_VERSION")),
         ("bad text", "{".into(), Err("SESSION_INVALID_SNAPSHOT")),
-        ("missing cursor", parse(r#"{"protocol":"agentskit.chat.session","version":1}"#), Err("SESSION_INVALID_SNAPSHOT")),
+        (
+            "missing cursor",
+            parse(r#"{"protocol":"agentskit.chat.session","version":1}"#),
+            Err("SESSION_INVALID_SNAPSHOT"),
+        ),
         ("cyclic", cyclic(), Err("SESSION_INVALID_SNAPSHOT")),
     ];
     for (name, input, expected) in cases {
@@ -196,13 +295,28 @@ pub fn decode_session_snapshot_table() {
         match expected {
             Ok(cursor) => {
                 assert_eq!(get(&out, "ok"), JsValue::TRUE, "{name}: {}", text(&out));
-                assert_eq!(get(&out, "session.cursor").as_f64(), Some(cursor as f64), "{name}");
-                assert_eq!(get(&out, "session.version").as_f64(), Some(1.0), "{name}: always v1");
-                assert_eq!(get(&out, "session.protocol").as_string().as_deref(), Some("agentskit.chat.session"));
+                assert_eq!(
+                    get(&out, "session.cursor").as_f64(),
+                    Some(cursor as f64),
+                    "{name}"
+                );
+                assert_eq!(
+                    get(&out, "session.version").as_f64(),
+                    Some(1.0),
+                    "{name}: always v1"
+                );
+                assert_eq!(
+                    get(&out, "session.protocol").as_string().as_deref(),
+                    Some("agentskit.chat.session")
+                );
             }
             Err(code) => {
                 assert_eq!(get(&out, "ok"), JsValue::FALSE, "{name}: {}", text(&out));
-                assert_eq!(get(&out, "error.code").as_string().as_deref(), Some(code), "{name}");
+                assert_eq!(
+                    get(&out, "error.code").as_string().as_deref(),
+                    Some(code),
+                    "{name}"
+                );
                 assert_eq!(get(&out, "error.retryable"), JsValue::FALSE, "{name}");
             }
         }
@@ -210,7 +324,9 @@ pub fn decode_session_snapshot_table() {
 }
 
 fn identity(session_id: &str, revision: u32) -> JsValue {
-    parse(&format!(r#"{{"sessionId":"{session_id}","definitionId":"demo","definitionRevision":{revision}}}"#))
+    parse(&format!(
+        r#"{{"sessionId":"{session_id}","definitionId":"demo","definitionRevision":{revision}}}"#
+    ))
 }
 
 /// (name, stored, identity, `Ok(expectedCursor)` or `Err(code)`).
@@ -219,14 +335,49 @@ type ResumeCase<'a> = (&'a str, JsValue, JsValue, Result<Option<f64>, &'a str>);
 pub fn resume_chat_session_table() {
     let now = JsValue::from_f64(1_783_738_800_000.0);
     let cases: Vec<ResumeCase> = vec![
-        ("absent (undefined)", JsValue::UNDEFINED, identity("s1", 1), Ok(None)),
+        (
+            "absent (undefined)",
+            JsValue::UNDEFINED,
+            identity("s1", 1),
+            Ok(None),
+        ),
         ("absent (null)", JsValue::NULL, identity("s1", 1), Ok(None)),
-        ("stored v1", parse(SESSION_V1), identity("s1", 1), Ok(Some(3.0))),
-        ("stored v0 text", SESSION_V0.into(), identity("s1", 1), Ok(Some(2.0))),
-        ("foreign session", parse(SESSION_V1), identity("s2", 1), Err("SESSION_FOREIGN")),
-        ("other revision", parse(SESSION_V1), identity("s1", 2), Err("SESSION_INCOMPATIBLE_DEFINITION")),
-        ("corrupt", "{".into(), identity("s1", 1), Err("SESSION_INVALID_SNAPSHOT")),
-        ("bad identity", JsValue::NULL, identity("bad id", 1), Err("SESSION_INVALID_IDENTITY")),
+        (
+            "stored v1",
+            parse(SESSION_V1),
+            identity("s1", 1),
+            Ok(Some(3.0)),
+        ),
+        (
+            "stored v0 text",
+            SESSION_V0.into(),
+            identity("s1", 1),
+            Ok(Some(2.0)),
+        ),
+        (
+            "foreign session",
+            parse(SESSION_V1),
+            identity("s2", 1),
+            Err("SESSION_FOREIGN"),
+        ),
+        (
+            "other revision",
+            parse(SESSION_V1),
+            identity("s1", 2),
+            Err("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
+        (
+            "corrupt",
+            "{".into(),
+            identity("s1", 1),
+            Err("SESSION_INVALID_SNAPSHOT"),
+        ),
+        (
+            "bad identity",
+            JsValue::NULL,
+            identity("bad id", 1),
+            Err("SESSION_INVALID_IDENTITY"),
+        ),
     ];
     for (name, stored, id, expected) in cases {
         let out = web::resume_chat_session(stored, id, now.clone()).expect("well-formed call");
@@ -234,26 +385,46 @@ pub fn resume_chat_session_table() {
             Ok(cursor) => {
                 assert_eq!(get(&out, "ok"), JsValue::TRUE, "{name}: {}", text(&out));
                 assert_eq!(get(&out, "expectedCursor").as_f64(), cursor, "{name}");
-                assert_eq!(get(&out, "session.sessionId").as_string().as_deref(), Some("s1"), "{name}");
+                assert_eq!(
+                    get(&out, "session.sessionId").as_string().as_deref(),
+                    Some("s1"),
+                    "{name}"
+                );
                 let has_key = Reflect::has(&out, &"expectedCursor".into()).unwrap();
-                assert_eq!(has_key, cursor.is_some(), "{name}: expectedCursor present only for a stored session");
+                assert_eq!(
+                    has_key,
+                    cursor.is_some(),
+                    "{name}: expectedCursor present only for a stored session"
+                );
             }
             Err(code) => {
                 assert_eq!(get(&out, "ok"), JsValue::FALSE, "{name}: {}", text(&out));
-                assert_eq!(get(&out, "error.code").as_string().as_deref(), Some(code), "{name}: {}", text(&out));
+                assert_eq!(
+                    get(&out, "error.code").as_string().as_deref(),
+                    Some(code),
+                    "{name}: {}",
+                    text(&out)
+                );
             }
         }
     }
     let fresh = web::resume_chat_session(JsValue::NULL, identity("s1", 1), now).unwrap();
     assert_eq!(get(&fresh, "session.cursor").as_f64(), Some(0.0));
-    assert_eq!(get(&fresh, "session.updatedAt").as_string().as_deref(), Some("2026-07-11T03:00:00.000Z"));
+    assert_eq!(
+        get(&fresh, "session.updatedAt").as_string().as_deref(),
+        Some("2026-07-11T03:00:00.000Z")
+    );
 }
 
 pub fn resume_chat_session_throws_for_a_malformed_call() {
     let now = JsValue::from_f64(0.0);
     let cases: Vec<(JsValue, JsValue, &str)> = vec![
         (JsValue::UNDEFINED, now.clone(), "identity"),
-        (parse(r#"{"definitionId":"demo"}"#), now.clone(), "sessionId"),
+        (
+            parse(r#"{"definitionId":"demo"}"#),
+            now.clone(),
+            "sessionId",
+        ),
         (identity("s1", 1), JsValue::from_f64(-1.0), "nowMs"),
         (identity("s1", 1), JsValue::from_f64(1.5), "nowMs"),
         (identity("s1", 1), JsValue::from_str("0"), "nowMs"),
@@ -261,7 +432,10 @@ pub fn resume_chat_session_throws_for_a_malformed_call() {
     for (id, now_ms, needle) in cases {
         let err = web::resume_chat_session(JsValue::NULL, id, now_ms).expect_err("must throw");
         let message = error_message(&err);
-        assert!(message.starts_with("resumeChatSession:") && message.contains(needle), "{message}");
+        assert!(
+            message.starts_with("resumeChatSession:") && message.contains(needle),
+            "{message}"
+        );
     }
 }
 
@@ -275,7 +449,10 @@ fn envelope(cursor: u64) -> JsValue {
 
 pub async fn memory_session_storage_is_compare_and_set() {
     let store = web::create_memory_session_storage();
-    assert_eq!(settle(store.load("s1".into())).await, Ok(JsValue::UNDEFINED));
+    assert_eq!(
+        settle(store.load("s1".into())).await,
+        Ok(JsValue::UNDEFINED)
+    );
     // (snapshot cursor, expectedCursor, written?)
     let steps: Vec<(u64, JsValue, bool)> = vec![
         (0, JsValue::UNDEFINED, true),
@@ -292,7 +469,10 @@ pub async fn memory_session_storage_is_compare_and_set() {
     let loaded = settle(store.load("s1".into())).await.unwrap();
     assert_eq!(get(&loaded, "cursor").as_f64(), Some(2.0));
     assert_eq!(settle(store.delete("s1".into())).await, Ok(JsValue::TRUE));
-    assert_eq!(settle(store.load("s1".into())).await, Ok(JsValue::UNDEFINED));
+    assert_eq!(
+        settle(store.load("s1".into())).await,
+        Ok(JsValue::UNDEFINED)
+    );
 }
 
 pub async fn memory_session_storage_rejects_bad_calls() {
@@ -300,13 +480,18 @@ pub async fn memory_session_storage_rejects_bad_calls() {
     let no_id = parse(r#"{"cursor":0}"#);
     let cases: Vec<(js_sys::Promise, &str)> = vec![
         (store.save(no_id, JsValue::UNDEFINED), "sessionId"),
-        (store.save(envelope(1), JsValue::from_f64(-1.0)), "expectedCursor"),
+        (
+            store.save(envelope(1), JsValue::from_f64(-1.0)),
+            "expectedCursor",
+        ),
         (store.save(cyclic(), JsValue::UNDEFINED), "save"),
         (store.load(JsValue::from_f64(1.0)), "sessionId"),
     ];
     for (promise, needle) in cases {
         let err = settle(promise).await.expect_err("must reject");
-        assert!(err.starts_with("MemorySessionStorage.") && err.contains(needle), "{err}");
+        assert!(
+            err.starts_with("MemorySessionStorage.") && err.contains(needle),
+            "{err}"
+        );
     }
 }
-

@@ -41,7 +41,9 @@ impl JsChatMemory {
 
     /// The same memory with another signal (one definition serves many turns).
     pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
-        Self { inner: self.inner.with_signal(signal) }
+        Self {
+            inner: self.inner.with_signal(signal),
+        }
     }
 
     fn options(&self) -> JsValue {
@@ -63,8 +65,11 @@ impl ChatMemory for JsChatMemory {
             if value.is_null() || value.is_undefined() {
                 return Ok(Vec::new());
             }
-            let json = to_json(&value)
-                .map_err(|m| PortError::new(format!("memory.load returned a value with no JSON form: {m}")))?;
+            let json = to_json(&value).map_err(|m| {
+                PortError::new(format!(
+                    "memory.load returned a value with no JSON form: {m}"
+                ))
+            })?;
             decode_messages(&json)
                 .map_err(|e| PortError::new(format!("memory.load returned invalid messages: {e}")))
         })
@@ -72,7 +77,8 @@ impl ChatMemory for JsChatMemory {
 
     fn save<'a>(&'a self, messages: &'a [Message]) -> LocalFuture<'a, Result<(), PortError>> {
         Box::pin(async move {
-            let args = js_sys::Array::of2(&from_json(&messages_to_value(messages)), &self.options());
+            let args =
+                js_sys::Array::of2(&from_json(&messages_to_value(messages)), &self.options());
             resolve(self.inner.save.apply(&self.inner.host, &args))
                 .await
                 .map(|_| ())
@@ -115,7 +121,9 @@ pub struct MemoryChatMemoryHandle {
 /// `createMemoryChatMemory()`: a fresh, empty in-memory chat memory (tests and demos; not durable).
 #[wasm_bindgen(js_name = createMemoryChatMemory)]
 pub fn create_memory_chat_memory() -> MemoryChatMemoryHandle {
-    MemoryChatMemoryHandle { inner: Rc::new(MemoryChatMemory::new()) }
+    MemoryChatMemoryHandle {
+        inner: Rc::new(MemoryChatMemory::new()),
+    }
 }
 
 #[wasm_bindgen(js_class = MemoryChatMemory)]

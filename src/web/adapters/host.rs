@@ -32,7 +32,11 @@ pub struct LoadSave {
 impl LoadSave {
     /// Wraps `host` after checking that `load` and `save` are functions (`what` names it in
     /// the error).
-    pub fn from_js(host: &JsValue, what: &str, signal: Option<AbortSignal>) -> Result<Self, String> {
+    pub fn from_js(
+        host: &JsValue,
+        what: &str,
+        signal: Option<AbortSignal>,
+    ) -> Result<Self, String> {
         Ok(Self {
             load: required_method(host, what, "load")?,
             save: required_method(host, what, "save")?,
@@ -42,7 +46,10 @@ impl LoadSave {
     }
 
     pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
-        Self { signal, ..self.clone() }
+        Self {
+            signal,
+            ..self.clone()
+        }
     }
 }
 
@@ -55,7 +62,9 @@ pub fn port_error(what: &str, thrown: &JsValue) -> PortError {
 pub fn describe(thrown: &JsValue) -> String {
     let text = match thrown.dyn_ref::<js_sys::Error>() {
         Some(e) => String::from(e.message()),
-        None => thrown.as_string().unwrap_or_else(|| "a non-Error value was thrown".to_string()),
+        None => thrown
+            .as_string()
+            .unwrap_or_else(|| "a non-Error value was thrown".to_string()),
     };
     truncate_chars(&text, PORT_ERROR_DETAIL_CHARS_MAX)
 }

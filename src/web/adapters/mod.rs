@@ -17,7 +17,9 @@ pub mod tool;
 
 mod host;
 
-pub use chat_memory::{create_memory_chat_memory, JsChatMemory, MemoryChatMemory, MemoryChatMemoryHandle};
+pub use chat_memory::{
+    create_memory_chat_memory, JsChatMemory, MemoryChatMemory, MemoryChatMemoryHandle,
+};
 pub use models::{model_from_js, DemoModel, JsModel, OpenAiModel};
 pub use session_storage::JsSessionStorage;
 pub use tool::{tool_error_text, JsTool};

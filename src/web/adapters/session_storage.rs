@@ -39,16 +39,24 @@ impl JsSessionStorage {
 
     /// The same store with another signal (one handler serves many turns).
     pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
-        Self { inner: self.inner.with_signal(signal) }
+        Self {
+            inner: self.inner.with_signal(signal),
+        }
     }
 
     fn signal_value(&self) -> JsValue {
-        self.inner.signal.as_ref().map_or(JsValue::UNDEFINED, JsValue::from)
+        self.inner
+            .signal
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, JsValue::from)
     }
 }
 
 impl SessionStorage for JsSessionStorage {
-    fn load<'a>(&'a self, session_id: &'a str) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
+    fn load<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(async move {
             let args = js_sys::Array::of2(&JsValue::from_str(session_id), &self.signal_value());
             let value = resolve(self.inner.load.apply(&self.inner.host, &args))
@@ -57,9 +65,11 @@ impl SessionStorage for JsSessionStorage {
             if value.is_null() || value.is_undefined() {
                 return Ok(None);
             }
-            stored_value(&value)
-                .map(Some)
-                .map_err(|m| PortError::new(format!("sessionStorage.load returned a value with no JSON form: {m}")))
+            stored_value(&value).map(Some).map_err(|m| {
+                PortError::new(format!(
+                    "sessionStorage.load returned a value with no JSON form: {m}"
+                ))
+            })
         })
     }
 
@@ -70,13 +80,16 @@ impl SessionStorage for JsSessionStorage {
     ) -> LocalFuture<'a, Result<bool, PortError>> {
         Box::pin(async move {
             // Cursors are safe integers (checked by the envelope decoder), so f64 holds them exactly.
-            let cursor = expected_cursor.map_or(JsValue::UNDEFINED, |c| JsValue::from_f64(c as f64));
+            let cursor =
+                expected_cursor.map_or(JsValue::UNDEFINED, |c| JsValue::from_f64(c as f64));
             let args = js_sys::Array::of3(&from_json(snapshot), &cursor, &self.signal_value());
             let result = resolve(self.inner.save.apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("sessionStorage.save", &e))?;
             result.as_bool().ok_or_else(|| {
-                PortError::new("sessionStorage.save must resolve to true (written) or false (conflict)")
+                PortError::new(
+                    "sessionStorage.save must resolve to true (written) or false (conflict)",
+                )
             })
         })
     }

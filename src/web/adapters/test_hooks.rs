@@ -29,10 +29,16 @@ use crate::web::convert::{from_json, js_error, to_json};
 /// (`error` is the `PortError` text). With `abortAfterChunks: n` it calls `abort()` after `n`
 /// chunks and reports what one more `next_chunk` gave (`afterAbort`, `null` when nothing).
 #[wasm_bindgen(js_name = __streamModelForTest)]
-pub fn stream_model_for_test(model: JsValue, request: JsValue, options: JsValue) -> Result<js_sys::Promise, JsValue> {
+pub fn stream_model_for_test(
+    model: JsValue,
+    request: JsValue,
+    options: JsValue,
+) -> Result<js_sys::Promise, JsValue> {
     let adapter = model_from_js(&model).map_err(|m| js_error(&m))?;
     let request = read_request(&request).map_err(|m| js_error(&m))?;
-    let abort_after = get(&options, "abortAfterChunks").as_f64().map(|n| n as usize);
+    let abort_after = get(&options, "abortAfterChunks")
+        .as_f64()
+        .map(|n| n as usize);
     Ok(future_to_promise(async move {
         let mut out = Map::new();
         let mut chunks = Vec::new();
@@ -74,7 +80,9 @@ pub fn stream_model_for_test(model: JsValue, request: JsValue, options: JsValue)
 /// `{ passed: string[], failed: { name, detail }[] }`: the shared SessionStorage conformance
 /// suite run over `JsSessionStorage`, one fresh host store from `makeStore()` per case.
 #[wasm_bindgen(js_name = __sessionStorageConformanceForTest)]
-pub fn session_storage_conformance_for_test(make_store: Function) -> Result<js_sys::Promise, JsValue> {
+pub fn session_storage_conformance_for_test(
+    make_store: Function,
+) -> Result<js_sys::Promise, JsValue> {
     let first = make_store.call0(&JsValue::UNDEFINED)?;
     let first = Rc::new(JsSessionStorage::from_js(&first, None).map_err(|m| js_error(&m))?);
     Ok(future_to_promise(async move {
@@ -88,9 +96,14 @@ pub fn session_storage_conformance_for_test(make_store: Function) -> Result<js_s
                 .unwrap_or_else(|| first.with_signal(None))
         };
         let report = check_session_storage(make).await;
-        let failed: Vec<Value> =
-            report.failed.iter().map(|f| json!({ "name": f.name, "detail": f.detail })).collect();
-        Ok(from_json(&json!({ "passed": report.passed, "failed": failed })))
+        let failed: Vec<Value> = report
+            .failed
+            .iter()
+            .map(|f| json!({ "name": f.name, "detail": f.detail }))
+            .collect();
+        Ok(from_json(
+            &json!({ "passed": report.passed, "failed": failed }),
+        ))
     }))
 }
 
@@ -99,9 +112,18 @@ pub fn session_storage_conformance_for_test(make_store: Function) -> Result<js_s
 /// `{ ok: false, error }` through `JsSessionStorage` (`value`: the loaded JSON or `null`; the
 /// save's boolean).
 #[wasm_bindgen(js_name = __sessionStorageForTest)]
-pub fn session_storage_for_test(store: JsValue, op: String, a: JsValue, b: JsValue) -> Result<js_sys::Promise, JsValue> {
+pub fn session_storage_for_test(
+    store: JsValue,
+    op: String,
+    a: JsValue,
+    b: JsValue,
+) -> Result<js_sys::Promise, JsValue> {
     let storage = JsSessionStorage::from_js(&store, None).map_err(|m| js_error(&m))?;
-    let snapshot = if op == "save" { to_json(&a).map_err(|m| js_error(&m))? } else { Value::Null };
+    let snapshot = if op == "save" {
+        to_json(&a).map_err(|m| js_error(&m))?
+    } else {
+        Value::Null
+    };
     Ok(future_to_promise(async move {
         let result = match op.as_str() {
             "load" => {
@@ -122,7 +144,10 @@ pub fn session_storage_for_test(store: JsValue, op: String, a: JsValue, b: JsVal
 /// or `{ ok: false, error }`: with `messages`, saves them (canonicalised) through `JsChatMemory`
 /// then loads; without, only loads. `value` is the loaded canonical messages.
 #[wasm_bindgen(js_name = __chatMemoryForTest)]
-pub fn chat_memory_for_test(memory: JsValue, messages: JsValue) -> Result<js_sys::Promise, JsValue> {
+pub fn chat_memory_for_test(
+    memory: JsValue,
+    messages: JsValue,
+) -> Result<js_sys::Promise, JsValue> {
     let memory = JsChatMemory::from_js(&memory, None).map_err(|m| js_error(&m))?;
     let to_save = if messages.is_undefined() {
         None
@@ -138,7 +163,9 @@ pub fn chat_memory_for_test(memory: JsValue, messages: JsValue) -> Result<js_sys
             memory.load().await
         }
         .await;
-        Ok(from_json(&outcome(result.map(|m| messages_to_value(&m)).map_err(|e| e.message))))
+        Ok(from_json(&outcome(
+            result.map(|m| messages_to_value(&m)).map_err(|e| e.message),
+        )))
     }))
 }
 
@@ -146,7 +173,11 @@ pub fn chat_memory_for_test(memory: JsValue, messages: JsValue) -> Result<js_sys
 /// `{ ok: true, value: resultText }` or `{ ok: false, error: errorText }`, plus `spec`. With
 /// `cancelAfterMs` the turn's cancel token fires after that many milliseconds.
 #[wasm_bindgen(js_name = __runToolForTest)]
-pub fn run_tool_for_test(tool: JsValue, args: JsValue, options: JsValue) -> Result<js_sys::Promise, JsValue> {
+pub fn run_tool_for_test(
+    tool: JsValue,
+    args: JsValue,
+    options: JsValue,
+) -> Result<js_sys::Promise, JsValue> {
     let tool = JsTool::from_js(&tool).map_err(|m| js_error(&m))?;
     let args = match to_json(&args).map_err(|m| js_error(&m))? {
         Value::Object(map) => map,
@@ -162,7 +193,11 @@ pub fn run_tool_for_test(tool: JsValue, args: JsValue, options: JsValue) -> Resu
                 t.cancel();
             });
         }
-        let result = tool.execute(args, token).await.map(Value::String).map_err(|e| e.message);
+        let result = tool
+            .execute(args, token)
+            .await
+            .map(Value::String)
+            .map_err(|e| e.message);
         let mut value = outcome(result);
         value["spec"] = spec_value(tool.spec());
         Ok(from_json(&value))
@@ -202,7 +237,12 @@ fn read_request(value: &JsValue) -> Result<ModelRequest, String> {
 fn chunk_value(chunk: &ModelChunk) -> Value {
     match chunk {
         ModelChunk::Text(text) => json!({ "type": "text", "text": text }),
-        ModelChunk::ToolCall { index, id, name, args_delta } => {
+        ModelChunk::ToolCall {
+            index,
+            id,
+            name,
+            args_delta,
+        } => {
             let mut v = json!({ "type": "tool-call", "index": index, "argsDelta": args_delta });
             if let Some(id) = id {
                 v["id"] = json!(id);

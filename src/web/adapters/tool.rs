@@ -21,7 +21,9 @@ use web_sys::AbortController;
 use super::host::{required_method, truncate_chars};
 use crate::core::chat::model::ToolSpec;
 use crate::core::checks::{within_bounds, BOUNDED_JSON};
-use crate::core::limits::{TOOL_DESCRIPTION_CHARS_MAX, TOOL_ERROR_MESSAGE_CHARS_MAX, TOOL_NAME_CHARS_MAX};
+use crate::core::limits::{
+    TOOL_DESCRIPTION_CHARS_MAX, TOOL_ERROR_MESSAGE_CHARS_MAX, TOOL_NAME_CHARS_MAX,
+};
 use crate::ports::chat::{CancelToken, Tool};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::chat::js::{get, resolve, set};
@@ -46,7 +48,9 @@ impl JsTool {
     /// Reads and checks a tool object. `Err` says which field is wrong, for a config error.
     pub fn from_js(value: &JsValue) -> Result<Self, String> {
         let execute = required_method(value, "tool", "execute")?;
-        let name = get(value, "name").as_string().ok_or("tool.name must be a string")?;
+        let name = get(value, "name")
+            .as_string()
+            .ok_or("tool.name must be a string")?;
         if !is_tool_name(&name) {
             return Err(format!(
                 "tool.name must be 1 to {TOOL_NAME_CHARS_MAX} characters of A-Z, a-z, 0-9, _ or -"
@@ -56,17 +60,29 @@ impl JsTool {
             .as_string()
             .ok_or_else(|| format!("tool {name}: description must be a string"))?;
         if description.chars().count() > TOOL_DESCRIPTION_CHARS_MAX {
-            return Err(format!("tool {name}: description is longer than {TOOL_DESCRIPTION_CHARS_MAX} characters"));
+            return Err(format!(
+                "tool {name}: description is longer than {TOOL_DESCRIPTION_CHARS_MAX} characters"
+            ));
         }
-        let parameters = read_parameters(&get(value, "parameters")).map_err(|m| format!("tool {name}: {m}"))?;
+        let parameters =
+            read_parameters(&get(value, "parameters")).map_err(|m| format!("tool {name}: {m}"))?;
         let confirm = get(value, "requiresConfirmation");
         let requires_confirmation = match confirm.as_bool() {
             Some(b) => b,
             None if confirm.is_undefined() => false,
-            None => return Err(format!("tool {name}: requiresConfirmation must be a boolean when given")),
+            None => {
+                return Err(format!(
+                    "tool {name}: requiresConfirmation must be a boolean when given"
+                ))
+            }
         };
         Ok(Self {
-            spec: ToolSpec { name, description, parameters, requires_confirmation },
+            spec: ToolSpec {
+                name,
+                description,
+                parameters,
+                requires_confirmation,
+            },
             host: value.clone(),
             execute,
         })
@@ -78,9 +94,14 @@ impl Tool for JsTool {
         &self.spec
     }
 
-    fn execute(&self, args: Map<String, Value>, cancel: CancelToken) -> LocalFuture<'_, Result<String, PortError>> {
+    fn execute(
+        &self,
+        args: Map<String, Value>,
+        cancel: CancelToken,
+    ) -> LocalFuture<'_, Result<String, PortError>> {
         Box::pin(async move {
-            let controller = AbortController::new().map_err(|e| PortError::new(tool_error_text(&e)))?;
+            let controller =
+                AbortController::new().map_err(|e| PortError::new(tool_error_text(&e)))?;
             let options = Object::new();
             set(&options, "signal", controller.signal());
             let aborter = controller.clone();
@@ -103,7 +124,10 @@ pub fn tool_error_text(thrown: &JsValue) -> String {
             if message.is_empty() {
                 TOOL_FAILED_TEXT.to_string()
             } else {
-                format!("{TOOL_FAILED_TEXT} {}", truncate_chars(message, TOOL_ERROR_MESSAGE_CHARS_MAX))
+                format!(
+                    "{TOOL_FAILED_TEXT} {}",
+                    truncate_chars(message, TOOL_ERROR_MESSAGE_CHARS_MAX)
+                )
             }
         }
         None => TOOL_FAILED_TEXT.to_string(),
@@ -114,7 +138,9 @@ pub fn tool_error_text(thrown: &JsValue) -> String {
 fn is_tool_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= TOOL_NAME_CHARS_MAX
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// A JSON Schema object within the bounded-JSON limits.
@@ -137,8 +163,13 @@ fn result_text(result: &JsValue) -> Result<String, String> {
         return Ok(String::new());
     }
     // The host's own JSON.stringify, so the model reads exactly what a JS author expects.
-    match js_sys::JSON::stringify(result).ok().and_then(|t| t.as_string()) {
+    match js_sys::JSON::stringify(result)
+        .ok()
+        .and_then(|t| t.as_string())
+    {
         Some(text) => Ok(text),
-        None => Err(format!("{TOOL_FAILED_TEXT} It returned a value with no JSON form.")),
+        None => Err(format!(
+            "{TOOL_FAILED_TEXT} It returned a value with no JSON form."
+        )),
     }
 }

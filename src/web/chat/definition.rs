@@ -33,23 +33,45 @@ impl Definition {
         let chat = get(value, "chat");
         // `defineChat` returns the definition itself; a `{ chat }` wrapper is accepted too.
         let def = if chat.is_object() { &chat } else { value };
-        let id = get(def, "id").as_string().filter(|s| is_safe_id(s)).ok_or("definition id must be a SafeId")?;
+        let id = get(def, "id")
+            .as_string()
+            .filter(|s| is_safe_id(s))
+            .ok_or("definition id must be a SafeId")?;
         let revision = match get(def, "revision") {
             v if v.is_undefined() => 1,
-            v => to_json(&v).ok().as_ref().and_then(safe_uint).filter(|r| *r > 0).ok_or("definition revision must be a positive safe integer")?,
+            v => to_json(&v)
+                .ok()
+                .as_ref()
+                .and_then(safe_uint)
+                .filter(|r| *r > 0)
+                .ok_or("definition revision must be a positive safe integer")?,
         };
         let model: Rc<dyn ModelAdapter> = Rc::from(model_from_js(&get(def, "model"))?);
         let memory = Rc::new(JsChatMemory::new(get(def, "memory"))?);
         let tools = read_tools(&get(def, "tools"))?;
         let max_tool_iterations = match get(def, "maxToolIterations") {
             v if v.is_undefined() => limits::TOOL_ITERATIONS_MAX_DEFAULT,
-            v => v.as_f64().filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(limits::TOOL_ITERATIONS_MAX)).map(|n| n as u32).ok_or("maxToolIterations must be an integer within limits")?,
+            v => v
+                .as_f64()
+                .filter(|n| {
+                    n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(limits::TOOL_ITERATIONS_MAX)
+                })
+                .map(|n| n as u32)
+                .ok_or("maxToolIterations must be an integer within limits")?,
         };
         let initial_messages = match get(def, "initialMessages") {
             v if v.is_undefined() || v.is_null() => Vec::new(),
             v => decode_messages(&to_json(&v)?).map_err(|e| format!("initialMessages: {e}"))?,
         };
-        Ok(Self { id, revision, model, memory, tools: Rc::new(tools), max_tool_iterations, initial_messages })
+        Ok(Self {
+            id,
+            revision,
+            model,
+            memory,
+            tools: Rc::new(tools),
+            max_tool_iterations,
+            initial_messages,
+        })
     }
 
     /// What the controller needs from the definition.
@@ -65,6 +87,11 @@ fn read_tools(value: &JsValue) -> Result<Vec<Box<dyn Tool>>, String> {
     if value.is_undefined() || value.is_null() {
         return Ok(Vec::new());
     }
-    let array = value.dyn_ref::<js_sys::Array>().ok_or("tools must be an array")?;
-    array.iter().map(|t| JsTool::new(t).map(|t| Box::new(t) as Box<dyn Tool>)).collect()
+    let array = value
+        .dyn_ref::<js_sys::Array>()
+        .ok_or("tools must be an array")?;
+    array
+        .iter()
+        .map(|t| JsTool::new(t).map(|t| Box::new(t) as Box<dyn Tool>))
+        .collect()
 }

@@ -12,12 +12,17 @@ use wasm_bindgen_futures::future_to_promise;
 use web_sys::{AbortSignal, Request, Response};
 
 use crate::core::protocol::{decode_turn_event_text, BoundaryError, EventBody};
-use crate::core::session::{abandon_turn, claim_turn, resume_session, ClaimDecision, SessionEnvelope, SessionIdentity, TurnOutcome};
+use crate::core::session::{
+    abandon_turn, claim_turn, resume_session, ClaimDecision, SessionEnvelope, SessionIdentity,
+    TurnOutcome,
+};
 use crate::ports::session::SessionStorage;
 
 use super::definition::Definition;
 use super::http::{is_json_media_type, json_response, read_text_limited, BodyError};
-use super::js::{aborted, any_signal, call, get, race, timeout_signal, unless_aborted, within_ms, Either};
+use super::js::{
+    aborted, any_signal, call, get, race, timeout_signal, unless_aborted, within_ms, Either,
+};
 use super::options::HandlerOptions;
 use super::turn::{start_turn, Claimed, HostClock};
 use crate::web::adapters::JsSessionStorage;
@@ -55,7 +60,10 @@ impl Failure {
             Failure::Boundary(e) => (e.status(), e.diagnostic().error_body_json(None)),
             Failure::Replayed(outcome) => {
                 let e = BoundaryError::TurnReplayed;
-                (e.status(), e.diagnostic().error_body_json(Some(outcome.as_str())))
+                (
+                    e.status(),
+                    e.diagnostic().error_body_json(Some(outcome.as_str())),
+                )
             }
         };
         json_response(status, &body).unwrap_or_else(|_| bare_response(status))
@@ -91,7 +99,8 @@ pub(crate) struct Deadline {
 impl Deadline {
     fn new(request: &Request, timeout_ms: u32) -> Result<Self, Failure> {
         let timeout = timeout_signal(timeout_ms).map_err(|_| BoundaryError::Internal)?;
-        let signal = any_signal(&[&request.signal(), &timeout]).map_err(|_| BoundaryError::Internal)?;
+        let signal =
+            any_signal(&[&request.signal(), &timeout]).map_err(|_| BoundaryError::Internal)?;
         Ok(Self { signal, timeout })
     }
 
@@ -110,7 +119,10 @@ impl Deadline {
     }
 
     /// Runs a step under the deadline; an abort, or any failure once aborted, is 408/499.
-    pub(crate) async fn run<T>(&self, step: impl std::future::Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
+    pub(crate) async fn run<T>(
+        &self,
+        step: impl std::future::Future<Output = Result<T, Failure>>,
+    ) -> Result<T, Failure> {
         match unless_aborted(&self.signal, step).await {
             None => Err(self.reason().into()),
             Some(Err(Failure::Boundary(_))) if self.signal.aborted() => Err(self.reason().into()),
@@ -128,7 +140,9 @@ async fn handle(options: Rc<HandlerOptions>, request: Request) -> Result<Respons
     }
     let deadline = Deadline::new(&request, options.timeout_ms)?;
     let clock = HostClock::new(&options);
-    let (claimed, expected_cursor) = deadline.run(claim(&options, &request, &deadline, &clock)).await?;
+    let (claimed, expected_cursor) = deadline
+        .run(claim(&options, &request, &deadline, &clock))
+        .await?;
     write_claim(&options, &claimed, expected_cursor, &deadline, &clock).await?;
     start_turn(options, claimed, deadline, clock).await
 }
@@ -142,25 +156,37 @@ async fn claim(
     clock: &HostClock,
 ) -> Result<(Claimed, Option<u64>), Failure> {
     let context = authenticate(options, request, &deadline.signal).await?;
-    let text = read_text_limited(request, options.body_bytes_max).await.map_err(|e| match e {
-        BodyError::TooLarge => BoundaryError::TooLarge,
-        BodyError::Unreadable | BodyError::Failed => BoundaryError::InvalidJson,
-    })?;
+    let text = read_text_limited(request, options.body_bytes_max)
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge => BoundaryError::TooLarge,
+            BodyError::Unreadable | BodyError::Failed => BoundaryError::InvalidJson,
+        })?;
     if serde_json::from_str::<serde_json::Value>(&text).is_err() {
         return Err(BoundaryError::InvalidJson.into());
     }
     let event = decode_turn_event_text(&text).map_err(|_| BoundaryError::InvalidEvent)?;
-    let EventBody::Submit { input } = event.body else { return Err(BoundaryError::InvalidEvent.into()) };
+    let EventBody::Submit { input } = event.body else {
+        return Err(BoundaryError::InvalidEvent.into());
+    };
     let session_id = event.envelope.session_id;
     let turn_id = event.envelope.turn_id;
 
     let signal: &JsValue = deadline.signal.as_ref();
-    let definition_value = call(&options.resolve_definition, &[&context, &JsValue::from_str(&session_id), signal])
+    let definition_value = call(
+        &options.resolve_definition,
+        &[&context, &JsValue::from_str(&session_id), signal],
+    )
+    .await
+    .map_err(|_| BoundaryError::Internal)?;
+    let definition = Definition::from_js(&definition_value).map_err(|_| BoundaryError::Internal)?;
+    let storage_value = call(&options.session_storage, &[&context, signal])
         .await
         .map_err(|_| BoundaryError::Internal)?;
-    let definition = Definition::from_js(&definition_value).map_err(|_| BoundaryError::Internal)?;
-    let storage_value = call(&options.session_storage, &[&context, signal]).await.map_err(|_| BoundaryError::Internal)?;
-    let storage = Rc::new(JsSessionStorage::new(storage_value, Some(deadline.signal.clone())).map_err(|_| BoundaryError::Internal)?);
+    let storage = Rc::new(
+        JsSessionStorage::new(storage_value, Some(deadline.signal.clone()))
+            .map_err(|_| BoundaryError::Internal)?,
+    );
 
     let identity = SessionIdentity {
         session_id: session_id.clone(),
@@ -168,15 +194,34 @@ async fn claim(
         definition_revision: definition.revision,
         initial_conversation_state: None,
     };
-    let stored = storage.load(&session_id).await.map_err(|_| BoundaryError::Internal)?;
-    let resumed = resume_session(stored.as_ref(), &identity, clock.now_ms()).map_err(|_| BoundaryError::Internal)?;
-    let envelope = match claim_turn(&resumed.envelope, &turn_id, clock.now_ms(), options.lease_ms()) {
+    let stored = storage
+        .load(&session_id)
+        .await
+        .map_err(|_| BoundaryError::Internal)?;
+    let resumed = resume_session(stored.as_ref(), &identity, clock.now_ms())
+        .map_err(|_| BoundaryError::Internal)?;
+    let envelope = match claim_turn(
+        &resumed.envelope,
+        &turn_id,
+        clock.now_ms(),
+        options.lease_ms(),
+    ) {
         Ok(ClaimDecision::Claimed(envelope)) => envelope,
         Ok(ClaimDecision::Busy { .. }) => return Err(BoundaryError::SessionBusy.into()),
         Ok(ClaimDecision::Replayed { outcome }) => return Err(Failure::Replayed(outcome)),
         Err(_) => return Err(BoundaryError::Internal.into()),
     };
-    Ok((Claimed { envelope, storage, definition, input, turn_id, session_id }, resumed.expected_cursor))
+    Ok((
+        Claimed {
+            envelope,
+            storage,
+            definition,
+            input,
+            turn_id,
+            session_id,
+        },
+        resumed.expected_cursor,
+    ))
 }
 
 /// Step 5's one CAS write; a lost race is busy, never a retry loop. Not simply raced against
@@ -198,7 +243,14 @@ async fn write_claim(
         Either::Right(_) => {
             let budget_ms = options.cleanup_timeout_ms;
             if let Some(Ok(true)) = within_ms(budget_ms, save).await {
-                abandon(&claimed.storage, &claimed.envelope, &claimed.turn_id, clock.now_ms(), budget_ms).await;
+                abandon(
+                    &claimed.storage,
+                    &claimed.envelope,
+                    &claimed.turn_id,
+                    clock.now_ms(),
+                    budget_ms,
+                )
+                .await;
             }
             return Err(deadline.reason().into());
         }
@@ -212,9 +264,17 @@ async fn write_claim(
 }
 
 /// Step 2: the host's `authenticate(request, signal)`; absent means anonymous (`undefined`).
-async fn authenticate(options: &HandlerOptions, request: &Request, signal: &AbortSignal) -> Result<JsValue, Failure> {
-    let Some(authenticate) = &options.authenticate else { return Ok(JsValue::UNDEFINED) };
-    let result = call(authenticate, &[request.as_ref(), signal.as_ref()]).await.map_err(|_| BoundaryError::Internal)?;
+async fn authenticate(
+    options: &HandlerOptions,
+    request: &Request,
+    signal: &AbortSignal,
+) -> Result<JsValue, Failure> {
+    let Some(authenticate) = &options.authenticate else {
+        return Ok(JsValue::UNDEFINED);
+    };
+    let result = call(authenticate, &[request.as_ref(), signal.as_ref()])
+        .await
+        .map_err(|_| BoundaryError::Internal)?;
     if get(&result, "ok") == JsValue::TRUE {
         return Ok(get(&result, "context"));
     }
@@ -227,10 +287,20 @@ async fn authenticate(options: &HandlerOptions, request: &Request, signal: &Abor
 /// Releases a claimed lease without running the turn (a failure before the stream started):
 /// the lease is cleared by CAS at once, and the turn id stays free for a retry. Bounded by the
 /// cleanup budget, under a signal of its own (see [`cleanup_signal`]).
-pub(crate) async fn abandon(storage: &JsSessionStorage, claimed: &SessionEnvelope, turn_id: &str, now_ms: u64, budget_ms: u32) {
+pub(crate) async fn abandon(
+    storage: &JsSessionStorage,
+    claimed: &SessionEnvelope,
+    turn_id: &str,
+    now_ms: u64,
+    budget_ms: u32,
+) {
     if let Ok(next) = abandon_turn(claimed, turn_id, now_ms) {
         let storage = storage.with_signal(cleanup_signal(budget_ms));
-        let _ = within_ms(budget_ms, storage.save(&next.to_value(), Some(claimed.cursor))).await;
+        let _ = within_ms(
+            budget_ms,
+            storage.save(&next.to_value(), Some(claimed.cursor)),
+        )
+        .await;
     }
 }
 

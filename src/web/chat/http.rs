@@ -41,15 +41,23 @@ pub async fn read_text_limited(request: &Request, max_bytes: u64) -> Result<Stri
     if declared_length(request).is_some_and(|n| n > max_bytes as f64) {
         return Err(BodyError::TooLarge);
     }
-    let Some(body) = request.body() else { return Err(BodyError::Unreadable) };
-    let reader = call_method(&body, "getReader", &[]).await.map_err(|_| BodyError::Failed)?;
+    let Some(body) = request.body() else {
+        return Err(BodyError::Unreadable);
+    };
+    let reader = call_method(&body, "getReader", &[])
+        .await
+        .map_err(|_| BodyError::Failed)?;
     let mut bytes: Vec<u8> = Vec::new();
     loop {
-        let step = call_method(&reader, "read", &[]).await.map_err(|_| BodyError::Failed)?;
+        let step = call_method(&reader, "read", &[])
+            .await
+            .map_err(|_| BodyError::Failed)?;
         if get(&step, "done").is_truthy() {
             break;
         }
-        let chunk: Uint8Array = get(&step, "value").dyn_into().map_err(|_| BodyError::Failed)?;
+        let chunk: Uint8Array = get(&step, "value")
+            .dyn_into()
+            .map_err(|_| BodyError::Failed)?;
         if bytes.len() as u64 + u64::from(chunk.length()) > max_bytes {
             let _ = call_method(&reader, "cancel", &[]).await;
             return Err(BodyError::TooLarge);
@@ -63,15 +71,30 @@ pub async fn read_text_limited(request: &Request, max_bytes: u64) -> Result<Stri
 
 /// A JSON response with the boundary's standard headers.
 pub fn json_response(status: u16, body: &str) -> Result<Response, JsValue> {
-    respond(status, &JsValue::from_str(body), "application/json; charset=utf-8", &[])
+    respond(
+        status,
+        &JsValue::from_str(body),
+        "application/json; charset=utf-8",
+        &[],
+    )
 }
 
 /// The 200 NDJSON stream response.
 pub fn ndjson_response(stream: &ReadableStream) -> Result<Response, JsValue> {
-    respond(200, stream, "application/x-ndjson; charset=utf-8", &[("x-content-type-options", "nosniff")])
+    respond(
+        200,
+        stream,
+        "application/x-ndjson; charset=utf-8",
+        &[("x-content-type-options", "nosniff")],
+    )
 }
 
-fn respond(status: u16, body: &JsValue, content_type: &str, extra: &[(&str, &str)]) -> Result<Response, JsValue> {
+fn respond(
+    status: u16,
+    body: &JsValue,
+    content_type: &str,
+    extra: &[(&str, &str)],
+) -> Result<Response, JsValue> {
     let headers = Headers::new()?;
     headers.set("content-type", content_type)?;
     headers.set("cache-control", "no-store")?;

@@ -48,7 +48,8 @@ pub async fn call(f: &Function, args: &[&JsValue]) -> Result<JsValue, JsValue> {
 
 /// Calls the method `obj[key](args...)` and awaits it.
 pub async fn call_method(obj: &JsValue, key: &str, args: &[&JsValue]) -> Result<JsValue, JsValue> {
-    let f = get_fn(obj, key).ok_or_else(|| JsValue::from_str(&format!("{key} is not a function")))?;
+    let f =
+        get_fn(obj, key).ok_or_else(|| JsValue::from_str(&format!("{key} is not a function")))?;
     let array = js_sys::Array::new();
     for arg in args {
         array.push(arg);
@@ -89,8 +90,10 @@ pub fn aborted(signal: &AbortSignal) -> JsFuture {
 /// `AbortSignal.timeout(ms)`.
 pub fn timeout_signal(ms: u32) -> Result<AbortSignal, JsValue> {
     let ctor = get(&js_sys::global(), "AbortSignal");
-    let f = get_fn(&ctor, "timeout").ok_or_else(|| JsValue::from_str("AbortSignal.timeout is missing"))?;
-    f.call1(&ctor, &JsValue::from(ms))?.dyn_into::<AbortSignal>()
+    let f = get_fn(&ctor, "timeout")
+        .ok_or_else(|| JsValue::from_str("AbortSignal.timeout is missing"))?;
+    f.call1(&ctor, &JsValue::from(ms))?
+        .dyn_into::<AbortSignal>()
 }
 
 /// `AbortSignal.any(signals)`, or a controller that follows them where `any` is missing.

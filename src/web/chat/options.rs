@@ -24,7 +24,10 @@ pub struct HandlerOptions {
 impl HandlerOptions {
     /// The lease covers the whole turn plus three cleanup budgets (settle, save, release).
     pub fn lease_ms(&self) -> u64 {
-        limits::lease_ms(u64::from(self.timeout_ms), u64::from(self.cleanup_timeout_ms))
+        limits::lease_ms(
+            u64::from(self.timeout_ms),
+            u64::from(self.cleanup_timeout_ms),
+        )
     }
 
     pub fn from_js(options: &JsValue) -> Result<Self, JsValue> {
@@ -36,7 +39,11 @@ impl HandlerOptions {
             resolve_definition: required_fn(options, "resolveDefinition")?,
             session_storage: required_fn(options, "sessionStorage")?,
             timeout_ms: positive_ms(options, "timeoutMs", limits::TURN_TIMEOUT_MS_DEFAULT)?,
-            cleanup_timeout_ms: positive_ms(options, "cleanupTimeoutMs", limits::CLEANUP_TIMEOUT_MS_DEFAULT)?,
+            cleanup_timeout_ms: positive_ms(
+                options,
+                "cleanupTimeoutMs",
+                limits::CLEANUP_TIMEOUT_MS_DEFAULT,
+            )?,
             body_bytes_max: positive_int(options, "maxBodyBytes", limits::BODY_BYTES_MAX_DEFAULT)?,
             now: optional_fn(options, "now")?,
             create_id: optional_fn(options, "createId")?,
@@ -54,7 +61,10 @@ fn optional_fn(options: &JsValue, key: &str) -> Result<Option<Function>, JsValue
     if value.is_undefined() {
         return Ok(None);
     }
-    value.dyn_into::<Function>().map(Some).map_err(|_| invalid(&format!("{key} must be a function")))
+    value
+        .dyn_into::<Function>()
+        .map(Some)
+        .map_err(|_| invalid(&format!("{key} must be a function")))
 }
 
 fn required_fn(options: &JsValue, key: &str) -> Result<Function, JsValue> {
@@ -80,5 +90,10 @@ fn positive_ms(options: &JsValue, key: &str, default: u64) -> Result<u32, JsValu
     u32::try_from(ms)
         .ok()
         .filter(|ms| *ms <= limits::TIMER_MS_MAX)
-        .ok_or_else(|| invalid(&format!("{key} must be at most {} ms", limits::TIMER_MS_MAX)))
+        .ok_or_else(|| {
+            invalid(&format!(
+                "{key} must be at most {} ms",
+                limits::TIMER_MS_MAX
+            ))
+        })
 }

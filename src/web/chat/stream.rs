@@ -37,13 +37,18 @@ pub struct PullStream<T> {
 
 impl<T> Clone for PullStream<T> {
     fn clone(&self) -> Self {
-        Self { inner: self.inner.clone() }
+        Self {
+            inner: self.inner.clone(),
+        }
     }
 }
 
 impl<T: 'static> PullStream<T> {
     /// Builds the stream. `on_cancel` runs once if the consumer cancels the body.
-    pub fn new(encode: Encoder<T>, on_cancel: Box<dyn FnOnce()>) -> Result<(Self, web_sys::ReadableStream), JsValue> {
+    pub fn new(
+        encode: Encoder<T>,
+        on_cancel: Box<dyn FnOnce()>,
+    ) -> Result<(Self, web_sys::ReadableStream), JsValue> {
         let inner = Rc::new(RefCell::new(Inner {
             slot: Coalescer::new(),
             encode,
@@ -54,7 +59,9 @@ impl<T: 'static> PullStream<T> {
         }));
         let source = Object::new();
         let pull_inner = inner.clone();
-        let pull = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |controller: JsValue| pull_once(&pull_inner, controller));
+        let pull = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |controller: JsValue| {
+            pull_once(&pull_inner, controller)
+        });
         let cancel_inner = inner.clone();
         let cancel = Closure::<dyn FnMut(JsValue)>::new(move |_reason: JsValue| {
             let callback = {
@@ -137,7 +144,9 @@ fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &JsValue) -> bool {
         },
         Take::Empty => return false,
     };
-    let Some(bytes) = (state.encode)(item, is_last) else { return false };
+    let Some(bytes) = (state.encode)(item, is_last) else {
+        return false;
+    };
     let chunk = Uint8Array::from(bytes.as_slice());
     drop(guard);
     invoke(controller, "enqueue", &chunk);

@@ -11,8 +11,8 @@ use web_sys::Response;
 
 use crate::core::chat::controller::{ChatController, ChatStatus};
 use crate::core::protocol::{
-    encode_turn_event_line, BoundaryError, Envelope, EventBody, Lineage, SnapshotPayload, TurnDiagnostic, TurnEvent,
-    TurnStatus, Usage,
+    encode_turn_event_line, BoundaryError, Envelope, EventBody, Lineage, SnapshotPayload,
+    TurnDiagnostic, TurnEvent, TurnStatus, Usage,
 };
 use crate::core::sequence::TurnSequencer;
 use crate::core::session::{release_turn, SessionEnvelope, TurnOutcome};
@@ -24,9 +24,9 @@ use super::definition::Definition;
 use super::handler::{abandon, cleanup_signal, Deadline, Failure};
 use super::http::ndjson_response;
 use super::js::{get_fn, within_ms};
-use crate::turn::{begin_turn, drive_turn, TurnPorts};
 use super::options::HandlerOptions;
 use super::stream::PullStream;
+use crate::turn::{begin_turn, drive_turn, TurnPorts};
 
 /// A turn whose lease is ours (the claim was CAS-saved).
 pub(crate) struct Claimed {
@@ -48,7 +48,11 @@ pub(crate) struct HostClock {
 
 impl HostClock {
     pub fn new(options: &HandlerOptions) -> Self {
-        Self { now: options.now.clone(), create_id: options.create_id.clone(), counter: Rc::default() }
+        Self {
+            now: options.now.clone(),
+            create_id: options.create_id.clone(),
+            counter: Rc::default(),
+        }
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -56,19 +60,26 @@ impl HostClock {
             Some(now) => now.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()),
             None => Some(js_sys::Date::now()),
         };
-        value.filter(|n| n.is_finite() && *n >= 0.0).map_or(0, |n| n as u64)
+        value
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map_or(0, |n| n as u64)
     }
 
     /// A fresh SafeId from the host, or a counter-based one if the host's id is unusable.
     pub fn new_id(&self) -> String {
         let from_host = match &self.create_id {
-            Some(create) => create.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_string()),
+            Some(create) => create
+                .call0(&JsValue::UNDEFINED)
+                .ok()
+                .and_then(|v| v.as_string()),
             None => random_uuid(),
         };
-        from_host.filter(|id| crate::core::checks::is_safe_id(id)).unwrap_or_else(|| {
-            self.counter.set(self.counter.get() + 1);
-            format!("id-{}-{}", self.now_ms(), self.counter.get())
-        })
+        from_host
+            .filter(|id| crate::core::checks::is_safe_id(id))
+            .unwrap_or_else(|| {
+                self.counter.set(self.counter.get() + 1);
+                format!("id-{}-{}", self.now_ms(), self.counter.get())
+            })
     }
 }
 
@@ -86,7 +97,10 @@ impl Ids for HostClock {
 
 fn random_uuid() -> Option<String> {
     let crypto = super::js::get(&js_sys::global(), "crypto");
-    get_fn(&crypto, "randomUUID")?.call0(&crypto).ok()?.as_string()
+    get_fn(&crypto, "randomUUID")?
+        .call0(&crypto)
+        .ok()?
+        .as_string()
 }
 
 /// One line of the response body, encoded when a reader takes it.
@@ -121,29 +135,68 @@ pub(crate) async fn start_turn(
     deadline: Deadline,
     clock: HostClock,
 ) -> Result<Response, Failure> {
-    let memory = claimed.definition.memory.with_signal(Some(deadline.signal.clone()));
-    let loaded = deadline.run(async { memory.load().await.map_err(|_| BoundaryError::Internal.into()) }).await;
+    let memory = claimed
+        .definition
+        .memory
+        .with_signal(Some(deadline.signal.clone()));
+    let loaded = deadline
+        .run(async {
+            memory
+                .load()
+                .await
+                .map_err(|_| BoundaryError::Internal.into())
+        })
+        .await;
     let history = match loaded {
         Ok(messages) if messages.is_empty() => claimed.definition.initial_messages.clone(),
         Ok(messages) => messages,
         Err(failure) => {
-            abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms(), options.cleanup_timeout_ms).await;
+            abandon(
+                claimed.storage.as_ref(),
+                &claimed.envelope,
+                &claimed.turn_id,
+                clock.now_ms(),
+                options.cleanup_timeout_ms,
+            )
+            .await;
             return Err(failure);
         }
     };
-    let controller = RefCell::new(ChatController::new(claimed.definition.chat_config(), history));
-    let send_ports = TurnPorts { model: claimed.definition.model.as_ref(), tools: &[], clock: &clock, ids: &clock };
+    let controller = RefCell::new(ChatController::new(
+        claimed.definition.chat_config(),
+        history,
+    ));
+    let send_ports = TurnPorts {
+        model: claimed.definition.model.as_ref(),
+        tools: &[],
+        clock: &clock,
+        ids: &clock,
+    };
     let first = match begin_turn(&controller, &claimed.input, send_ports) {
         Ok(action) => action,
         Err(_) => {
-            abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms(), options.cleanup_timeout_ms).await;
+            abandon(
+                claimed.storage.as_ref(),
+                &claimed.envelope,
+                &claimed.turn_id,
+                clock.now_ms(),
+                options.cleanup_timeout_ms,
+            )
+            .await;
             return Err(BoundaryError::InvalidEvent.into());
         }
     };
     let sequencer = match TurnSequencer::new(claimed.envelope.cursor) {
         Ok(s) => s,
         Err(_) => {
-            abandon(claimed.storage.as_ref(), &claimed.envelope, &claimed.turn_id, clock.now_ms(), options.cleanup_timeout_ms).await;
+            abandon(
+                claimed.storage.as_ref(),
+                &claimed.envelope,
+                &claimed.turn_id,
+                clock.now_ms(),
+                options.cleanup_timeout_ms,
+            )
+            .await;
             return Err(BoundaryError::Internal.into());
         }
     };
@@ -160,7 +213,14 @@ pub(crate) async fn start_turn(
         Ok(pair) => pair,
         Err(_) => {
             let t = &turn.claimed;
-            abandon(t.storage.as_ref(), &t.envelope, &t.turn_id, turn.clock.now_ms(), turn.options.cleanup_timeout_ms).await;
+            abandon(
+                t.storage.as_ref(),
+                &t.envelope,
+                &t.turn_id,
+                turn.clock.now_ms(),
+                turn.options.cleanup_timeout_ms,
+            )
+            .await;
             return Err(BoundaryError::Internal.into());
         }
     };
@@ -168,24 +228,44 @@ pub(crate) async fn start_turn(
     let response = ndjson_response(&body).map_err(|_| Failure::Boundary(BoundaryError::Internal));
     let task_turn = turn.clone();
     spawn_local(async move {
-        let tools: Vec<&dyn Tool> = task_turn.claimed.definition.tools.iter().map(|t| t.as_ref()).collect();
+        let tools: Vec<&dyn Tool> = task_turn
+            .claimed
+            .definition
+            .tools
+            .iter()
+            .map(|t| t.as_ref())
+            .collect();
         let ports = TurnPorts {
             model: task_turn.claimed.definition.model.as_ref(),
             tools: &tools,
             clock: &task_turn.clock,
             ids: &task_turn.clock,
         };
-        drive_turn(&task_turn.controller, first, ports, &task_turn.stop, &mut |_, _| stream.publish(Line::State)).await;
+        drive_turn(
+            &task_turn.controller,
+            first,
+            ports,
+            &task_turn.stop,
+            &mut |_, _| stream.publish(Line::State),
+        )
+        .await;
         finish(&task_turn, &stream).await;
         drop(deadline);
     });
     response
 }
 
-fn build_stream(turn: &Rc<Turn>, mut sequencer: TurnSequencer) -> Result<(PullStream<Line>, web_sys::ReadableStream), JsValue> {
+fn build_stream(
+    turn: &Rc<Turn>,
+    mut sequencer: TurnSequencer,
+) -> Result<(PullStream<Line>, web_sys::ReadableStream), JsValue> {
     let encoder_turn = turn.clone();
     let encode = Box::new(move |line: Line, is_last: bool| {
-        let sequence = if is_last { Some(sequencer.next_final()) } else { sequencer.next_intermediate() }?;
+        let sequence = if is_last {
+            Some(sequencer.next_final())
+        } else {
+            sequencer.next_intermediate()
+        }?;
         Some(encoder_turn.encode(line, sequence).into_bytes())
     });
     let cancel_turn = Rc::downgrade(turn);
@@ -205,12 +285,18 @@ fn watch_deadline(turn: &Rc<Turn>, deadline: &Deadline) {
     let timeout = deadline.timeout_signal();
     let on_abort = Closure::once_into_js(move || {
         if let Some(turn) = weak.upgrade() {
-            let reason = if timeout.aborted() { StopReason::Deadline } else { StopReason::ClientAbort };
+            let reason = if timeout.aborted() {
+                StopReason::Deadline
+            } else {
+                StopReason::ClientAbort
+            };
             turn.request_stop(reason);
         }
     });
     if signal.aborted() {
-        let _ = on_abort.dyn_ref::<Function>().map(|f| f.call0(&JsValue::UNDEFINED));
+        let _ = on_abort
+            .dyn_ref::<Function>()
+            .map(|f| f.call0(&JsValue::UNDEFINED));
     } else if let Some(add) = get_fn(&signal, "addEventListener") {
         let _ = add.call2(&signal, &JsValue::from_str("abort"), &on_abort);
     }
@@ -256,16 +342,20 @@ impl Turn {
                 completion_tokens: state.usage.completion_tokens,
                 total_tokens: state.usage.total_tokens,
             },
-            error: state.error.map(|_| BoundaryError::ChatTurnFailed.diagnostic()),
+            error: state
+                .error
+                .map(|_| BoundaryError::ChatTurnFailed.diagnostic()),
             lineage: Some(Lineage::Submit),
         }
     }
-
 }
 
 /// In-stream diagnostics are always retryable (the response had already started).
 fn in_stream(error: BoundaryError) -> TurnDiagnostic {
-    TurnDiagnostic { retryable: true, ..error.diagnostic() }
+    TurnDiagnostic {
+        retryable: true,
+        ..error.diagnostic()
+    }
 }
 
 /// Cleanup, once: save messages (bounded), release the lease by CAS (bounded), then close the
@@ -273,14 +363,34 @@ fn in_stream(error: BoundaryError) -> TurnDiagnostic {
 async fn finish(turn: &Turn, stream: &PullStream<Line>) {
     let budget_ms = turn.options.cleanup_timeout_ms;
     let messages = turn.controller.borrow().state().messages.clone();
-    let memory = turn.claimed.definition.memory.with_signal(cleanup_signal(budget_ms));
-    let saved = matches!(within_ms(budget_ms, memory.save(&messages)).await, Some(Ok(())));
-    let outcome = if saved { TurnOutcome::Completed } else { TurnOutcome::Indeterminate };
+    let memory = turn
+        .claimed
+        .definition
+        .memory
+        .with_signal(cleanup_signal(budget_ms));
+    let saved = matches!(
+        within_ms(budget_ms, memory.save(&messages)).await,
+        Some(Ok(()))
+    );
+    let outcome = if saved {
+        TurnOutcome::Completed
+    } else {
+        TurnOutcome::Indeterminate
+    };
     let claimed = &turn.claimed;
-    let released = match release_turn(&claimed.envelope, &claimed.turn_id, outcome, turn.clock.now_ms()) {
+    let released = match release_turn(
+        &claimed.envelope,
+        &claimed.turn_id,
+        outcome,
+        turn.clock.now_ms(),
+    ) {
         Ok(next) => {
             let storage = claimed.storage.with_signal(cleanup_signal(budget_ms));
-            within_ms(budget_ms, storage.save(&next.to_value(), Some(claimed.envelope.cursor))).await
+            within_ms(
+                budget_ms,
+                storage.save(&next.to_value(), Some(claimed.envelope.cursor)),
+            )
+            .await
         }
         Err(_) => None,
     };

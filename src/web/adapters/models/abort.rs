@@ -10,7 +10,9 @@ pub struct AbortOnDrop {
 impl AbortOnDrop {
     /// A fresh controller; `None` only where the host has no `AbortController` at all.
     pub fn new() -> Option<Self> {
-        AbortController::new().ok().map(|c| Self { controller: Some(c) })
+        AbortController::new().ok().map(|c| Self {
+            controller: Some(c),
+        })
     }
 
     pub fn signal(&self) -> Option<AbortSignal> {

@@ -38,14 +38,21 @@ pub struct JsModel {
 impl JsModel {
     pub fn from_js(value: &JsValue) -> Result<Self, String> {
         let stream = get_fn(value, "stream").ok_or("model.stream must be a function")?;
-        Ok(Self { host: value.clone(), stream })
+        Ok(Self {
+            host: value.clone(),
+            stream,
+        })
     }
 }
 
 impl ModelAdapter for JsModel {
-    fn start(&self, request: ModelRequest) -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>> {
+    fn start(
+        &self,
+        request: ModelRequest,
+    ) -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>> {
         Box::pin(async move {
-            let abort = AbortOnDrop::new().ok_or_else(|| PortError::new("AbortController is missing"))?;
+            let abort =
+                AbortOnDrop::new().ok_or_else(|| PortError::new("AbortController is missing"))?;
             let options = Object::new();
             if let Some(signal) = abort.signal() {
                 set(&options, "signal", signal);
@@ -54,10 +61,15 @@ impl ModelAdapter for JsModel {
             let iterable = resolve(self.stream.apply(&self.host, &args))
                 .await
                 .map_err(|e| port_error("model.stream", &e))?;
-            let iterator = iterator_of(&iterable)
-                .ok_or_else(|| PortError::new("model.stream must return an async iterable of chunks"))?;
-            Ok(Box::new(JsModelStream { abort, iterator, done: false, finished: false })
-                as Box<dyn ModelStream>)
+            let iterator = iterator_of(&iterable).ok_or_else(|| {
+                PortError::new("model.stream must return an async iterable of chunks")
+            })?;
+            Ok(Box::new(JsModelStream {
+                abort,
+                iterator,
+                done: false,
+                finished: false,
+            }) as Box<dyn ModelStream>)
         })
     }
 }
@@ -113,7 +125,10 @@ impl ModelStream for JsModelStream {
                     return None;
                 }
                 self.finished = true;
-                return Some(Ok(ModelChunk::Finish { reason: FinishReason::Stop, usage: None }));
+                return Some(Ok(ModelChunk::Finish {
+                    reason: FinishReason::Stop,
+                    usage: None,
+                }));
             }
             let chunk = to_json(&get(&result, "value"))
                 .map_err(|_| "it has no JSON form".to_string())
@@ -126,7 +141,9 @@ impl ModelStream for JsModelStream {
                     }
                     Some(Ok(chunk))
                 }
-                Err(why) => self.fail(PortError::new(format!("the model yielded an invalid chunk: {why}"))),
+                Err(why) => self.fail(PortError::new(format!(
+                    "the model yielded an invalid chunk: {why}"
+                ))),
             }
         })
     }
@@ -183,7 +200,10 @@ pub fn chunk_from_value(value: &Value) -> Result<ModelChunk, String> {
     let chunk = value.as_object().ok_or("a chunk must be an object")?;
     match chunk.get("type").and_then(Value::as_str) {
         Some("text") => {
-            let text = chunk.get("text").and_then(Value::as_str).ok_or("a text chunk needs a string text")?;
+            let text = chunk
+                .get("text")
+                .and_then(Value::as_str)
+                .ok_or("a text chunk needs a string text")?;
             Ok(ModelChunk::Text(text.to_owned()))
         }
         Some("tool-call") => tool_call(chunk),
@@ -202,7 +222,9 @@ fn tool_call(chunk: &Map<String, Value>) -> Result<ModelChunk, String> {
         match chunk.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(format!("a tool-call chunk's {key} must be a string when given")),
+            Some(_) => Err(format!(
+                "a tool-call chunk's {key} must be a string when given"
+            )),
         }
     };
     Ok(ModelChunk::ToolCall {
@@ -230,7 +252,10 @@ fn finish(chunk: &Map<String, Value>) -> Result<ModelChunk, String> {
 }
 
 fn usage(value: &Value) -> Result<Usage, String> {
-    let bad = || "usage must be { promptTokens, completionTokens, totalTokens? } of integers >= 0".to_string();
+    let bad = || {
+        "usage must be { promptTokens, completionTokens, totalTokens? } of integers >= 0"
+            .to_string()
+    };
     let count = |key: &str| value.get(key).and_then(safe_uint).ok_or_else(bad);
     let mut usage = Usage::new(count("promptTokens")?, count("completionTokens")?);
     match value.get("totalTokens") {

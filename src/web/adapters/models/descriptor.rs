@@ -5,8 +5,8 @@
 use wasm_bindgen::prelude::*;
 
 use crate::core::limits::{
-    DEMO_CHUNK_DELAY_MS_DEFAULT, DEMO_CHUNK_DELAY_MS_MAX, MODEL_API_KEY_CHARS_MAX, MODEL_BASE_URL_CHARS_MAX,
-    MODEL_NAME_CHARS_MAX,
+    DEMO_CHUNK_DELAY_MS_DEFAULT, DEMO_CHUNK_DELAY_MS_MAX, MODEL_API_KEY_CHARS_MAX,
+    MODEL_BASE_URL_CHARS_MAX, MODEL_NAME_CHARS_MAX,
 };
 use crate::web::chat::js::get;
 
@@ -22,8 +22,12 @@ pub fn chunk_delay_ms(descriptor: &JsValue) -> Result<u32, String> {
         return Ok(DEMO_CHUNK_DELAY_MS_DEFAULT);
     }
     match value.as_f64() {
-        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(DEMO_CHUNK_DELAY_MS_MAX)).contains(&n) => Ok(n as u32),
-        _ => Err(format!("chunkDelayMs must be an integer from 0 to {DEMO_CHUNK_DELAY_MS_MAX}")),
+        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(DEMO_CHUNK_DELAY_MS_MAX)).contains(&n) => {
+            Ok(n as u32)
+        }
+        _ => Err(format!(
+            "chunkDelayMs must be an integer from 0 to {DEMO_CHUNK_DELAY_MS_MAX}"
+        )),
     }
 }
 
@@ -50,24 +54,37 @@ impl std::fmt::Debug for OpenAiSettings {
 }
 
 pub fn openai_settings(descriptor: &JsValue) -> Result<OpenAiSettings, String> {
-    let base_url = get(descriptor, "baseUrl").as_string().ok_or("baseUrl must be a string")?;
+    let base_url = get(descriptor, "baseUrl")
+        .as_string()
+        .ok_or("baseUrl must be a string")?;
     let base_url = base_url.trim_end_matches('/').to_string();
     let scheme_ok = base_url.starts_with("http://") || base_url.starts_with("https://");
-    if !scheme_ok || base_url.len() > MODEL_BASE_URL_CHARS_MAX || base_url.chars().any(char::is_whitespace) {
-        return Err(format!("baseUrl must be an http(s) URL of at most {MODEL_BASE_URL_CHARS_MAX} characters"));
+    if !scheme_ok
+        || base_url.len() > MODEL_BASE_URL_CHARS_MAX
+        || base_url.chars().any(char::is_whitespace)
+    {
+        return Err(format!(
+            "baseUrl must be an http(s) URL of at most {MODEL_BASE_URL_CHARS_MAX} characters"
+        ));
     }
     let model = get(descriptor, "model").as_string().unwrap_or_default();
     if model.is_empty() || model.chars().count() > MODEL_NAME_CHARS_MAX {
-        return Err(format!("model must be a non-empty string of at most {MODEL_NAME_CHARS_MAX} characters"));
+        return Err(format!(
+            "model must be a non-empty string of at most {MODEL_NAME_CHARS_MAX} characters"
+        ));
     }
     let key = get(descriptor, "apiKey");
     let api_key = if key.is_undefined() || key.is_null() {
         None
     } else {
-        let key = key.as_string().ok_or("apiKey must be a string when given")?;
+        let key = key
+            .as_string()
+            .ok_or("apiKey must be a string when given")?;
         let printable = key.chars().all(|c| (' '..='~').contains(&c));
         if key.is_empty() || key.len() > MODEL_API_KEY_CHARS_MAX || !printable {
-            return Err(format!("apiKey must be 1 to {MODEL_API_KEY_CHARS_MAX} printable ASCII characters"));
+            return Err(format!(
+                "apiKey must be 1 to {MODEL_API_KEY_CHARS_MAX} printable ASCII characters"
+            ));
         }
         Some(key)
     };
@@ -77,5 +94,10 @@ pub fn openai_settings(descriptor: &JsValue) -> Result<OpenAiSettings, String> {
         None if usage.is_undefined() => false,
         None => return Err("includeUsage must be a boolean when given".into()),
     };
-    Ok(OpenAiSettings { base_url, api_key, model, include_usage })
+    Ok(OpenAiSettings {
+        base_url,
+        api_key,
+        model,
+        include_usage,
+    })
 }

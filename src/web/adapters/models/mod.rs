@@ -16,8 +16,8 @@ mod demo;
 mod descriptor;
 mod openai;
 
-pub use custom::JsModel;
 pub use crate::turn::DemoModel;
+pub use custom::JsModel;
 pub use demo::demo_model_from_descriptor;
 pub use descriptor::{DEMO_KIND, OPENAI_COMPATIBLE_KIND};
 pub use openai::OpenAiModel;

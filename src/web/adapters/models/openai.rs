@@ -62,11 +62,16 @@ impl OpenAiModel {
 }
 
 impl ModelAdapter for OpenAiModel {
-    fn start(&self, request: ModelRequest) -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>> {
+    fn start(
+        &self,
+        request: ModelRequest,
+    ) -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>> {
         Box::pin(async move {
-            let abort = AbortOnDrop::new().ok_or_else(|| PortError::new("AbortController is missing"))?;
+            let abort =
+                AbortOnDrop::new().ok_or_else(|| PortError::new("AbortController is missing"))?;
             let global = js_sys::global();
-            let fetch = get_fn(&global, "fetch").ok_or_else(|| PortError::new("the global fetch is missing"))?;
+            let fetch = get_fn(&global, "fetch")
+                .ok_or_else(|| PortError::new("the global fetch is missing"))?;
             let init = self.fetch_init(&request, &abort);
             let url = JsValue::from_str(&self.endpoint());
             let response = resolve(fetch.call2(&global, &url, &init))
@@ -76,7 +81,9 @@ impl ModelAdapter for OpenAiModel {
             let body = get(&response, "body");
             if !(200.0..300.0).contains(&status) {
                 cancel_quietly(&body);
-                return Err(PortError::new(format!("the model endpoint answered HTTP {status}")));
+                return Err(PortError::new(format!(
+                    "the model endpoint answered HTTP {status}"
+                )));
             }
             let reader = call_method(&body, "getReader", &[])
                 .await
@@ -107,7 +114,9 @@ impl OpenAiModelStream {
     /// The next network read: `Ok(None)` at the end of the body.
     async fn read(&self) -> Result<Option<Vec<u8>>, PortError> {
         let broke = || PortError::new("the model stream broke off");
-        let result = call_method(&self.reader, "read", &[]).await.map_err(|_| broke())?;
+        let result = call_method(&self.reader, "read", &[])
+            .await
+            .map_err(|_| broke())?;
         if get(&result, "done").as_bool() == Some(true) {
             return Ok(None);
         }
