@@ -177,6 +177,35 @@ fn parallel_calls_are_ordered_by_index_and_missing_ids_are_drawn() {
 }
 
 #[test]
+fn a_repeated_tool_call_id_gets_a_fresh_one_so_results_match_their_call() {
+    // Two different calls (indexes 0 and 1) under one id: results are matched by id, so the
+    // later call gets a drawn id instead of sharing the first one's.
+    check(
+        config(5),
+        &mut scripted(
+            vec![
+                call(0, Some("same"), Some("lookup"), r#"{"q":"a"}"#),
+                call(1, Some("same"), Some("lookup"), r#"{"q":"b"}"#),
+            ],
+            vec![text("ok")],
+        ),
+        Expected {
+            messages: &[
+                r#"user complete "hi""#,
+                r#"assistant complete """#,
+                r#"  call same lookup {"q":"a"} complete result="found a""#,
+                r#"  call call-3 lookup {"q":"b"} complete result="found b""#,
+                r#"tool complete "found a" for same"#,
+                r#"tool complete "found b" for call-3"#,
+                r#"assistant complete "ok""#,
+            ],
+            status: ChatStatus::Complete,
+            error: None,
+        },
+    );
+}
+
+#[test]
 fn bad_arguments_and_unknown_tools_become_call_errors_the_model_reads() {
     let unknown = format!("{UNKNOWN_TOOL:?}");
     let bad_args = format!("{ARGS_NOT_OBJECT:?}");

@@ -260,9 +260,11 @@ impl ChatController {
         let assistant = *assistant;
         if outstanding.iter().any(|o| o == id)
             && self.set_call(assistant, id, |c| {
-                let changed = c.status == ToolCallStatus::Pending;
-                c.status = ToolCallStatus::Running;
-                changed
+                let pending = c.status == ToolCallStatus::Pending;
+                if pending {
+                    c.status = ToolCallStatus::Running;
+                }
+                pending
             })
         {
             self.bump();

@@ -85,10 +85,23 @@ impl PendingCalls {
         self.calls.is_empty()
     }
 
-    /// Takes every call, ordered by index.
+    /// Takes every call, ordered by index. A call whose id repeats an earlier call's id loses
+    /// it (a fresh one is drawn in [`resolve`]): results are matched to calls by id, so ids must
+    /// be unique within one response, whatever the model sent.
     pub fn take(&mut self) -> Vec<PendingCall> {
         let mut calls = std::mem::take(&mut self.calls);
         calls.sort_by_key(|c| c.index);
+        let mut seen: Vec<String> = Vec::with_capacity(calls.len());
+        for call in &mut calls {
+            match call.id.take() {
+                Some(id) if seen.contains(&id) => {}
+                Some(id) => {
+                    seen.push(id.clone());
+                    call.id = Some(id);
+                }
+                None => {}
+            }
+        }
         calls
     }
 }
