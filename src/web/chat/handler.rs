@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::{AbortSignal, Request, Response};
 
-use crate::core::protocol::{decode_turn_event_text, BoundaryError, EventBody};
+use crate::core::protocol::{decode_turn_event, BoundaryError, EventBody};
 use crate::core::session::{
     abandon_turn, claim_turn, resume_session, ClaimDecision, SessionEnvelope, SessionIdentity,
     TurnOutcome,
@@ -162,10 +162,9 @@ async fn claim(
             BodyError::TooLarge => BoundaryError::TooLarge,
             BodyError::Unreadable | BodyError::Failed => BoundaryError::InvalidJson,
         })?;
-    if serde_json::from_str::<serde_json::Value>(&text).is_err() {
-        return Err(BoundaryError::InvalidJson.into());
-    }
-    let event = decode_turn_event_text(&text).map_err(|_| BoundaryError::InvalidEvent)?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|_| BoundaryError::InvalidJson)?;
+    let event = decode_turn_event(&json).map_err(|_| BoundaryError::InvalidEvent)?;
     let EventBody::Submit { input } = event.body else {
         return Err(BoundaryError::InvalidEvent.into());
     };
