@@ -19,6 +19,28 @@ macro_rules! wasm_tests {
     };
 }
 
+/// Every check of this module, as tests of the including file (Node or Chromium).
+macro_rules! all_export_tests {
+    () => {
+        wasm_tests!(
+            version_is_the_crate_version,
+            decode_turn_event_table,
+            decode_returns_the_canonical_event,
+            encode_turn_event_round_trips,
+            encode_turn_event_throws_a_clear_error,
+            snapshot_cursor_accepts_only_newer_snapshots_of_its_session,
+            snapshot_cursor_rejects_a_bad_session_id,
+            decode_session_snapshot_table,
+            resume_chat_session_table,
+            resume_chat_session_throws_for_a_malformed_call,
+        );
+        wasm_tests!(
+            async memory_session_storage_is_compare_and_set,
+            memory_session_storage_rejects_bad_calls
+        );
+    };
+}
+
 pub const SUBMIT: &str = r#"{"protocol":"agentskit.chat.turn","version":1,"eventId":"e1","sessionId":"s1","turnId":"t1","sequence":0,"emittedAt":"2026-07-11T03:00:00.000Z","event":"client.turn.submit","payload":{"input":"hello"}}"#;
 
 /// A snapshot of session `s1` with `sequence` (one complete user message).
