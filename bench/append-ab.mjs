@@ -1,0 +1,76 @@
+// A/B benchmark (a script, not a test): one acknowledged append at a time against the session
+// stream Worker on the workerd binary, the working tree (B) against a git revision (A) of the
+// files that make up the append path, in interleaved rounds so machine drift hits both alike.
+//
+//   node bench/append-ab.mjs [REV] [--pkg DIR]
+//
+// REV (default HEAD) supplies A's js/cloudflare/*.mjs; --pkg DIR supplies A's pkg/ files (a copy
+// of an earlier build), else A uses the current pkg/. Prints each side's median rate and p50/p90
+// latency and the workerd process's CPU time per append (user + system, from /proc) over BENCH_ROUNDS (default 5) rounds of BENCH_APPENDS (default 1000) appends, and B/A.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpuMs } from './proc-cpu.mjs';
+import { join } from 'node:path';
+import { ROOT, removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { serveWorkerd } from './workerd-serve.mjs';
+
+const args = process.argv.slice(2);
+const pkgAt = args.indexOf('--pkg');
+const pkgDir = pkgAt >= 0 ? args.splice(pkgAt, 2)[1] : null;
+const rev = args[0] ?? 'HEAD';
+const APPENDS = Number(process.env.BENCH_APPENDS ?? 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const FILES = ['js/cloudflare/session-stream.mjs', 'js/cloudflare/worker.mjs'];
+
+const overrides = {};
+for (const file of FILES) overrides[file] = execFileSync('git', ['show', `${rev}:${file}`], { cwd: ROOT, encoding: 'utf8' });
+if (pkgDir) {
+  overrides['pkg/turnkeep.js'] = readFileSync(join(pkgDir, 'turnkeep.js'), 'utf8');
+  overrides['pkg/turnkeep_bg.wasm'] = readFileSync(join(pkgDir, 'turnkeep_bg.wasm'));
+}
+
+const message = (i) => JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `word ${i} ` });
+
+async function run({ baseUrl, pid }, name) {
+  const url = `${baseUrl}/v1/stream/${name}`;
+  const created = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' } });
+  if (created.status !== 201) throw new Error(`PUT: HTTP ${created.status}`);
+  const times = [];
+  const cpuBefore = cpuMs(pid);
+  const started = performance.now();
+  for (let i = 0; i < APPENDS; i++) {
+    const t = performance.now();
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: message(i) });
+    await r.arrayBuffer();
+    if (r.status !== 204) throw new Error(`append ${i}: HTTP ${r.status}`);
+    times.push(performance.now() - t);
+  }
+  const rate = APPENDS / ((performance.now() - started) / 1000);
+  const cpu = ((cpuMs(pid) - cpuBefore) * 1000) / APPENDS;
+  times.sort((a, b) => a - b);
+  return { rate, cpu, p50: times[Math.floor(APPENDS / 2)] * 1000, p90: times[Math.floor(APPENDS * 0.9)] * 1000 };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const dir = tempDir('turnkeep-ab-');
+const vars = { STREAMS_PUBLIC: '1' };
+const sides = [
+  { label: `A (${rev}${pkgDir ? ` + ${pkgDir}` : ''})`, server: await serveWorkerd({ persistDir: join(dir, 'a'), vars, overrides }), runs: [] },
+  { label: 'B (working tree)', server: await serveWorkerd({ persistDir: join(dir, 'b'), vars }), runs: [] },
+];
+try {
+  for (const side of sides) await run(side.server, 'warmup');
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const side of sides) side.runs.push(await run(side.server, `r${i}`));
+  }
+} finally {
+  for (const side of sides) await side.server.stop();
+  removeDir(dir);
+}
+console.log(`${APPENDS} sequential appends x ${ROUNDS} interleaved rounds, workerd binary, global fetch (keep-alive)`);
+const summary = sides.map(({ label, runs }) => {
+  const s = { rate: median(runs.map((r) => r.rate)), cpu: median(runs.map((r) => r.cpu)), p50: median(runs.map((r) => r.p50)), p90: median(runs.map((r) => r.p90)) };
+  console.log(`${label.padEnd(40)} ${`${Math.round(s.rate)}/s`.padStart(9)}  p50 ${Math.round(s.p50)} us  p90 ${Math.round(s.p90)} us  workerd CPU ${Math.round(s.cpu)} us/append  rounds: ${runs.map((r) => Math.round(r.rate)).join(' ')}`);
+  return s;
+});
+console.log(`B/A rate ${(summary[1].rate / summary[0].rate).toFixed(2)}x, workerd CPU per append ${(summary[1].cpu / summary[0].cpu).toFixed(2)}x`);

@@ -1,0 +1,157 @@
+// Microbenchmark (a script, not a test): where the time of one acknowledged append goes on the
+// workerd binary. `node bench/append-breakdown.mjs [requests]` (default 2000; needs pkg/).
+//
+// Each variant is its own tiny Worker served by the workerd binary from a generated config, and
+// the same Node client (global fetch, one keep-alive connection) sends small JSON POSTs one at a
+// time, each awaited. Steps added one at a time:
+//   worker 204            the Worker answers by itself (HTTP + client floor)
+//   DO fetch, no storage  Worker -> Durable Object stub.fetch(request) -> 204
+//   DO RPC, no storage    Worker -> stub.append(bytes) (JS RPC) -> Worker builds the 204
+//   DO fetch + 1 insert   plain sql.exec INSERT (implicit transaction; output gate waits)
+//   DO fetch + tx 2 stmt  transactionSync(INSERT + meta UPSERT): what turnkeep's append writes
+//   DO RPC + 1 insert     the RPC path with the same single insert
+//   turnkeep              the real Worker (js/cloudflare/worker.mjs), POST to a JSON stream
+// Prints median and p90 microseconds per request, requests/s, and the workerd process's CPU time
+// (user + system, all threads) per request.
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort, removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { cpuMs } from './proc-cpu.mjs';
+import { serveWorkerd } from './workerd-serve.mjs';
+
+const COUNT = Number(process.argv[2] ?? 2000);
+const WARMUP = 200;
+const BINARY = new URL('../node_modules/@cloudflare/workerd-linux-64/bin/workerd', import.meta.url).pathname;
+
+const OBJECT_BASE = `
+import { DurableObject } from 'cloudflare:workers';
+export class Obj extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, data BLOB NOT NULL)');
+    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS meta (k INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+    this.n = 0;
+  }
+  insert(bytes) { this.ctx.storage.sql.exec('INSERT INTO rows (id, data) VALUES (?, ?)', ++this.n, bytes); }
+  insertTx(bytes) {
+    this.ctx.storage.transactionSync(() => {
+      this.insert(bytes);
+      this.ctx.storage.sql.exec('INSERT INTO meta (k, v) VALUES (0, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v', JSON.stringify({ tail: this.n }));
+    });
+  }
+  async fetch(request) {
+    const bytes = await request.arrayBuffer();
+    const mode = new URL(request.url).pathname;
+    if (mode === '/insert') this.insert(bytes);
+    if (mode === '/tx') this.insertTx(bytes);
+    return new Response(null, { status: 204, headers: { 'stream-next-offset': String(this.n) } });
+  }
+  append(bytes, mode) {
+    if (mode === 'insert') this.insert(bytes);
+    return String(this.n);
+  }
+}
+`;
+
+const VARIANTS = [
+  ['worker 204', `export default { async fetch(r) { await r.arrayBuffer(); return new Response(null, { status: 204 }); } };`, '/'],
+  ['DO fetch, no storage', `${OBJECT_BASE}
+export default { fetch(r, env) { return env.OBJ.get(env.OBJ.idFromName('a')).fetch(r); } };`, '/none'],
+  ['DO RPC, no storage', `${OBJECT_BASE}
+export default { async fetch(r, env) {
+  const offset = await env.OBJ.get(env.OBJ.idFromName('a')).append(await r.arrayBuffer(), 'none');
+  return new Response(null, { status: 204, headers: { 'stream-next-offset': offset } }); } };`, '/'],
+  ['DO fetch + 1 insert', `${OBJECT_BASE}
+export default { fetch(r, env) { return env.OBJ.get(env.OBJ.idFromName('a')).fetch(r); } };`, '/insert'],
+  ['DO fetch + tx 2 stmt', `${OBJECT_BASE}
+export default { fetch(r, env) { return env.OBJ.get(env.OBJ.idFromName('a')).fetch(r); } };`, '/tx'],
+  ['DO RPC + 1 insert', `${OBJECT_BASE}
+export default { async fetch(r, env) {
+  const offset = await env.OBJ.get(env.OBJ.idFromName('a')).append(await r.arrayBuffer(), 'insert');
+  return new Response(null, { status: 204, headers: { 'stream-next-offset': offset } }); } };`, '/'],
+];
+
+async function serve(source, persistDir) {
+  const port = await freePort();
+  mkdirSync(persistDir, { recursive: true });
+  const config = `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .worker), (name = "storage", disk = (path = ${JSON.stringify(persistDir)}, writable = true)) ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+const worker :Workerd.Worker = (
+  modules = [ (name = "main.mjs", esModule = ${JSON.stringify(source)}) ],
+  compatibilityDate = "2026-04-20",
+  compatibilityFlags = [${process.env.BENCH_FLAGS ?? ''}],
+  bindings = [ (name = "OBJ", durableObjectNamespace = "Obj") ],
+  durableObjectNamespaces = [ (className = "Obj", uniqueKey = "bench-Obj", enableSql = true) ],
+  durableObjectStorage = (localDisk = "storage"),
+);
+`;
+  const configPath = join(persistDir, 'config.capnp');
+  writeFileSync(configPath, config);
+  const child = spawn(BINARY, ['serve', '--experimental', configPath], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise((r) => child.once('exit', r));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      await fetch(baseUrl, { method: 'HEAD' });
+      break;
+    } catch {
+      if (i > 300) throw new Error('workerd did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return { baseUrl, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await exited; } };
+}
+
+const body = (i) => JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `word ${i} ` });
+
+async function measure(url, count, pid) {
+  const times = [];
+  const cpuBefore = cpuMs(pid);
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i) });
+    await r.arrayBuffer();
+    if (r.status !== 204 && r.status !== 200) throw new Error(`HTTP ${r.status}`);
+    times.push(performance.now() - t);
+  }
+  const rate = count / ((performance.now() - started) / 1000);
+  const cpu = ((cpuMs(pid) - cpuBefore) * 1000) / count;
+  times.sort((a, b) => a - b);
+  return { rate, cpu, p50: times[Math.floor(count * 0.5)], p90: times[Math.floor(count * 0.9)] };
+}
+
+function report(label, r) {
+  const us = (ms) => `${Math.round(ms * 1000)}`.padStart(8);
+  console.log(`${label.padEnd(26)} ${us(r.p50)} ${us(r.p90)} ${`${Math.round(r.rate)}/s`.padStart(10)} ${us(r.cpu / 1000)}`);
+}
+
+const dir = tempDir('turnkeep-breakdown-');
+console.log(`${COUNT} sequential POSTs per variant, workerd binary, one keep-alive connection`);
+console.log(`${'variant'.padEnd(26)} ${'p50 us'.padStart(8)} ${'p90 us'.padStart(8)} ${'rate'.padStart(10)} ${'CPU us'.padStart(8)}`);
+try {
+  for (const [i, [label, source, path]] of VARIANTS.entries()) {
+    const server = await serve(source, join(dir, String(i)));
+    try {
+      await measure(server.baseUrl + path, WARMUP, server.pid);
+      report(label, await measure(server.baseUrl + path, COUNT, server.pid));
+    } finally {
+      await server.stop();
+    }
+  }
+  const tk = await serveWorkerd({ persistDir: join(dir, 'turnkeep'), vars: { STREAMS_PUBLIC: '1' } });
+  try {
+    const url = `${tk.baseUrl}/v1/stream/breakdown`;
+    await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' } });
+    await measure(url, WARMUP, tk.pid);
+    report('turnkeep', await measure(url, COUNT, tk.pid));
+  } finally {
+    await tk.stop();
+  }
+} finally {
+  removeDir(dir);
+}

@@ -1,0 +1,95 @@
+// Serves a Worker module graph with the workerd binary from a generated config, for the
+// benchmarks in bench/. Unlike tests/streams-conformance/harness.mjs (`startWorkerd`, which serves
+// the working tree), `overrides` maps a module path relative to the repository root to the text
+// (or bytes) to serve instead, so two versions of the same files can run side by side (A/B).
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { ROOT, freePort, removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
+
+const BINARY = join(ROOT, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd');
+const READY_TIMEOUT_MS = 30_000;
+
+/**
+ * Starts workerd serving `entry` (a path relative to ROOT, default the demo Worker) with the
+ * bindings of wrangler.toml. Resolves with `{ baseUrl, pid, stop, kill }`; `kill()` is SIGKILL
+ * (no shutdown at all), `stop()` is SIGTERM.
+ */
+export async function serveWorkerd({ persistDir, vars = {}, entry = 'js/cloudflare/worker.mjs', overrides = {} }) {
+  const modules = [];
+  const seen = new Set();
+  const load = (name, encoding) => (name in overrides ? overrides[name] : readFileSync(join(ROOT, name), encoding));
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const name = relative(ROOT, file);
+    if (name.endsWith('.wasm')) return modules.push(`(name = ${str(name)}, wasm = 0x"${Buffer.from(load(name)).toString('hex')}")`);
+    const text = String(load(name, 'utf8'));
+    if (name.endsWith('.html')) return modules.push(`(name = ${str(name)}, text = ${str(text)})`);
+    modules.push(`(name = ${str(name)}, esModule = ${str(text)})`);
+    for (const [, spec] of text.matchAll(/(?:import|export)\s*(?:[^'"]*?\sfrom\s*)?['"]([^'"]+)['"]/g)) {
+      if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
+    }
+  };
+  visit(join(ROOT, entry));
+  mkdirSync(persistDir, { recursive: true });
+  const port = await freePort();
+  const bindings = [
+    ...Object.entries(vars).map(([name, value]) => `(name = ${str(name)}, text = ${str(String(value))})`),
+    '(name = "SESSION_STREAM", durableObjectNamespace = "SessionStream")',
+    '(name = "CHAT_SESSION", durableObjectNamespace = "ChatSession")',
+  ];
+  const config = `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .worker), (name = "storage", disk = (path = ${str(persistDir)}, writable = true)) ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+const worker :Workerd.Worker = (
+  modules = [ ${modules.join(',\n')} ],
+  compatibilityDate = "2026-04-20",
+  compatibilityFlags = ["enable_request_signal"],
+  bindings = [ ${bindings.join(', ')} ],
+  durableObjectNamespaces = [
+    (className = "SessionStream", uniqueKey = "turnkeep-SessionStream", enableSql = true),
+    (className = "ChatSession", uniqueKey = "turnkeep-ChatSession", enableSql = true),
+  ],
+  durableObjectStorage = (localDisk = "storage"),
+);
+`;
+  const configDir = tempDir('turnkeep-workerd-');
+  const configPath = join(configDir, 'config.capnp');
+  writeFileSync(configPath, config);
+  const child = spawn(BINARY, ['serve', '--experimental', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout.on('data', (d) => { log += d; });
+  child.stderr.on('data', (d) => { log += d; });
+  const exited = new Promise((r) => child.once('exit', r));
+  const end = async (signal) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+    removeDir(configDir);
+  };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`workerd exited early:\n${log}`);
+    try {
+      await fetch(`${baseUrl}/v1/stream/`, { method: 'HEAD' });
+      return { baseUrl, pid: child.pid, log: () => log, stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
+    } catch {
+      if (Date.now() > deadline) {
+        await end('SIGKILL');
+        throw new Error(`workerd did not start:\n${log}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** A Cap'n Proto text string literal. */
+function str(text) {
+  return `"${text.replace(/[\\"\u0000-\u001f]/g, (c) => {
+    const escapes = { '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    return escapes[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  })}"`;
+}
