@@ -238,8 +238,10 @@ export function createMemorySessionStorage(): MemorySessionStorage;
 
 /** Canonical messages of one chat, loaded before a turn and saved after it. */
 export interface ChatMemory {
-  load(signal?: AbortSignal): Message[] | Promise<Message[]>;
-  save(messages: Message[], signal?: AbortSignal): unknown;
+  /** The saved conversation (empty when none). `signal` aborts with the turn's deadline. */
+  load(options: { signal?: AbortSignal }): Message[] | Promise<Message[]>;
+  /** Replaces the saved conversation. `signal` aborts when the cleanup budget is spent. */
+  save(messages: Message[], options: { signal?: AbortSignal }): unknown;
 }
 
 /** In-memory ChatMemory backed by the Rust adapter. **Not durable.** */
