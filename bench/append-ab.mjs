@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { cpuMs } from './proc-cpu.mjs';
 import { join } from 'node:path';
 import { ROOT, removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
-import { serveWorkerd } from './workerd-serve.mjs';
+import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 
 const args = process.argv.slice(2);
 const pkgAt = args.indexOf('--pkg');

@@ -29,7 +29,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
 import { cpuMs } from './proc-cpu.mjs';
-import { serveWorkerd } from './workerd-serve.mjs';
+import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 
 const COUNT = Number(process.argv[2] ?? 2000);
 const WARMUP = 200;

@@ -29,7 +29,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
 import { ROOT, removeDir, startMiniflare, startWorker, tempDir } from '../tests/streams-conformance/harness.mjs';
 import { cpuMs } from './proc-cpu.mjs';
-import { serveWorkerd } from './workerd-serve.mjs';
+import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 2000);
 const WARMUP = 200;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { join } from 'node:path';
 import { removeDir, tempDir } from '../streams-conformance/harness.mjs';
-import { serveWorkerd } from '../../bench/workerd-serve.mjs';
+import { serveWorkerd } from '../support/workerd-serve.mjs';
 
 const VARS = { STREAMS_PUBLIC: '1', STREAMS_LONG_POLL_MS: '1000' };
 let dir;

@@ -1,11 +1,13 @@
-// Serves a Worker module graph with the workerd binary from a generated config, for the
-// benchmarks in bench/. Unlike tests/streams-conformance/harness.mjs (`startWorkerd`, which serves
-// the working tree), `overrides` maps a module path relative to the repository root to the text
-// (or bytes) to serve instead, so two versions of the same files can run side by side (A/B).
+// Serves the Worker with the workerd binary itself, from a generated config: no wrangler dev proxy
+// and no Miniflare entry worker in front (each adds a hop to every request). Modules are the
+// Worker's static import graph; bindings mirror wrangler.toml (SESSION_STREAM and CHAT_SESSION,
+// SQLite-backed, stored under `persistDir`). `overrides` maps a module path relative to the
+// repository root to the text (or bytes) to serve instead, so two versions of the same files can
+// run side by side (the A/B benchmarks in bench/). Used by tests (a hard kill) and benchmarks.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { ROOT, freePort, removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { ROOT, freePort, removeDir, tempDir } from '../streams-conformance/harness.mjs';
 
 const BINARY = join(ROOT, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd');
 const READY_TIMEOUT_MS = 30_000;
