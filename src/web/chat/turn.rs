@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::Response;
 
-use crate::core::chat::controller::{ChatController, ChatStatus};
+use crate::core::chat::controller::{Action, ChatController, ChatStatus};
 use crate::core::protocol::{
     encode_turn_event_line, BoundaryError, Envelope, EventBody, Lineage, SnapshotPayload,
     TurnDiagnostic, TurnEvent, TurnStatus, Usage,
@@ -128,13 +128,56 @@ struct Turn {
     stop_reason: Cell<Option<StopReason>>,
 }
 
-/// Steps 6-7: loads messages, starts the controller and returns the 200 stream.
+/// Steps 6-7: loads messages, starts the controller and returns the 200 stream. A failure
+/// before the stream exists gives the lease up at once (see [`abandon`]).
 pub(crate) async fn start_turn(
     options: Rc<HandlerOptions>,
     claimed: Claimed,
     deadline: Deadline,
     clock: HostClock,
 ) -> Result<Response, Failure> {
+    let storage = claimed.storage.clone();
+    let (envelope, turn_id) = (claimed.envelope.clone(), claimed.turn_id.clone());
+    let opened = open_turn(options.clone(), claimed, &deadline, clock.clone()).await;
+    let (turn, stream, response, first) = match opened {
+        Ok(opened) => opened,
+        Err(failure) => {
+            let budget_ms = options.cleanup_timeout_ms;
+            abandon(&storage, &envelope, &turn_id, clock.now_ms(), budget_ms).await;
+            return Err(failure);
+        }
+    };
+    watch_deadline(&turn, &deadline);
+    spawn_local(async move {
+        let tools: Vec<&dyn Tool> = turn
+            .claimed
+            .definition
+            .tools
+            .iter()
+            .map(|t| t.as_ref())
+            .collect();
+        let ports = TurnPorts {
+            model: turn.claimed.definition.model.as_ref(),
+            tools: &tools,
+            clock: &turn.clock,
+            ids: &turn.clock,
+        };
+        let publish = &mut |_, _: &_| stream.publish(Line::State);
+        drive_turn(&turn.controller, first, ports, &turn.stop, publish).await;
+        finish(&turn, &stream).await;
+        drop(deadline);
+    });
+    Ok(response)
+}
+
+/// Everything of step 6 that can still fail: the messages, `send`, the sequencer, the stream
+/// and its response. Nothing runs yet.
+async fn open_turn(
+    options: Rc<HandlerOptions>,
+    claimed: Claimed,
+    deadline: &Deadline,
+    clock: HostClock,
+) -> Result<(Rc<Turn>, PullStream<Line>, Response, Action), Failure> {
     let memory = claimed
         .definition
         .memory
@@ -146,21 +189,11 @@ pub(crate) async fn start_turn(
                 .await
                 .map_err(|_| BoundaryError::Internal.into())
         })
-        .await;
-    let history = match loaded {
-        Ok(messages) if messages.is_empty() => claimed.definition.initial_messages.clone(),
-        Ok(messages) => messages,
-        Err(failure) => {
-            abandon(
-                claimed.storage.as_ref(),
-                &claimed.envelope,
-                &claimed.turn_id,
-                clock.now_ms(),
-                options.cleanup_timeout_ms,
-            )
-            .await;
-            return Err(failure);
-        }
+        .await?;
+    let history = if loaded.is_empty() {
+        claimed.definition.initial_messages.clone()
+    } else {
+        loaded
     };
     let controller = RefCell::new(ChatController::new(
         claimed.definition.chat_config(),
@@ -172,34 +205,10 @@ pub(crate) async fn start_turn(
         clock: &clock,
         ids: &clock,
     };
-    let first = match begin_turn(&controller, &claimed.input, send_ports) {
-        Ok(action) => action,
-        Err(_) => {
-            abandon(
-                claimed.storage.as_ref(),
-                &claimed.envelope,
-                &claimed.turn_id,
-                clock.now_ms(),
-                options.cleanup_timeout_ms,
-            )
-            .await;
-            return Err(BoundaryError::InvalidEvent.into());
-        }
-    };
-    let sequencer = match TurnSequencer::new(claimed.envelope.cursor) {
-        Ok(s) => s,
-        Err(_) => {
-            abandon(
-                claimed.storage.as_ref(),
-                &claimed.envelope,
-                &claimed.turn_id,
-                clock.now_ms(),
-                options.cleanup_timeout_ms,
-            )
-            .await;
-            return Err(BoundaryError::Internal.into());
-        }
-    };
+    let first = begin_turn(&controller, &claimed.input, send_ports)
+        .map_err(|_| BoundaryError::InvalidEvent)?;
+    let sequencer =
+        TurnSequencer::new(claimed.envelope.cursor).map_err(|_| BoundaryError::Internal)?;
     let turn = Rc::new(Turn {
         options,
         claimed,
@@ -208,51 +217,9 @@ pub(crate) async fn start_turn(
         stop: CancelToken::new(),
         stop_reason: Cell::new(None),
     });
-    let stream = build_stream(&turn, sequencer);
-    let (stream, body) = match stream {
-        Ok(pair) => pair,
-        Err(_) => {
-            let t = &turn.claimed;
-            abandon(
-                t.storage.as_ref(),
-                &t.envelope,
-                &t.turn_id,
-                turn.clock.now_ms(),
-                turn.options.cleanup_timeout_ms,
-            )
-            .await;
-            return Err(BoundaryError::Internal.into());
-        }
-    };
-    watch_deadline(&turn, &deadline);
-    let response = ndjson_response(&body).map_err(|_| Failure::Boundary(BoundaryError::Internal));
-    let task_turn = turn.clone();
-    spawn_local(async move {
-        let tools: Vec<&dyn Tool> = task_turn
-            .claimed
-            .definition
-            .tools
-            .iter()
-            .map(|t| t.as_ref())
-            .collect();
-        let ports = TurnPorts {
-            model: task_turn.claimed.definition.model.as_ref(),
-            tools: &tools,
-            clock: &task_turn.clock,
-            ids: &task_turn.clock,
-        };
-        drive_turn(
-            &task_turn.controller,
-            first,
-            ports,
-            &task_turn.stop,
-            &mut |_, _| stream.publish(Line::State),
-        )
-        .await;
-        finish(&task_turn, &stream).await;
-        drop(deadline);
-    });
-    response
+    let (stream, body) = build_stream(&turn, sequencer).map_err(|_| BoundaryError::Internal)?;
+    let response = ndjson_response(&body).map_err(|_| BoundaryError::Internal)?;
+    Ok((turn, stream, response, first))
 }
 
 fn build_stream(
