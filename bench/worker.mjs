@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 
 import * as pkg from '../js/node.mjs';
 import { tempDir } from '../tests/workerd/harness.mjs';
-import { startWranglerDev } from '../tests/workerd/wrangler-dev.mjs';
+import { startWranglerDev } from '../tests/support/wrangler-dev.mjs';
 
 const TURNS = Number(process.argv[2] ?? 200);
 const PARALLEL_SESSIONS = 8;

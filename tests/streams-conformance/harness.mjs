@@ -1,27 +1,13 @@
 // Starts the Worker (wrangler.toml at the repository root) on real workerd with `wrangler dev` on
 // a free loopback port, for the session-stream tests and bench/streams.mjs. Expects pkg/ to be
 // built. `stop()` ends the whole process group it started (wrangler and its workerd child).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const WRANGLER = join(ROOT, 'node_modules/.bin/wrangler');
-const READY_TIMEOUT_MS = 60_000;
+import { ROOT, freePort, startWranglerDev } from '../support/wrangler-dev.mjs';
 
-/** A free TCP port on 127.0.0.1. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
+export { ROOT, freePort };
 
 /** A fresh directory for `--persist-to` (remove it with `removeDir`). */
 export function tempDir(prefix = 'turnkeep-streams-') {
@@ -33,54 +19,12 @@ export function removeDir(dir) {
 }
 
 /**
- * Starts `wrangler dev`. `vars` become `--var NAME:value`; `persistDir` keeps Durable Object
- * storage across restarts. Resolves once the Worker answers HTTP.
+ * Starts `wrangler dev` (tests/support/wrangler-dev.mjs). `vars` become `--var NAME:value`;
+ * `persistDir` keeps Durable Object storage across restarts. Resolves once the Worker answers.
  */
 export async function startWorker({ persistDir, vars = {}, port } = {}) {
-  port ??= await freePort();
-  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistDir,
-    '--show-interactive-dev-session=false'];
-  for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
-  const child = spawn(WRANGLER, args, {
-    cwd: ROOT,
-    detached: true, // own process group, so stop() reaches workerd too
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      WRANGLER_SEND_METRICS: 'false',
-      WRANGLER_SEND_ERROR_REPORTS: 'false',
-      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-    },
-  });
-  let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        child.kill('SIGTERM');
-      }
-    }
-    await exited;
-  };
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${log}`);
-    try {
-      await fetch(`${baseUrl}/v1/stream/`, { method: 'HEAD' });
-      return { baseUrl, port, stop, log: () => log };
-    } catch {
-      if (Date.now() > deadline) {
-        await stop();
-        throw new Error(`wrangler dev did not start:\n${log}`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
+  const dev = await startWranglerDev({ persistDir, vars, port });
+  return { baseUrl: dev.url, port: dev.port, stop: dev.stop, log: dev.output };
 }
 
 /**

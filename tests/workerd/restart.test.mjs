@@ -6,7 +6,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { getSession, ndjson, postTurn, submitBody, tempDir } from './harness.mjs';
-import { startWranglerDev } from './wrangler-dev.mjs';
+import { startWranglerDev } from '../support/wrangler-dev.mjs';
 
 const state = tempDir('turnkeep-restart-');
 after(() => state.cleanup());

@@ -1,0 +1,94 @@
+// Starts `wrangler dev` (wrangler 4.86.0 from node_modules) the way scripts/start.sh does:
+// offline, telemetry off, on 127.0.0.1, Durable Object state under `persistDir`. Used by the
+// tests that need the real local runtime (restart, Durable Streams) and by the benchmarks.
+//
+// A port picked free can be taken again before wrangler binds it: wrangler picks its own
+// inspector port the same way, and test files run in parallel. When wrangler exits because its
+// address is in use, the launch is retried on a new port (unless the caller fixed the port).
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const OFFLINE_ENV = {
+  WRANGLER_SEND_METRICS: 'false',
+  WRANGLER_SEND_ERROR_REPORTS: 'false',
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+};
+const READY_TIMEOUT_MS = 60_000;
+const LAUNCH_ATTEMPTS_MAX = 4;
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `wrangler dev --ip 127.0.0.1 --port <port> --persist-to <persistDir> [--var K:V ...]`.
+ * Resolves when wrangler prints "Ready on" with `{ url, port, output(), stop() }`; `stop()` ends
+ * its whole process group (wrangler and its workerd child) and waits for it.
+ */
+export async function startWranglerDev({ persistDir, port, vars = {} }) {
+  for (let attempt = 1; ; attempt += 1) {
+    const chosen = port ?? (await freePort());
+    try {
+      return await launch({ persistDir, port: chosen, vars });
+    } catch (error) {
+      const retry = port === undefined && error.addressInUse && attempt < LAUNCH_ATTEMPTS_MAX;
+      if (!retry) throw error;
+    }
+  }
+}
+
+async function launch({ persistDir, port, vars }) {
+  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistDir,
+    '--show-interactive-dev-session=false'];
+  for (const [key, value] of Object.entries(vars)) args.push('--var', `${key}:${value}`);
+  const child = spawn(`${ROOT}node_modules/.bin/wrangler`, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...OFFLINE_ENV, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // own process group, so stop() reaches workerd too
+  });
+  let output = '';
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+    await exited;
+  };
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop().finally(() => reject(new Error(`wrangler dev was not ready in time:\n${output}`)));
+    }, READY_TIMEOUT_MS);
+    const onData = (chunk) => {
+      output += chunk;
+      if (/Ready on http/.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    exited.then((code) => {
+      clearTimeout(timer);
+      const error = new Error(`wrangler dev exited (${code}) before it was ready:\n${output}`);
+      error.addressInUse = /Address already in use/.test(output);
+      reject(error);
+    });
+  });
+  return { url: `http://127.0.0.1:${port}`, port, output: () => output, stop };
+}
