@@ -11,13 +11,25 @@ import { ROOT, freePort, removeDir, tempDir } from '../streams-conformance/harne
 
 const BINARY = join(ROOT, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd');
 const READY_TIMEOUT_MS = 30_000;
+const LAUNCH_ATTEMPTS_MAX = 4;
 
 /**
  * Starts workerd serving `entry` (a path relative to ROOT, default the demo Worker) with the
  * bindings of wrangler.toml. Resolves with `{ baseUrl, pid, stop, kill }`; `kill()` is SIGKILL
  * (no shutdown at all), `stop()` is SIGTERM.
  */
-export async function serveWorkerd({ persistDir, vars = {}, entry = 'js/cloudflare/worker.mjs', overrides = {} }) {
+export async function serveWorkerd(options) {
+  // A port picked free can be taken before workerd binds it (tests run in parallel): retry.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await serveOnce(options);
+    } catch (error) {
+      if (!error.addressInUse || attempt >= LAUNCH_ATTEMPTS_MAX) throw error;
+    }
+  }
+}
+
+async function serveOnce({ persistDir, vars = {}, entry = 'js/cloudflare/worker.mjs', overrides = {} }) {
   const modules = [];
   const seen = new Set();
   const load = (name, encoding) => (name in overrides ? overrides[name] : readFileSync(join(ROOT, name), encoding));
@@ -74,7 +86,12 @@ const worker :Workerd.Worker = (
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`workerd exited early:\n${log}`);
+    if (child.exitCode !== null) {
+      removeDir(configDir);
+      const error = new Error(`workerd exited early:\n${log}`);
+      error.addressInUse = /Address already in use/.test(log);
+      throw error;
+    }
     try {
       await fetch(`${baseUrl}/v1/stream/`, { method: 'HEAD' });
       return { baseUrl, pid: child.pid, log: () => log, stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
