@@ -42,6 +42,22 @@ pub fn safe_uint(v: &Value) -> Option<u64> {
     safe_int(v).and_then(|i| u64::try_from(i).ok())
 }
 
+/// A decimal integer as written canonically — `0` or `[1-9][0-9]*`, ASCII digits only (no sign,
+/// spaces or leading zeros) — at most 2^53-1 so it stays exact in JavaScript.
+pub fn parse_canonical_uint(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    let canonical = match b {
+        [b'0'] => true,
+        [first, rest @ ..] => (b'1'..=b'9').contains(first) && rest.iter().all(u8::is_ascii_digit),
+        [] => false,
+    };
+    if !canonical || b.len() > 16 {
+        return None; // 2^53-1 has 16 digits; longer would risk overflow
+    }
+    let n = b.iter().fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'));
+    (n <= limits::INTEGER_SAFE_MAX).then_some(n)
+}
+
 /// Length in UTF-16 code units, the unit JavaScript's `string.length` counts.
 pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()

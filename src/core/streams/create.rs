@@ -33,6 +33,7 @@ use super::json_mode::{flatten_json_body, JsonBodyError, JsonWrite};
 use super::offset::{check_fork_offset, Offset, OffsetError};
 use super::ttl::{parse_expiry_headers, resolve_fork_expiry, Expiry, ExpiryError};
 use super::Rejection;
+use crate::core::checks::parse_canonical_uint;
 use crate::core::limits;
 
 /// The headers of a PUT, as received.
@@ -154,7 +155,7 @@ pub fn parse_create_headers(r: &CreateRequest<'_>) -> Result<CreateHeaders, Crea
     let fork_sub_offset = match (r.fork_sub_offset, r.forked_from) {
         (None, _) => 0,
         (Some(_), None) => return Err(CreateRejection::ForkSubOffset),
-        (Some(raw), Some(_)) => parse_sub_offset(raw).ok_or(CreateRejection::ForkSubOffset)?,
+        (Some(raw), Some(_)) => parse_canonical_uint(raw).ok_or(CreateRejection::ForkSubOffset)?,
     };
     Ok(CreateHeaders {
         content_type: resolve_create_content_type(r.content_type, r.forked_from.is_some()),
@@ -282,21 +283,6 @@ fn initial_data(content_type: &str, body: &[u8]) -> Result<InitialData, CreateRe
         messages if messages.is_empty() => Ok(InitialData::None),
         messages => Ok(InitialData::Json(messages)),
     }
-}
-
-/// `0` or `[1-9][0-9]*`, at most 2^53-1.
-fn parse_sub_offset(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    let canonical = match b {
-        [b'0'] => true,
-        [first, rest @ ..] => (b'1'..=b'9').contains(first) && rest.iter().all(u8::is_ascii_digit),
-        [] => false,
-    };
-    if !canonical || b.len() > 16 {
-        return None;
-    }
-    let n = b.iter().fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'));
-    (n <= limits::INTEGER_SAFE_MAX).then_some(n)
 }
 
 impl CreateDecision {

@@ -18,6 +18,7 @@
 use std::fmt;
 
 use super::Rejection;
+use crate::core::checks::parse_canonical_uint;
 use crate::core::limits;
 
 /// How a stream expires.
@@ -81,20 +82,9 @@ pub fn parse_expiry_headers(
 
 /// `0` or a decimal integer without leading zeros, at most [`limits::STREAM_TTL_SECONDS_MAX`].
 pub fn parse_ttl_seconds(s: &str) -> Result<u64, ExpiryError> {
-    let b = s.as_bytes();
-    let canonical = match b {
-        [b'0'] => true,
-        [first, rest @ ..] => (b'1'..=b'9').contains(first) && rest.iter().all(u8::is_ascii_digit),
-        [] => false,
-    };
-    if !canonical || b.len() > 16 {
-        return Err(ExpiryError::InvalidTtl);
-    }
-    let n = b.iter().fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'));
-    if n > limits::STREAM_TTL_SECONDS_MAX {
-        return Err(ExpiryError::InvalidTtl);
-    }
-    Ok(n)
+    parse_canonical_uint(s)
+        .filter(|n| *n <= limits::STREAM_TTL_SECONDS_MAX)
+        .ok_or(ExpiryError::InvalidTtl)
 }
 
 /// RFC 3339 `date-time`: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `T` and `Z` in either case.
