@@ -152,12 +152,9 @@ fn decode_body(obj: &Map<String, Value>) -> Check<SessionEnvelope> {
 fn active_turn(v: &Value) -> Check<ActiveTurn> {
     let obj = object(v, "activeTurn")?;
     Ok(ActiveTurn {
-        turn_id: safe_id(
-            required(obj, "turnId").map_err(|d| format!("activeTurn.{d}"))?,
-            "activeTurn.turnId",
-        )?,
+        turn_id: safe_id(field(obj, "turnId", "activeTurn")?, "activeTurn.turnId")?,
         expires_at: uint(
-            required(obj, "expiresAt").map_err(|d| format!("activeTurn.{d}"))?,
+            field(obj, "expiresAt", "activeTurn")?,
             "activeTurn.expiresAt",
         )?,
     })
@@ -275,14 +272,14 @@ fn confirmation(v: &Value, path: &str) -> Check<Confirmation> {
     let obj = object(v, path)?;
     let at = |name: &str| format!("{path}.{name}");
     let input_value = field(obj, "input", path)?;
-    let input = object(input_value, &at("input"))?.clone();
+    let input = object(input_value, &at("input"))?;
     if !within_bounds(input_value, &BOUNDED_JSON) {
         return Err(format!("{}: exceeds the bounded-JSON limits", at("input")));
     }
     Ok(Confirmation {
         token: safe_id(field(obj, "token", path)?, &at("token"))?,
         action: safe_id(field(obj, "action", path)?, &at("action"))?,
-        input,
+        input: input.clone(),
         tool_call_id: safe_id(field(obj, "toolCallId", path)?, &at("toolCallId"))?,
         expires_at: uint(field(obj, "expiresAt", path)?, &at("expiresAt"))?,
         status: confirmation_status(field(obj, "status", path)?, &at("status"))?,
