@@ -17,6 +17,7 @@ use crate::core::session::{
     TurnOutcome,
 };
 use crate::ports::session::SessionStorage;
+use crate::ports::PortError;
 
 use super::definition::Definition;
 use super::http::{is_json_media_type, json_response, read_text_limited, BodyError};
@@ -294,13 +295,24 @@ pub(crate) async fn abandon(
     budget_ms: u32,
 ) {
     if let Ok(next) = abandon_turn(claimed, turn_id, now_ms) {
-        let storage = storage.with_signal(cleanup_signal(budget_ms));
-        let _ = within_ms(
-            budget_ms,
-            storage.save(&next.to_value(), Some(claimed.cursor)),
-        )
-        .await;
+        let _ = save_after_claim(storage, &next, claimed.cursor, budget_ms).await;
     }
+}
+
+/// The cleanup write of a claimed turn (abandoned or released): a CAS on the claim's cursor,
+/// within the cleanup budget and under [`cleanup_signal`]. `None` when the budget ran out.
+pub(crate) async fn save_after_claim(
+    storage: &JsSessionStorage,
+    next: &SessionEnvelope,
+    claim_cursor: u64,
+    budget_ms: u32,
+) -> Option<Result<bool, PortError>> {
+    let storage = storage.with_signal(cleanup_signal(budget_ms));
+    within_ms(
+        budget_ms,
+        storage.save(&next.to_value(), Some(claim_cursor)),
+    )
+    .await
 }
 
 /// The signal handed to ports during cleanup: aborts when the cleanup budget is spent. Not the

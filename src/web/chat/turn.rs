@@ -17,13 +17,12 @@ use crate::core::protocol::{
 use crate::core::sequence::TurnSequencer;
 use crate::core::session::{release_turn, SessionEnvelope, TurnOutcome};
 use crate::ports::chat::{CancelToken, ChatMemory, Clock, Ids, Tool};
-use crate::ports::session::SessionStorage;
 use crate::web::adapters::JsSessionStorage;
 
 use super::definition::Definition;
-use super::handler::{abandon, cleanup_signal, Deadline, Failure};
+use super::handler::{abandon, cleanup_signal, save_after_claim, Deadline, Failure};
 use super::http::ndjson_response;
-use super::js::{get_fn, within_ms};
+use super::js::{get_fn, on_abort, within_ms};
 use super::options::HandlerOptions;
 use super::stream::PullStream;
 use crate::turn::{begin_turn, drive_turn, TurnPorts};
@@ -248,9 +247,8 @@ fn build_stream(
 /// the driver task even if no reader ever pulls again.
 fn watch_deadline(turn: &Rc<Turn>, deadline: &Deadline) {
     let weak = Rc::downgrade(turn);
-    let signal = deadline.signal.clone();
     let timeout = deadline.timeout_signal();
-    let on_abort = Closure::once_into_js(move || {
+    let stop = Closure::once_into_js(move || {
         if let Some(turn) = weak.upgrade() {
             let reason = if timeout.aborted() {
                 StopReason::Deadline
@@ -260,13 +258,7 @@ fn watch_deadline(turn: &Rc<Turn>, deadline: &Deadline) {
             turn.request_stop(reason);
         }
     });
-    if signal.aborted() {
-        let _ = on_abort
-            .dyn_ref::<Function>()
-            .map(|f| f.call0(&JsValue::UNDEFINED));
-    } else if let Some(add) = get_fn(&signal, "addEventListener") {
-        let _ = add.call2(&signal, &JsValue::from_str("abort"), &on_abort);
-    }
+    on_abort(&deadline.signal, stop.unchecked_ref());
 }
 
 impl Turn {
@@ -352,12 +344,7 @@ async fn finish(turn: &Turn, stream: &PullStream<Line>) {
         turn.clock.now_ms(),
     ) {
         Ok(next) => {
-            let storage = claimed.storage.with_signal(cleanup_signal(budget_ms));
-            within_ms(
-                budget_ms,
-                storage.save(&next.to_value(), Some(claimed.envelope.cursor)),
-            )
-            .await
+            save_after_claim(&claimed.storage, &next, claimed.envelope.cursor, budget_ms).await
         }
         Err(_) => None,
     };
