@@ -39,22 +39,14 @@ pub async fn resolve(result: Result<JsValue, JsValue>) -> Result<JsValue, JsValu
 
 /// Calls `f(args...)` with `this = undefined` and awaits its (possibly async) result.
 pub async fn call(f: &Function, args: &[&JsValue]) -> Result<JsValue, JsValue> {
-    let array = js_sys::Array::new();
-    for arg in args {
-        array.push(arg);
-    }
-    resolve(f.apply(&JsValue::UNDEFINED, &array)).await
+    resolve(f.apply(&JsValue::UNDEFINED, &args.iter().collect())).await
 }
 
 /// Calls the method `obj[key](args...)` and awaits it.
 pub async fn call_method(obj: &JsValue, key: &str, args: &[&JsValue]) -> Result<JsValue, JsValue> {
     let f =
         get_fn(obj, key).ok_or_else(|| JsValue::from_str(&format!("{key} is not a function")))?;
-    let array = js_sys::Array::new();
-    for arg in args {
-        array.push(arg);
-    }
-    resolve(f.apply(obj, &array)).await
+    resolve(f.apply(obj, &args.iter().collect())).await
 }
 
 /// A promise that resolves after `ms` milliseconds, through the host's own `setTimeout`.
@@ -72,19 +64,19 @@ pub fn sleep_ms(ms: u32) -> JsFuture {
 
 /// A promise that resolves when `signal` aborts (at once when it already has).
 pub fn aborted(signal: &AbortSignal) -> JsFuture {
-    let signal = signal.clone();
-    let promise = Promise::new(&mut |resolve, _reject| {
-        if signal.aborted() {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-            return;
-        }
+    let promise = Promise::new(&mut |resolve, _reject| on_abort(signal, &resolve));
+    JsFuture::from(promise)
+}
+
+/// Calls `callback()` once when `signal` aborts (at once when it already has).
+pub fn on_abort(signal: &AbortSignal, callback: &Function) {
+    if signal.aborted() {
+        let _ = callback.call0(&JsValue::UNDEFINED);
+    } else if let Some(add) = get_fn(signal, "addEventListener") {
         let options = Object::new();
         set(&options, "once", true);
-        if let Some(add) = get_fn(&signal, "addEventListener") {
-            let _ = add.call3(&signal, &JsValue::from_str("abort"), &resolve, &options);
-        }
-    });
-    JsFuture::from(promise)
+        let _ = add.call3(signal, &JsValue::from_str("abort"), callback, &options);
+    }
 }
 
 /// `AbortSignal.timeout(ms)`.
@@ -99,24 +91,14 @@ pub fn timeout_signal(ms: u32) -> Result<AbortSignal, JsValue> {
 /// `AbortSignal.any(signals)`, or a controller that follows them where `any` is missing.
 pub fn any_signal(signals: &[&AbortSignal]) -> Result<AbortSignal, JsValue> {
     let ctor = get(&js_sys::global(), "AbortSignal");
-    let list = js_sys::Array::new();
-    for s in signals {
-        list.push(s);
-    }
     if let Some(any) = get_fn(&ctor, "any") {
+        let list: js_sys::Array = signals.iter().collect();
         return any.call1(&ctor, &list)?.dyn_into::<AbortSignal>();
     }
     let controller = web_sys::AbortController::new()?;
     for s in signals {
         let c = controller.clone();
-        let on_abort = Closure::once_into_js(move || c.abort());
-        if s.aborted() {
-            controller.abort();
-        } else if let Some(add) = get_fn(s, "addEventListener") {
-            let options = Object::new();
-            set(&options, "once", true);
-            let _ = add.call3(s, &JsValue::from_str("abort"), &on_abort, &options);
-        }
+        on_abort(s, Closure::once_into_js(move || c.abort()).unchecked_ref());
     }
     Ok(controller.signal())
 }

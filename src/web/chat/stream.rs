@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::core::coalesce::{Coalescer, Take};
 
-use super::js::{get, set};
+use super::js::{get, get_fn, set};
 
 /// Turns an item into the bytes of one NDJSON line when a reader takes it. The flag says
 /// whether it is the last line (the stream closes after it). `None` skips the item.
@@ -155,9 +155,7 @@ fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &JsValue) -> bool {
 
 /// Calls a controller method; a controller that was closed or errored meanwhile is ignored.
 fn invoke(controller: &JsValue, method: &str, arg: &JsValue) {
-    if let Ok(f) = Reflect::get(controller, &JsValue::from_str(method)) {
-        if let Some(f) = f.dyn_ref::<Function>() {
-            let _ = f.call1(controller, arg);
-        }
+    if let Some(f) = get_fn(controller, method) {
+        let _ = f.call1(controller, arg);
     }
 }
