@@ -19,7 +19,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::abort::AbortOnDrop;
-use super::openai::swallow_rejection;
+use super::openai::call_quietly;
 use crate::core::chat::model::{FinishReason, ModelChunk, ModelRequest, ToolSpec, Usage};
 use crate::core::checks::safe_uint;
 use crate::core::protocol::message::messages_to_value;
@@ -92,11 +92,7 @@ impl JsModelStream {
         } else {
             self.abort.abort();
         }
-        if let Some(ret) = get_fn(&self.iterator, "return") {
-            if let Ok(p) = ret.call0(&self.iterator) {
-                swallow_rejection(&p);
-            }
-        }
+        call_quietly(&self.iterator, "return");
     }
 
     fn fail(&mut self, error: PortError) -> Option<Result<ModelChunk, PortError>> {

@@ -80,7 +80,7 @@ impl ModelAdapter for OpenAiModel {
             let status = get(&response, "status").as_f64().unwrap_or(0.0);
             let body = get(&response, "body");
             if !(200.0..300.0).contains(&status) {
-                cancel_quietly(&body);
+                call_quietly(&body, "cancel"); // a body nobody will read
                 return Err(PortError::new(format!(
                     "the model endpoint answered HTTP {status}"
                 )));
@@ -135,12 +135,7 @@ impl OpenAiModelStream {
         } else {
             self.abort.abort();
         }
-        let _ = get_fn(&self.reader, "cancel").map(|cancel| {
-            let promise = cancel.call0(&self.reader);
-            if let Ok(p) = promise {
-                swallow_rejection(&p);
-            }
-        });
+        call_quietly(&self.reader, "cancel");
     }
 
     fn fail(&mut self, message: &str) -> Option<Result<ModelChunk, PortError>> {
@@ -195,17 +190,18 @@ impl Drop for OpenAiModelStream {
     }
 }
 
-/// Cancels a response body nobody will read, ignoring the outcome.
-fn cancel_quietly(body: &JsValue) {
-    if let Some(cancel) = get_fn(body, "cancel") {
-        if let Ok(p) = cancel.call0(body) {
+/// Calls `obj[method]()` if it is a function, fire and forget: a throw is ignored and a
+/// returned promise's rejection swallowed (see [`swallow_rejection`]).
+pub(super) fn call_quietly(obj: &JsValue, method: &str) {
+    if let Some(f) = get_fn(obj, method) {
+        if let Ok(p) = f.call0(obj) {
             swallow_rejection(&p);
         }
     }
 }
 
 /// Attaches a no-op rejection handler so a fire-and-forget promise never reports as unhandled.
-pub(super) fn swallow_rejection(value: &JsValue) {
+fn swallow_rejection(value: &JsValue) {
     if let Some(catch) = get_fn(value, "catch") {
         let noop = Closure::once_into_js(|_: JsValue| {});
         let _ = catch.call1(value, &noop);
