@@ -8,6 +8,8 @@ use js_sys::JSON;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
+use crate::web::adapters::host::describe;
+
 /// Converts a JS value into JSON. `Err` carries a readable reason (a cycle, a BigInt, or a
 /// value with no JSON form such as `undefined` or a function).
 pub fn to_json(value: &JsValue) -> Result<Value, String> {
@@ -28,14 +30,4 @@ pub fn from_json(value: &Value) -> JsValue {
 /// A JS `Error` with this message (what the export throws).
 pub fn js_error(message: &str) -> JsValue {
     js_sys::Error::new(message).into()
-}
-
-/// A short text for a thrown JS value, for error messages.
-fn describe(error: &JsValue) -> String {
-    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
-        return String::from(e.message());
-    }
-    error
-        .as_string()
-        .unwrap_or_else(|| "unknown error".to_string())
 }

@@ -15,7 +15,7 @@ pub mod session_storage;
 pub mod test_hooks;
 pub mod tool;
 
-mod host;
+pub(crate) mod host;
 
 pub use chat_memory::{
     create_memory_chat_memory, JsChatMemory, MemoryChatMemory, MemoryChatMemoryHandle,
