@@ -14,7 +14,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpuMs } from './proc-cpu.mjs';
 import { join } from 'node:path';
-import { ROOT, removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';
+import { ROOT } from '../tests/support/wrangler-dev.mjs';
 import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 
 const args = process.argv.slice(2);

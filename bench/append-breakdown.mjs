@@ -27,7 +27,8 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';
+import { freePort } from '../tests/support/wrangler-dev.mjs';
 import { cpuMs } from './proc-cpu.mjs';
 import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 

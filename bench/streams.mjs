@@ -27,7 +27,8 @@
 import { spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
-import { ROOT, removeDir, startMiniflare, startWorker, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { ROOT, removeDir, startWorker, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { startWorker as startMiniflare } from '../tests/workerd/harness.mjs';
 import { cpuMs } from './proc-cpu.mjs';
 import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 
@@ -178,7 +179,10 @@ async function main() {
   // shared machine (disk flushes, other processes) hits every server alike.
   const starters = [
     ['turnkeep (workerd)', () => serveWorkerd({ persistDir: `${persist}/workerd`, vars })],
-    ['turnkeep (workerd via Miniflare)', () => startMiniflare({ persistDir: `${persist}/miniflare`, vars })],
+    ['turnkeep (workerd via Miniflare)', async () => {
+      const mf = await startMiniflare({ persistDir: `${persist}/miniflare`, bindings: vars });
+      return { baseUrl: mf.url, stop: mf.stop };
+    }],
     ['turnkeep (wrangler dev)', () => startWorker({ persistDir: `${persist}/wrangler`, vars })],
     ['reference, file-backed (fsync)', () => startReference(`${persist}/reference`)],
     ['reference, in-memory', () => startReference(null)],

@@ -15,7 +15,7 @@ import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 import * as pkg from '../js/node.mjs';
-import { tempDir } from '../tests/workerd/harness.mjs';
+import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';
 import { startWranglerDev } from '../tests/support/wrangler-dev.mjs';
 
 const TURNS = Number(process.argv[2] ?? 200);
@@ -114,7 +114,7 @@ function summary(firstLines, elapsedMs) {
 }
 
 const state = tempDir('turnkeep-bench-');
-const dev = await startWranglerDev({ persistDir: state.dir, vars: { DEMO_CHUNK_DELAY_MS: '0' } });
+const dev = await startWranglerDev({ persistDir: state, vars: { DEMO_CHUNK_DELAY_MS: '0' } });
 const node = await startNodeBridge();
 let workerd;
 let bridge;
@@ -124,7 +124,7 @@ try {
 } finally {
   await dev.stop();
   await node.stop();
-  state.cleanup();
+  removeDir(state);
 }
 
 const fmt = (n, digits = 2) => n.toFixed(digits).padStart(9);

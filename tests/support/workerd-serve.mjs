@@ -7,7 +7,8 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { ROOT, freePort, removeDir, tempDir } from '../streams-conformance/harness.mjs';
+import { removeDir, tempDir } from './temp-dir.mjs';
+import { ROOT, freePort } from './wrangler-dev.mjs';
 
 const BINARY = join(ROOT, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd');
 const READY_TIMEOUT_MS = 30_000;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { chromium } from 'playwright-core';
 
-import { startWorker, tempDir } from './harness.mjs';
+import { removeDir, startWorker, tempDir } from './harness.mjs';
 
 const screenshotPath = process.env.TURNKEEP_DEMO_SCREENSHOT || join(tmpdir(), `turnkeep-demo-${process.pid}.png`);
 let worker;
@@ -17,7 +17,7 @@ let browser;
 
 before(async () => {
   state = tempDir('turnkeep-page-');
-  worker = await startWorker({ persistDir: state.dir });
+  worker = await startWorker({ persistDir: state });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run'],
@@ -26,7 +26,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await worker?.stop();
-  state?.cleanup();
+  if (state) removeDir(state);
 });
 
 const bubbles = (page) => page.$$eval('#messages .msg', (rows) => rows.map((r) => r.textContent.trim()));

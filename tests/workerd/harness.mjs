@@ -1,8 +1,7 @@
 // Starts the demo Worker (or a test Worker) in real workerd through the Miniflare 4 API, with
 // the bindings, migrations, compatibility date and flags read from wrangler.toml by wrangler
 // itself (`unstable_getMiniflareWorkerOptions`), so the tests run what `wrangler dev` runs.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
@@ -33,11 +32,7 @@ export async function startWorker(options = {}) {
   return { mf, url, stop: () => mf.dispose() };
 }
 
-/** A fresh temporary directory, removed by `cleanup()`. */
-export function tempDir(prefix) {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
+export { removeDir, tempDir } from '../support/temp-dir.mjs';
 
 /** Files under `dir`, recursively (empty when it does not exist). */
 export function filesUnder(dir) {

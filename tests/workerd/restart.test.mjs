@@ -5,18 +5,18 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { getSession, ndjson, postTurn, submitBody, tempDir } from './harness.mjs';
+import { getSession, ndjson, postTurn, removeDir, submitBody, tempDir } from './harness.mjs';
 import { startWranglerDev } from '../support/wrangler-dev.mjs';
 
 const state = tempDir('turnkeep-restart-');
-after(() => state.cleanup());
+after(() => removeDir(state));
 
 const lastSnapshot = (lines) => lines.filter((l) => l.event === 'server.turn.snapshot').at(-1);
 
 test('history, cursor and terminal turns survive a restart of wrangler dev; the next turn continues', async () => {
   const tenant = 'restart-tenant';
   const sessionId = 'restart-s';
-  let dev = await startWranglerDev({ persistDir: state.dir });
+  let dev = await startWranglerDev({ persistDir: state });
   let before;
   let firstTurnBody;
   let lastSequence;
@@ -38,7 +38,7 @@ test('history, cursor and terminal turns survive a restart of wrangler dev; the 
     await dev.stop();
   }
 
-  dev = await startWranglerDev({ persistDir: state.dir });
+  dev = await startWranglerDev({ persistDir: state });
   try {
     const after = await getSession(dev.url, tenant, sessionId);
     assert.deepEqual(after, before);

@@ -5,18 +5,18 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 
-import { filesUnder, getSession, ndjson, postTurn, startWorker, tempDir } from './harness.mjs';
+import { filesUnder, getSession, ndjson, postTurn, removeDir, startWorker, tempDir } from './harness.mjs';
 
 let worker;
 let state;
 
 before(async () => {
   state = tempDir('turnkeep-worker-');
-  worker = await startWorker({ persistDir: state.dir });
+  worker = await startWorker({ persistDir: state });
 });
 after(async () => {
   await worker?.stop();
-  state?.cleanup();
+  if (state) removeDir(state);
 });
 
 /** The SQLite files of Durable Object instances (workerd names them by object id). */
@@ -56,7 +56,7 @@ test('the Durable Streams routes are mounted (and refuse a request without the s
 
 test('a request without a valid Bearer tenant gets 401 and creates no Durable Object', async () => {
   const own = tempDir('turnkeep-auth-');
-  const isolated = await startWorker({ persistDir: own.dir });
+  const isolated = await startWorker({ persistDir: own });
   try {
     const attempts = [
       postTurn(isolated.url, undefined, 'auth-s', 'hello'),
@@ -70,15 +70,15 @@ test('a request without a valid Bearer tenant gets 401 and creates no Durable Ob
       assert.match(response.headers.get('www-authenticate'), /^Bearer/);
       assert.equal((await response.json()).error.code, 'AUTH_REQUIRED');
     }
-    assert.deepEqual(objectFiles(own.dir), []);
+    assert.deepEqual(objectFiles(own), []);
     // Control: an authenticated turn does create the session's object (the check can fail).
     const ok = await postTurn(isolated.url, 'auth-tenant', 'auth-s', 'hello');
     assert.equal(ok.status, 200);
     await ok.text();
-    assert.equal(objectFiles(own.dir).length, 1);
+    assert.equal(objectFiles(own).length, 1);
   } finally {
     await isolated.stop();
-    own.cleanup();
+    removeDir(own);
   }
 });
 
