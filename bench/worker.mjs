@@ -15,6 +15,7 @@ import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 import * as pkg from '../js/node.mjs';
+import { submitEvent } from '../tests/support/chat-harness.mjs';
 import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';
 import { startWranglerDev } from '../tests/support/wrangler-dev.mjs';
 
@@ -57,11 +58,8 @@ let turnCounter = 0;
 /** One turn; returns ms to the first NDJSON line. Throws unless it is a complete 200 stream. */
 async function turn(url, sessionId) {
   turnCounter += 1;
-  const body = JSON.stringify({
-    protocol: 'agentskit.chat.turn', version: 1, eventId: `e-${run}-${turnCounter}`, sessionId,
-    turnId: `t-${run}-${turnCounter}`, sequence: 0, emittedAt: new Date().toISOString(),
-    event: 'client.turn.submit', payload: { input: INPUT },
-  });
+  const turnId = `t-${run}-${turnCounter}`;
+  const body = JSON.stringify(submitEvent({ sessionId, turnId, input: INPUT, extra: { emittedAt: new Date().toISOString() } }));
   const started = performance.now();
   const response = await fetch(`${url}/api/chat`, {
     method: 'POST',

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
+import { submitEvent } from '../support/chat-harness.mjs';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -50,21 +51,11 @@ export function filesUnder(dir) {
   return out;
 }
 
-let eventCounter = 0;
+let turnCounter = 0;
 
-/** A `client.turn.submit` body; `turnId` defaults to a fresh one. */
-export function submitBody(sessionId, input, turnId = `turn-${process.pid}-${Date.now()}-${++eventCounter}`) {
-  return JSON.stringify({
-    protocol: 'agentskit.chat.turn',
-    version: 1,
-    eventId: `event-${eventCounter}`,
-    sessionId,
-    turnId,
-    sequence: 0,
-    emittedAt: new Date().toISOString(),
-    event: 'client.turn.submit',
-    payload: { input },
-  });
+/** A `client.turn.submit` body (tests/support/chat-harness.mjs's event, stamped now); `turnId` defaults to a fresh one. */
+export function submitBody(sessionId, input, turnId = `turn-${process.pid}-${Date.now()}-${++turnCounter}`) {
+  return JSON.stringify(submitEvent({ sessionId, turnId, input, extra: { emittedAt: new Date().toISOString() } }));
 }
 
 /** POST /api/chat as `tenant` (no Authorization header when tenant is undefined). */
