@@ -223,7 +223,7 @@ fn parse_hh_mm(b: &[u8]) -> Option<&[u8]> {
 }
 
 /// `YYYY-MM-DD` naming a day that exists (leap years included).
-fn is_calendar_date(b: &[u8]) -> bool {
+pub(crate) fn is_calendar_date(b: &[u8]) -> bool {
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' || !b[..4].iter().all(u8::is_ascii_digit) {
         return false;
     }

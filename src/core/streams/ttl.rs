@@ -18,7 +18,7 @@
 use std::fmt;
 
 use super::Rejection;
-use crate::core::checks::parse_canonical_uint;
+use crate::core::checks::{is_calendar_date, parse_canonical_uint};
 use crate::core::limits;
 
 /// How a stream expires.
@@ -188,7 +188,7 @@ impl Rejection for ExpiryError {
 
 /// Epoch milliseconds of an RFC 3339 date-time, or `None` when it is not one.
 fn rfc3339_to_ms(b: &[u8]) -> Option<i64> {
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
+    if b.len() < 20 || !is_calendar_date(&b[..10]) || !matches!(b[10], b'T' | b't') {
         return None;
     }
     if b[13] != b':' || b[16] != b':' {
@@ -201,9 +201,6 @@ fn rfc3339_to_ms(b: &[u8]) -> Option<i64> {
         digits(&b[14..16])?,
         digits(&b[17..19])?,
     );
-    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-        return None;
-    }
     if hour > 23 || minute > 59 || second > 59 {
         return None;
     }
@@ -253,15 +250,6 @@ fn digits(b: &[u8]) -> Option<i64> {
         return None;
     }
     Some(b.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
