@@ -116,6 +116,12 @@ pub fn is_iso_millis_utc(s: &str) -> bool {
         && b[23] == b'Z'
 }
 
+/// [`format_iso_millis`] of a clock reading: the ports give time as unsigned epoch
+/// milliseconds (`Clock::now_ms`, every `now_ms` argument of the core).
+pub fn format_iso_millis_at(now_ms: u64) -> String {
+    format_iso_millis(i64::try_from(now_ms).unwrap_or(i64::MAX))
+}
+
 /// Formats epoch milliseconds as `toISOString()` does (UTC, 3 fraction digits).
 /// Years outside 0000-9999 are clamped, which no clock of this century reaches.
 pub fn format_iso_millis(epoch_ms: i64) -> String {

@@ -6,7 +6,7 @@
 //! conflict, it never loops. Confirmations and conversation are carried through unchanged.
 
 use super::envelope::{ActiveTurn, SessionEnvelope, TerminalTurn, TurnOutcome};
-use crate::core::checks::{format_iso_millis, is_safe_id};
+use crate::core::checks::{format_iso_millis_at, is_safe_id};
 use crate::core::limits;
 
 /// What a turn submission may do with the session.
@@ -133,14 +133,9 @@ pub fn advance_cursor(env: &SessionEnvelope, now_ms: u64) -> Result<SessionEnvel
         .ok_or(LeaseError::CursorExhausted)?;
     Ok(SessionEnvelope {
         cursor,
-        updated_at: timestamp(now_ms),
+        updated_at: format_iso_millis_at(now_ms),
         ..env.clone()
     })
-}
-
-/// `updatedAt` for `now_ms`, as `Date.prototype.toISOString` writes it.
-pub(crate) fn timestamp(now_ms: u64) -> String {
-    format_iso_millis(i64::try_from(now_ms).unwrap_or(i64::MAX))
 }
 
 fn check_turn_id(turn_id: &str) -> Result<(), LeaseError> {

@@ -9,8 +9,7 @@ use serde_json::Value;
 
 use super::decode::{decode_session_snapshot, SessionDecodeCode, SessionDecodeError};
 use super::envelope::{Conversation, SessionEnvelope};
-use super::lease::timestamp;
-use crate::core::checks::is_safe_id;
+use crate::core::checks::{format_iso_millis_at, is_safe_id};
 use crate::core::limits;
 
 /// The session a request expects, from the request and the resolved chat definition.
@@ -113,7 +112,7 @@ pub fn new_session(identity: &SessionIdentity, now_ms: u64) -> SessionEnvelope {
         session_id: identity.session_id.clone(),
         definition_id: identity.definition_id.clone(),
         definition_revision: identity.definition_revision,
-        updated_at: timestamp(now_ms),
+        updated_at: format_iso_millis_at(now_ms),
         cursor: 0,
         active_turn: None,
         terminal_turns: Vec::new(),

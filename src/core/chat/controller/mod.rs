@@ -37,7 +37,7 @@ pub use tool_calls::{
 };
 
 use super::model::{ModelChunk, ModelRequest, ToolSpec, Usage};
-use crate::core::checks::format_iso_millis;
+use crate::core::checks::format_iso_millis_at;
 use crate::core::limits::{
     ASSISTANT_CONTENT_BYTES_MAX, TOOL_ITERATIONS_MAX_DEFAULT, TOOL_RESULT_BYTES_MAX,
 };
@@ -535,7 +535,7 @@ fn new_message(
         role,
         content,
         status,
-        created_at: format_iso_millis(i64::try_from(now_ms).unwrap_or(i64::MAX)),
+        created_at: format_iso_millis_at(now_ms),
         parts: None,
         tool_calls: None,
         tool_call_id: None,
