@@ -30,17 +30,9 @@ struct Inner<T> {
     on_cancel: Option<Box<dyn FnOnce()>>,
 }
 
-/// The writer's handle to the stream; cheap to clone.
+/// The writer's handle to the stream.
 pub struct PullStream<T> {
     inner: Rc<RefCell<Inner<T>>>,
-}
-
-impl<T> Clone for PullStream<T> {
-    fn clone(&self) -> Self {
-        Self {
-            inner: self.inner.clone(),
-        }
-    }
 }
 
 impl<T: 'static> PullStream<T> {
