@@ -28,11 +28,6 @@ pub struct JsChatMemory {
 }
 
 impl JsChatMemory {
-    /// [`JsChatMemory::from_js`] without a signal (use [`JsChatMemory::with_signal`] per turn).
-    pub fn new(host: JsValue) -> Result<Self, String> {
-        Self::from_js(&host, None)
-    }
-
     /// Wraps `host` after checking that `load` and `save` are functions. `signal` is passed as
     /// `{ signal }` to every call.
     pub fn from_js(host: &JsValue, signal: Option<AbortSignal>) -> Result<Self, String> {

@@ -26,11 +26,6 @@ pub struct JsSessionStorage {
 }
 
 impl JsSessionStorage {
-    /// [`JsSessionStorage::from_js`] taking the host object by value.
-    pub fn new(host: JsValue, signal: Option<AbortSignal>) -> Result<Self, String> {
-        Self::from_js(&host, signal)
-    }
-
     /// Wraps `host` after checking that `load` and `save` are functions. `signal` (the turn's
     /// deadline) is passed as the last argument of every call so the store can give up early.
     pub fn from_js(host: &JsValue, signal: Option<AbortSignal>) -> Result<Self, String> {

@@ -40,11 +40,6 @@ pub struct JsTool {
 }
 
 impl JsTool {
-    /// [`JsTool::from_js`] taking the value by value.
-    pub fn new(value: JsValue) -> Result<Self, String> {
-        Self::from_js(&value)
-    }
-
     /// Reads and checks a tool object. `Err` says which field is wrong, for a config error.
     pub fn from_js(value: &JsValue) -> Result<Self, String> {
         let execute = required_method(value, "tool", "execute")?;

@@ -47,7 +47,7 @@ impl Definition {
                 .ok_or("definition revision must be a positive safe integer")?,
         };
         let model: Rc<dyn ModelAdapter> = Rc::from(model_from_js(&get(def, "model"))?);
-        let memory = Rc::new(JsChatMemory::new(get(def, "memory"))?);
+        let memory = Rc::new(JsChatMemory::from_js(&get(def, "memory"), None)?);
         let tools = read_tools(&get(def, "tools"))?;
         let max_tool_iterations = match get(def, "maxToolIterations") {
             v if v.is_undefined() => limits::TOOL_ITERATIONS_MAX_DEFAULT,
@@ -92,6 +92,6 @@ fn read_tools(value: &JsValue) -> Result<Vec<Box<dyn Tool>>, String> {
         .ok_or("tools must be an array")?;
     array
         .iter()
-        .map(|t| JsTool::new(t).map(|t| Box::new(t) as Box<dyn Tool>))
+        .map(|t| JsTool::from_js(&t).map(|t| Box::new(t) as Box<dyn Tool>))
         .collect()
 }

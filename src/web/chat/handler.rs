@@ -184,7 +184,7 @@ async fn claim(
         .await
         .map_err(|_| BoundaryError::Internal)?;
     let storage = Rc::new(
-        JsSessionStorage::new(storage_value, Some(deadline.signal.clone()))
+        JsSessionStorage::from_js(&storage_value, Some(deadline.signal.clone()))
             .map_err(|_| BoundaryError::Internal)?,
     );
 
