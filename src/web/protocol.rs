@@ -3,9 +3,10 @@
 //! Decoded events are handed to JS in canonical form (the encoder's output, parsed), so a JS
 //! caller sees exactly what would go on the wire: unknown fields dropped, schema key order.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 
+use super::chat::js::set;
 use super::convert::{from_json, js_error, to_json};
 use crate::core::protocol::{
     decode_turn_event as decode_value, decode_turn_event_text, encode_turn_event as encode,
@@ -16,11 +17,15 @@ use crate::core::protocol::{
 /// `{ ok: false, error: { code, message, retryable: false, eventId? } }`. Never throws.
 #[wasm_bindgen(js_name = decodeTurnEvent)]
 pub fn decode_turn_event(input: JsValue) -> JsValue {
-    let result = match decode_input(&input) {
-        Ok(event) => json!({ "ok": true, "event": event_json(&event) }),
-        Err(diagnostic) => json!({ "ok": false, "error": diagnostic }),
-    };
-    from_json(&result)
+    match decode_input(&input) {
+        Ok(event) => {
+            let result = js_sys::Object::new();
+            set(&result, "ok", true);
+            set(&result, "event", event_js(&event));
+            result.into()
+        }
+        Err(diagnostic) => from_json(&json!({ "ok": false, "error": diagnostic })),
+    }
 }
 
 /// `encodeTurnEvent(event)`: a turn event (object or JSON text) -> its canonical compact JSON.
@@ -61,7 +66,7 @@ impl TurnSnapshotCursor {
             return JsValue::UNDEFINED;
         };
         match self.inner.accept_event(event) {
-            Some(accepted) => from_json(&event_json(&accepted)),
+            Some(accepted) => event_js(&accepted),
             None => JsValue::UNDEFINED,
         }
     }
@@ -95,8 +100,8 @@ fn decode_input(input: &JsValue) -> Result<TurnEvent, DecodeDiagnostic> {
     }
 }
 
-/// The canonical JSON value of an event (parsed back from the encoder's text, which keeps the
-/// wire key order with serde_json's `preserve_order`).
-fn event_json(event: &TurnEvent) -> Value {
-    serde_json::from_str(&encode(event)).unwrap_or(Value::Null)
+/// An event as a fresh JS object in canonical form: the encoder's text parsed once by the
+/// host's `JSON` (a serde_json round trip in between would only re-encode the same text).
+fn event_js(event: &TurnEvent) -> JsValue {
+    js_sys::JSON::parse(&encode(event)).unwrap_or(JsValue::NULL)
 }
