@@ -58,6 +58,13 @@ pub fn parse_canonical_uint(s: &str) -> Option<u64> {
     (n <= limits::INTEGER_SAFE_MAX).then_some(n)
 }
 
+/// `a + b` when the sum stays a safe integer (at most 2^53-1): cursors and expiry instants
+/// must survive a trip through a JavaScript number.
+pub fn safe_add(a: u64, b: u64) -> Option<u64> {
+    a.checked_add(b)
+        .filter(|sum| *sum <= limits::INTEGER_SAFE_MAX)
+}
+
 /// Length in UTF-16 code units, the unit JavaScript's `string.length` counts.
 pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::envelope::{Confirmation, ConfirmationStatus, SessionEnvelope};
 use super::lease::{advance_cursor, LeaseError};
-use crate::core::checks::{is_safe_id, within_bounds, BOUNDED_JSON};
+use crate::core::checks::{is_safe_id, safe_add, within_bounds, BOUNDED_JSON};
 use crate::core::limits;
 
 /// Reason passed to the upstream `deny` when an approval came too late. `wire`
@@ -258,10 +258,8 @@ fn proposal_record(
     if !within_bounds(&input, &BOUNDED_JSON) {
         return Err(invalid("input exceeds the bounded-JSON limits".into()));
     }
-    let expires_at = now_ms
-        .checked_add(ttl_ms)
-        .filter(|t| *t <= limits::INTEGER_SAFE_MAX)
-        .ok_or_else(|| invalid("expiry is beyond 2^53-1 ms".into()))?;
+    let expires_at =
+        safe_add(now_ms, ttl_ms).ok_or_else(|| invalid("expiry is beyond 2^53-1 ms".into()))?;
     let Value::Object(input) = input else {
         return Err(invalid("input must be a plain object".into()));
     };

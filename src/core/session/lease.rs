@@ -6,7 +6,7 @@
 //! conflict, it never loops. Confirmations and conversation are carried through unchanged.
 
 use super::envelope::{ActiveTurn, SessionEnvelope, TerminalTurn, TurnOutcome};
-use crate::core::checks::{format_iso_millis_at, is_safe_id};
+use crate::core::checks::{format_iso_millis_at, is_safe_id, safe_add};
 use crate::core::limits;
 
 /// What a turn submission may do with the session.
@@ -68,10 +68,7 @@ pub fn claim_turn(
             expires_at_ms: active.expires_at,
         });
     }
-    let expires_at = now_ms
-        .checked_add(lease_ms)
-        .filter(|t| *t <= limits::INTEGER_SAFE_MAX)
-        .ok_or(LeaseError::ExpiryOutOfRange)?;
+    let expires_at = safe_add(now_ms, lease_ms).ok_or(LeaseError::ExpiryOutOfRange)?;
     let mut next = advance_cursor(env, now_ms)?;
     next.active_turn = Some(ActiveTurn {
         turn_id: turn_id.to_owned(),
@@ -126,11 +123,7 @@ pub fn abandon_turn(
 /// The envelope of the next save that changes nothing else (e.g. one per streamed snapshot):
 /// cursor + 1 and `updatedAt` = now. The lease is not extended.
 pub fn advance_cursor(env: &SessionEnvelope, now_ms: u64) -> Result<SessionEnvelope, LeaseError> {
-    let cursor = env
-        .cursor
-        .checked_add(1)
-        .filter(|c| *c <= limits::INTEGER_SAFE_MAX)
-        .ok_or(LeaseError::CursorExhausted)?;
+    let cursor = safe_add(env.cursor, 1).ok_or(LeaseError::CursorExhausted)?;
     Ok(SessionEnvelope {
         cursor,
         updated_at: format_iso_millis_at(now_ms),
