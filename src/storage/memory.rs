@@ -14,7 +14,9 @@ use crate::ports::{LocalFuture, PortError};
 /// like wasm; every call completes in one poll, so compare and write are atomic by construction.
 #[derive(Debug, Default)]
 pub struct MemorySessionStorage {
-    records: RefCell<HashMap<String, Value>>,
+    /// Each snapshot as saved, beside the cursor read from it when it was saved (so a save
+    /// compares without parsing the stored snapshot again).
+    records: RefCell<HashMap<String, (u64, Value)>>,
 }
 
 impl MemorySessionStorage {
@@ -37,24 +39,21 @@ impl MemorySessionStorage {
     }
 
     fn load_now(&self, session_id: &str) -> Option<Value> {
-        self.records.borrow().get(session_id).cloned()
+        self.records
+            .borrow()
+            .get(session_id)
+            .map(|(_, snapshot)| snapshot.clone())
     }
 
     fn save_now(&self, snapshot: &Value, expected_cursor: Option<u64>) -> Result<bool, PortError> {
-        let (session_id, _) = snapshot_key(snapshot)?;
+        let (session_id, cursor) = snapshot_key(snapshot)?;
         let mut records = self.records.borrow_mut();
-        let stored_cursor = records
-            .get(&session_id)
-            .map(|stored| snapshot_key(stored).map(|(_, c)| c));
-        let matches = match (stored_cursor, expected_cursor) {
-            (None, None) => true,
-            (Some(Ok(stored)), Some(expected)) => stored == expected,
-            // A record exists but the caller expected none, or the reverse, or the stored
-            // record is unreadable: a conflict, never an overwrite.
-            _ => false,
-        };
+        let stored_cursor = records.get(&session_id).map(|(stored, _)| *stored);
+        // A record exists but the caller expected none, or the reverse: a conflict, never an
+        // overwrite.
+        let matches = stored_cursor == expected_cursor;
         if matches {
-            records.insert(session_id, snapshot.clone());
+            records.insert(session_id, (cursor, snapshot.clone()));
         }
         Ok(matches)
     }
