@@ -9,7 +9,7 @@
 //! - [`rows`]: pure decisions (CAS outcome, splitting text into rows, which message rows
 //!   change), tested on the host.
 //! - `sql` (wasm32): `ctx.storage.sql.exec` and `transactionSync`, duck-typed through js-sys
-//!   (no `worker` crate).
+//!   (no `worker` crate); both Durable Object classes use it.
 //! - `store` (wasm32): the `ChatSessionStore` export the JS Durable Object class shell
 //!   (`js/cloudflare/worker.mjs`) delegates to.
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::rows::{decide_save, join_rows, plan_messages, split_rows, Row, SaveDecision, Stored};
-use super::sql::{get, Sql};
+use super::sql::{Param, Sql};
 use crate::core::checks::{is_safe_id, safe_uint};
 use crate::core::limits::{
     DO_MESSAGES_JSON_BYTES_MAX, DO_ROW_BYTES_MAX, DO_SESSION_JSON_BYTES_MAX,
@@ -78,24 +78,19 @@ impl ChatSessionStore {
             if decide_save(stored, expected) == SaveDecision::Conflict {
                 return Ok(false);
             }
-            let id_value = JsValue::from_str(&id);
             sql.run(
                 "INSERT INTO turnkeep_session (session_id, cursor) VALUES (?, ?) \
                  ON CONFLICT (session_id) DO UPDATE SET cursor = excluded.cursor",
-                &[id_value.clone(), JsValue::from_f64(cursor as f64)],
+                &[Param::Text(&id), Param::Int(cursor)],
             )?;
             sql.run(
                 "DELETE FROM turnkeep_session_row WHERE session_id = ?",
-                std::slice::from_ref(&id_value),
+                &[Param::Text(&id)],
             )?;
             for (part, body) in split_rows(&text, DO_ROW_BYTES_MAX).into_iter().enumerate() {
                 sql.run(
                     "INSERT INTO turnkeep_session_row (session_id, part, body) VALUES (?, ?, ?)",
-                    &[
-                        id_value.clone(),
-                        JsValue::from_f64(part as f64),
-                        JsValue::from_str(body),
-                    ],
+                    &[Param::Text(&id), Param::Int(part as u64), Param::Text(body)],
                 )?;
             }
             Ok(true)
@@ -109,14 +104,13 @@ impl ChatSessionStore {
         let sql = self.sql.clone();
         self.sql.transaction(move || {
             let existed = stored_cursor(&sql, &id)? != Stored::Absent;
-            let id_value = JsValue::from_str(&id);
             sql.run(
                 "DELETE FROM turnkeep_session WHERE session_id = ?",
-                std::slice::from_ref(&id_value),
+                &[Param::Text(&id)],
             )?;
             sql.run(
                 "DELETE FROM turnkeep_session_row WHERE session_id = ?",
-                &[id_value],
+                &[Param::Text(&id)],
             )?;
             Ok(existed)
         })
@@ -138,29 +132,22 @@ impl ChatSessionStore {
         self.sql.transaction(move || {
             let plan = plan_messages(&message_texts(&sql)?, &texts);
             for position in plan.rewrite {
-                let at = JsValue::from_f64(position as f64);
-                sql.run(
-                    "DELETE FROM turnkeep_message_row WHERE position = ?",
-                    std::slice::from_ref(&at),
-                )?;
+                let at = Param::Int(position as u64);
+                sql.run("DELETE FROM turnkeep_message_row WHERE position = ?", &[at])?;
                 for (part, body) in split_rows(&texts[position], DO_ROW_BYTES_MAX)
                     .into_iter()
                     .enumerate()
                 {
                     sql.run(
                         "INSERT INTO turnkeep_message_row (position, part, body) VALUES (?, ?, ?)",
-                        &[
-                            at.clone(),
-                            JsValue::from_f64(part as f64),
-                            JsValue::from_str(body),
-                        ],
+                        &[at, Param::Int(part as u64), Param::Text(body)],
                     )?;
                 }
             }
             if let Some(from) = plan.truncate_from {
                 sql.run(
                     "DELETE FROM turnkeep_message_row WHERE position >= ?",
-                    &[JsValue::from_f64(from as f64)],
+                    &[Param::Int(from as u64)],
                 )?;
             }
             Ok(())
@@ -175,11 +162,12 @@ impl ChatSessionStore {
                 &format!("SELECT COUNT(*) AS n, COALESCE(MAX(LENGTH(CAST(body AS BLOB))), 0) AS bytes FROM {table}"),
                 &[],
             )?;
-            let row = rows.get(0);
-            Ok((
-                get(&row, "n").as_f64().unwrap_or(0.0),
-                get(&row, "bytes").as_f64().unwrap_or(0.0),
-            ))
+            let number = |i| {
+                rows.first()
+                    .and_then(|row| row.get(i).as_f64())
+                    .unwrap_or(0.0)
+            };
+            Ok((number(0), number(1)))
         };
         let (session_rows, session_bytes) = count("turnkeep_session_row")?;
         let (message_rows, message_bytes) = count("turnkeep_message_row")?;
@@ -211,26 +199,21 @@ fn safe_id_arg(method: &str, value: &JsValue) -> Result<String, JsValue> {
 fn stored_cursor(sql: &Sql, id: &str) -> Result<Stored, JsValue> {
     let rows = sql.rows(
         "SELECT cursor FROM turnkeep_session WHERE session_id = ?",
-        &[JsValue::from_str(id)],
+        &[Param::Text(id)],
     )?;
-    if rows.length() == 0 {
+    let Some(row) = rows.first() else {
         return Ok(Stored::Absent);
-    }
-    let cursor = get(&rows.get(0), "cursor")
-        .as_f64()
-        .and_then(|n| safe_uint(&Value::from(n)));
+    };
+    let cursor = row.get(0).as_f64().and_then(|n| safe_uint(&Value::from(n)));
     Ok(cursor.map_or(Stored::Unreadable, Stored::Cursor))
 }
 
 fn session_text(sql: &Sql, id: &str) -> Result<Option<String>, JsValue> {
     let rows = sql.rows(
-        "SELECT part, body FROM turnkeep_session_row WHERE session_id = ? ORDER BY part",
-        &[JsValue::from_str(id)],
+        "SELECT 0, part, body FROM turnkeep_session_row WHERE session_id = ? ORDER BY part",
+        &[Param::Text(id)],
     )?;
-    let rows = rows
-        .iter()
-        .map(|r| read_row(&r, 0.0))
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = rows.iter().map(read_row).collect::<Result<Vec<_>, _>>()?;
     let mut texts = join_rows(rows).map_err(|e| error("loadSession", &e.to_string()))?;
     Ok(texts.pop())
 }
@@ -240,26 +223,18 @@ fn message_texts(sql: &Sql) -> Result<Vec<String>, JsValue> {
         "SELECT position, part, body FROM turnkeep_message_row ORDER BY position, part",
         &[],
     )?;
-    let rows = rows
-        .iter()
-        .map(|r| read_row(&r, -1.0))
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = rows.iter().map(read_row).collect::<Result<Vec<_>, _>>()?;
     join_rows(rows).map_err(|e| error("loadMessages", &e.to_string()))
 }
 
-/// One SQL row as a [`Row`]; `position` is taken from the row unless `fixed_position >= 0`.
-fn read_row(row: &JsValue, fixed_position: f64) -> Result<Row, JsValue> {
-    let number = |key: &str| {
-        get(row, key)
+/// One SQL row `(position, part, body)` as a [`Row`].
+fn read_row(row: &js_sys::Array) -> Result<Row, JsValue> {
+    let number = |i| {
+        row.get(i)
             .as_f64()
             .filter(|n| *n >= 0.0 && n.fract() == 0.0)
     };
-    let position = if fixed_position >= 0.0 {
-        Some(fixed_position)
-    } else {
-        number("position")
-    };
-    match (position, number("part"), get(row, "body").as_string()) {
+    match (number(0), number(1), row.get(2).as_string()) {
         (Some(position), Some(part), Some(body)) => Ok(Row {
             position: position as u64,
             part: part as u64,

@@ -10,7 +10,8 @@
 //! - [`object`]: the wasm-bindgen export `SessionStreamCore` and the request dispatch.
 //! - `read`: GET (catch-up, `offset=now`, long-poll) and SSE chunks; `append`: POST; `write`:
 //!   PUT, HEAD, DELETE; `fork`: fork creation and the source side of fork references.
-//! - `store` / `sql`: the tables, duck-typed over `ctx.storage.sql`; `reply`: the answer object.
+//! - `store`: the tables, over `ctx.storage.sql` (`crate::cloudflare::sql`, shared with the
+//!   `ChatSession` store); `reply`: the answer object.
 //! - Host-tested pure pieces: `sse` (event framing, base64), `query` (query strings, ETags,
 //!   source names), `fork_prefix` (what a fork sub-offset materialises).
 
@@ -30,8 +31,6 @@ mod read;
 mod reply;
 #[cfg(target_arch = "wasm32")]
 mod request;
-#[cfg(target_arch = "wasm32")]
-mod sql;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod sse;
 #[cfg(target_arch = "wasm32")]

@@ -7,8 +7,8 @@ use web_sys::Headers;
 
 use super::reply::Reply;
 use super::request::Req;
-use super::sql::Sql;
 use super::store::Store;
+use crate::cloudflare::sql::Sql;
 
 /// One stream's state and storage.
 #[wasm_bindgen]
@@ -40,7 +40,10 @@ impl SessionStreamCore {
     /// Opens (and if needed creates) the stream's tables in `ctx.storage`.
     #[wasm_bindgen(constructor)]
     pub fn new(storage: JsValue) -> Result<SessionStreamCore, JsValue> {
-        let store = Store::open(Sql::from_storage(&storage)?)?;
+        let sql = Sql::from_storage(&storage).map_err(|m| {
+            JsValue::from(js_sys::Error::new(&format!("new SessionStreamCore: {m}")))
+        })?;
+        let store = Store::open(sql)?;
         Ok(SessionStreamCore {
             store,
             pending_release: None,

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
-use super::sql::{blob_at, int_at, text_at, Param, Sql};
+use crate::cloudflare::sql::{blob_at, int_at, text_at, Param, Sql};
 use crate::core::streams::closure::ClosedBy;
 use crate::core::streams::create::StreamConfig;
 use crate::core::streams::offset::Offset;
