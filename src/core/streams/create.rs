@@ -30,7 +30,7 @@ use super::content_type::{
     CreateContentType,
 };
 use super::json_mode::{flatten_json_body, JsonBodyError, JsonWrite};
-use super::offset::{check_fork_offset, Offset, OffsetError};
+use super::offset::{resolve_fork_offset, Offset, OffsetError};
 use super::ttl::{parse_expiry_headers, resolve_fork_expiry, Expiry, ExpiryError};
 use super::Rejection;
 use crate::core::checks::parse_canonical_uint;
@@ -258,9 +258,7 @@ fn fork_config(
     };
     let content_type = check_fork_content_type(&h.content_type, source_type)
         .map_err(CreateRejection::ContentType)?;
-    let fork_text = h.fork_offset.map(|o| o.to_string());
-    let offset =
-        check_fork_offset(fork_text.as_deref(), tail).map_err(CreateRejection::ForkOffset)?;
+    let offset = resolve_fork_offset(h.fork_offset, tail).map_err(CreateRejection::ForkOffset)?;
     let config = StreamConfig {
         content_type,
         expiry: resolve_fork_expiry(source_expiry, &h.expiry),

@@ -143,17 +143,25 @@ pub fn is_beyond(offset: Offset, tail: Offset) -> bool {
 
 /// `Stream-Fork-Offset`: a minted offset not beyond the source's tail. Absent means the tail.
 pub fn check_fork_offset(header: Option<&str>, source_tail: Offset) -> Result<Offset, OffsetError> {
-    let Some(value) = header else {
-        return Ok(source_tail);
+    let offset = match header.map(OffsetQuery::parse).transpose()? {
+        None => None,
+        Some(OffsetQuery::At(offset)) => Some(offset),
+        Some(OffsetQuery::Start | OffsetQuery::Now) => return Err(OffsetError::SentinelNotAllowed),
     };
-    let offset = match OffsetQuery::parse(value)? {
-        OffsetQuery::At(offset) => offset,
-        OffsetQuery::Start | OffsetQuery::Now => return Err(OffsetError::SentinelNotAllowed),
-    };
-    if is_beyond(offset, source_tail) {
-        return Err(OffsetError::BeyondTail);
+    resolve_fork_offset(offset, source_tail)
+}
+
+/// [`check_fork_offset`] for an offset already parsed: not beyond the source's tail; absent
+/// means the tail.
+pub fn resolve_fork_offset(
+    offset: Option<Offset>,
+    source_tail: Offset,
+) -> Result<Offset, OffsetError> {
+    match offset {
+        None => Ok(source_tail),
+        Some(offset) if is_beyond(offset, source_tail) => Err(OffsetError::BeyondTail),
+        Some(offset) => Ok(offset),
     }
-    Ok(offset)
 }
 
 impl fmt::Display for Offset {
