@@ -275,7 +275,7 @@ impl Turn {
             session_id: self.claimed.session_id.clone(),
             turn_id: self.claimed.turn_id.clone(),
             sequence,
-            emitted_at: crate::core::checks::format_iso_millis(self.clock.now_ms() as i64),
+            emitted_at: crate::core::checks::format_iso_millis_at(self.clock.now_ms()),
         };
         let body = match line {
             Line::State => EventBody::Snapshot(self.snapshot()),
