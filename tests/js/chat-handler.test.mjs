@@ -221,6 +221,20 @@ describe('the diagnostics table, before the stream', () => {
   check('500 when resolveDefinition throws', { options: { resolveDefinition: throws } }, E.internal);
   check('500 when resolveDefinition rejects', { options: { resolveDefinition: async () => throws() } }, E.internal);
   check('500 when resolveDefinition returns something that is not a definition', { options: { resolveDefinition: () => ({ id: 'x' }) } }, E.internal);
+
+  // A hand-built definition (not through defineChat) is held to defineChat's tool rules.
+  const toolNamed = (name) => ({ name, description: 'd', parameters: { type: 'object' }, execute: () => 'ok' });
+  const toolsNamed = (count) => Array.from({ length: count }, (_, i) => toolNamed(`t${i}`));
+  const handBuilt = (tools) => ({
+    resolveDefinition: () => ({ id: 'demo', revision: 1, model: createDemoModel({ chunkDelayMs: 0 }), memory: recordingMemory(), tools }),
+  });
+  check('500 when a hand-built definition declares more than 128 tools', { options: handBuilt(toolsNamed(129)) }, E.internal);
+  check('500 when a hand-built definition declares a tool name twice', { options: handBuilt([toolNamed('a'), toolNamed('b'), toolNamed('a')]) }, E.internal);
+  test('a hand-built definition with 128 distinct tools runs the turn', async () => {
+    const { response } = await run({ options: handBuilt(toolsNamed(128)) });
+    assert.equal(response.status, 200);
+    await response.body.cancel();
+  });
   check('500 when sessionStorage throws', { options: { sessionStorage: throws } }, E.internal);
   check('500 when storage.load throws', { options: { sessionStorage: () => ({ load: throws, save: async () => true }) } }, E.internal);
   check('500 when storage.save throws', { options: { sessionStorage: () => ({ load: async () => undefined, save: throws }) } }, E.internal);

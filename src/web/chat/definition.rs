@@ -83,6 +83,8 @@ impl Definition {
     }
 }
 
+/// The tools, checked as `defineChat` checks them (a host may hand-build a definition): at
+/// most `TOOLS_PER_CHAT_MAX`, each valid, no name twice (a model calls a tool by its name).
 fn read_tools(value: &JsValue) -> Result<Vec<Box<dyn Tool>>, String> {
     if value.is_undefined() || value.is_null() {
         return Ok(Vec::new());
@@ -90,8 +92,20 @@ fn read_tools(value: &JsValue) -> Result<Vec<Box<dyn Tool>>, String> {
     let array = value
         .dyn_ref::<js_sys::Array>()
         .ok_or("tools must be an array")?;
-    array
-        .iter()
-        .map(|t| JsTool::from_js(&t).map(|t| Box::new(t) as Box<dyn Tool>))
-        .collect()
+    if array.length() as usize > limits::TOOLS_PER_CHAT_MAX {
+        return Err(format!(
+            "at most {} tools are allowed",
+            limits::TOOLS_PER_CHAT_MAX
+        ));
+    }
+    let mut tools: Vec<Box<dyn Tool>> = Vec::new();
+    for value in array.iter() {
+        let tool = JsTool::from_js(&value)?;
+        let name = &tool.spec().name;
+        if tools.iter().any(|t| &t.spec().name == name) {
+            return Err(format!("tool name {name:?} is used by another tool"));
+        }
+        tools.push(Box::new(tool));
+    }
+    Ok(tools)
 }
