@@ -140,8 +140,9 @@ pub fn validate_producer(
     }
 }
 
-/// The one place producer state moves: call it after the append succeeded, store the result.
-/// Non-accepted decisions leave the state as it was (`None` stays `None`).
+/// The state of a producer id after `decision`: an accepted request moves it, any other leaves
+/// it as it was (`None` stays `None`). An append needs no call: `decide_append` already puts
+/// the accepted state in `AppendCommit::producer`, which the caller commits.
 pub fn commit_producer(
     state: Option<&ProducerState>,
     decision: &ProducerDecision,
