@@ -75,26 +75,12 @@ pub fn json_array_body<S: AsRef<str>>(messages: &[S]) -> String {
 /// [`limits::STREAM_JSON_DEPTH_MAX`]. The input must be valid JSON.
 fn minify(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut depth = 0usize;
+    let mut scan = Scan::default();
     for c in text.chars() {
-        if in_string {
+        if scan.in_string(c) {
             out.push(c);
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
         } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
-            match c {
-                '"' => in_string = true,
-                '[' | '{' => depth += 1,
-                ']' | '}' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-            if depth > limits::STREAM_JSON_DEPTH_MAX {
+            if scan.depth_after(c) > limits::STREAM_JSON_DEPTH_MAX {
                 return None;
             }
             out.push(c);
@@ -106,31 +92,53 @@ fn minify(text: &str) -> Option<String> {
 /// Splits the compact inside of an array at its top-level commas.
 fn split_top_level(inner: &str) -> Vec<String> {
     let mut items = Vec::new();
-    let (mut depth, mut start) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
+    let mut start = 0usize;
+    let mut scan = Scan::default();
     for (i, c) in inner.char_indices() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '[' | '{' => depth += 1,
-            ']' | '}' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                items.push(inner[start..i].to_owned());
-                start = i + 1;
-            }
-            _ => {}
+        if !scan.in_string(c) && scan.depth_after(c) == 0 && c == ',' {
+            items.push(inner[start..i].to_owned());
+            start = i + 1;
         }
     }
     items.push(inner[start..].to_owned());
     items
+}
+
+/// Where a character-by-character walk through valid JSON text is: inside a string literal
+/// or not, and how deeply nested in arrays and objects.
+#[derive(Default)]
+struct Scan {
+    in_string: bool,
+    escaped: bool,
+    depth: usize,
+}
+
+impl Scan {
+    /// Feeds `c`; true when it belongs to a string literal (its quotes included), and then it
+    /// must not be fed to [`Scan::depth_after`].
+    fn in_string(&mut self, c: char) -> bool {
+        if self.in_string {
+            match (self.escaped, c) {
+                (true, _) => self.escaped = false,
+                (false, '\\') => self.escaped = true,
+                (false, '"') => self.in_string = false,
+                _ => {}
+            }
+            return true;
+        }
+        self.in_string = c == '"';
+        self.in_string
+    }
+
+    /// Feeds `c` (outside strings) and returns the nesting depth after it.
+    fn depth_after(&mut self, c: char) -> usize {
+        match c {
+            '[' | '{' => self.depth += 1,
+            ']' | '}' => self.depth = self.depth.saturating_sub(1),
+            _ => {}
+        }
+        self.depth
+    }
 }
 
 impl fmt::Display for JsonBodyError {
