@@ -14,12 +14,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
 
-use super::host::{port_error, LoadSave};
+use super::host::{port_error, signal_options, LoadSave};
 use crate::core::protocol::message::{decode_messages, messages_to_value};
 use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
 use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::{resolve, set};
+use crate::web::chat::js::resolve;
 use crate::web::convert::{from_json, js_error, to_json};
 
 /// A host object implementing chat memory, plus the signal handed to each of its calls.
@@ -41,12 +41,8 @@ impl JsChatMemory {
         }
     }
 
-    fn options(&self) -> JsValue {
-        let options = Object::new();
-        if let Some(signal) = &self.inner.signal {
-            set(&options, "signal", signal);
-        }
-        options.into()
+    fn options(&self) -> Object {
+        signal_options(self.inner.signal.as_ref())
     }
 }
 

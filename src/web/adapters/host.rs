@@ -1,14 +1,14 @@
 //! Shared helpers for calling host objects: reading a required method, and turning a thrown JS
 //! value into a short, bounded description for a `PortError` (logs only, never a client).
 
-use js_sys::Function;
+use js_sys::{Function, Object};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
 use crate::core::limits::PORT_ERROR_DETAIL_CHARS_MAX;
 use crate::ports::PortError;
-use crate::web::chat::js::get_fn;
+use crate::web::chat::js::{get_fn, set};
 
 /// `obj[key]` when it is a function, else a readable reason naming `what.key`.
 pub fn required_method(obj: &JsValue, what: &str, key: &str) -> Result<Function, String> {
@@ -51,6 +51,15 @@ impl LoadSave {
             ..self.clone()
         }
     }
+}
+
+/// The `{ signal }` options object host methods take (`{}` when there is no signal).
+pub fn signal_options(signal: Option<&AbortSignal>) -> Object {
+    let options = Object::new();
+    if let Some(signal) = signal {
+        set(&options, "signal", signal);
+    }
+    options
 }
 
 /// A `PortError` for a host call that threw or rejected: `"<what> failed: <reason>"`.

@@ -12,13 +12,13 @@
 //!
 //! The turn's `CancelToken` is bridged to an `AbortController` whose signal is `{ signal }`.
 
-use js_sys::{Function, Object};
+use js_sys::Function;
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortController;
 
-use super::host::{required_method, truncate_chars};
+use super::host::{required_method, signal_options, truncate_chars};
 use crate::core::chat::model::ToolSpec;
 use crate::core::checks::{within_bounds, BOUNDED_JSON};
 use crate::core::limits::{
@@ -26,7 +26,7 @@ use crate::core::limits::{
 };
 use crate::ports::chat::{CancelToken, Tool};
 use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::{get, resolve, set};
+use crate::web::chat::js::{get, resolve};
 use crate::web::convert::{from_json, to_json};
 
 /// The fixed start of every failed tool's text.
@@ -97,8 +97,7 @@ impl Tool for JsTool {
         Box::pin(async move {
             let controller =
                 AbortController::new().map_err(|e| PortError::new(tool_error_text(&e)))?;
-            let options = Object::new();
-            set(&options, "signal", controller.signal());
+            let options = signal_options(Some(&controller.signal()));
             let aborter = controller.clone();
             cancel.on_cancel(move || aborter.abort());
             let call_args = js_sys::Array::of2(&from_json(&Value::Object(args)), &options);

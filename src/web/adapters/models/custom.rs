@@ -13,7 +13,7 @@
 //! read. `abort()` (or dropping the stream) aborts `signal` and calls the iterator's `return()`
 //! so a generator's `finally` runs.
 
-use js_sys::{Function, Object, Symbol};
+use js_sys::{Function, Symbol};
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -25,8 +25,8 @@ use crate::core::checks::safe_uint;
 use crate::core::protocol::message::messages_to_value;
 use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
-use crate::web::adapters::host::port_error;
-use crate::web::chat::js::{get, get_fn, resolve, set};
+use crate::web::adapters::host::{port_error, signal_options};
+use crate::web::chat::js::{get, get_fn, resolve};
 use crate::web::convert::{from_json, to_json};
 
 /// A host object with `stream(request, { signal })`.
@@ -53,10 +53,7 @@ impl ModelAdapter for JsModel {
         Box::pin(async move {
             let abort =
                 AbortOnDrop::new().ok_or_else(|| PortError::new("AbortController is missing"))?;
-            let options = Object::new();
-            if let Some(signal) = abort.signal() {
-                set(&options, "signal", signal);
-            }
+            let options = signal_options(abort.signal().as_ref());
             let args = js_sys::Array::of2(&from_json(&request_value(&request)), &options);
             let iterable = resolve(self.stream.apply(&self.host, &args))
                 .await
