@@ -102,8 +102,9 @@ impl SseParser {
     }
 
     fn end_line(&mut self, events: &mut Vec<SseEvent>) -> Result<(), SseError> {
-        let raw = std::mem::take(&mut self.line);
-        let mut line = String::from_utf8_lossy(&raw).into_owned();
+        // `clear`, not `take`: the line buffer keeps its capacity for the next line.
+        let mut line = String::from_utf8_lossy(&self.line).into_owned();
+        self.line.clear();
         if !self.first_line_done {
             self.first_line_done = true;
             if let Some(rest) = line.strip_prefix('\u{feff}') {
