@@ -24,6 +24,7 @@ const STREAM_PREFIX = '/v1/stream/';
 const CHAT_STREAM_ROUTE = /^\/api\/chat\/stream\/([^/]+)$/;
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const EMPTY = new Uint8Array(0);
+const UTF8 = new TextEncoder();
 
 /** Headers every stream response carries (browser security and CORS, protocol §11). */
 const SECURITY_HEADERS = Object.freeze({
@@ -45,10 +46,10 @@ const PREFLIGHT_HEADERS = Object.freeze({
 
 /**
  * The Worker-side route. Returns a Response promise for `/v1/stream/*` and
- * `GET /api/chat/stream/:sessionId`, or null for any other path.
+ * `GET /api/chat/stream/:sessionId`, or null for any other path. `url` is `request.url` parsed
+ * (the Worker has parsed it already; every append passes here).
  */
-export function routeStreams(request, env) {
-  const url = new URL(request.url);
+export function routeStreams(request, env, url = new URL(request.url)) {
   if (url.pathname.startsWith(STREAM_PREFIX)) return streamRoute(request, env, url);
   const chat = CHAT_STREAM_ROUTE.exec(url.pathname);
   if (chat) return chatStreamProxy(request, env, url, chat[1]);
@@ -128,7 +129,7 @@ function sameText(a, b) {
 
 function streamName(raw) {
   const name = safeDecode(raw);
-  if (!name || new TextEncoder().encode(name).length > LIMITS.streamNameBytesMax) return null;
+  if (!name || UTF8.encode(name).length > LIMITS.streamNameBytesMax) return null;
   return /[\u0000-\u001f\u007f]/.test(name) ? null : name;
 }
 
@@ -253,7 +254,6 @@ export class SessionStream extends DurableObject {
   sse(request, reply) {
     const { readable, writable } = new TransformStream();
     const writer = writable.getWriter();
-    const encoder = new TextEncoder();
     const cursor = new URL(request.url).searchParams.get('cursor');
     // Closed by us after STREAMS_SSE_MS (default and maximum 60 s); clients reconnect from the
     // offset of the last control event.
@@ -264,7 +264,7 @@ export class SessionStream extends DurableObject {
       while (!request.signal?.aborted) {
         const chunk = this.transaction(() => this.core.sseChunk(offset, cursor, Date.now(), jitter(), controlIfEmpty));
         if (chunk.releaseSource !== undefined) await releaseChain(this.env, chunk.releaseSource);
-        if (chunk.text && !(await writeUntil(writer, encoder.encode(chunk.text), endAt))) return false;
+        if (chunk.text && !(await writeUntil(writer, UTF8.encode(chunk.text), endAt))) return false;
         if (chunk.offset !== undefined) offset = chunk.offset;
         const left = endAt - Date.now();
         if (chunk.done || left <= 0) break;

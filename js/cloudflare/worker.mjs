@@ -39,7 +39,8 @@ const DEMO_TOOLS = Object.freeze([
 
 export default {
   async fetch(request, env, ctx) {
-    const { pathname } = new URL(request.url);
+    const url = new URL(request.url);
+    const { pathname } = url;
     if (pathname === '/') {
       if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
       return new Response(DEMO_PAGE_HTML, {
@@ -49,7 +50,7 @@ export default {
     if (pathname === '/api/chat') return chat(request, env, ctx);
     const session = SESSION_ROUTE.exec(pathname);
     if (session) return sessionView(request, env, safeDecode(session[1]));
-    const streams = routeStreams(request, env);
+    const streams = routeStreams(request, env, url);
     if (streams) return streams;
     return diagnostic(404, 'NOT_FOUND', 'No such route.', false);
   },
