@@ -60,12 +60,12 @@ impl SessionStreamCore {
             body,
         };
         let decision = decide_append(&stream, &request);
-        let tail = meta.tail_offset().to_string();
+        let tail = meta.tail_offset();
         match decision {
-            AppendDecision::Commit(commit) => {
+            AppendDecision::Commit(mut commit) => {
                 let mut reply = Reply::new(commit.status)
                     .header("stream-next-offset", commit.next_offset.to_string())
-                    .headers(commit.producer_headers.clone());
+                    .headers(std::mem::take(&mut commit.producer_headers));
                 if commit.close {
                     reply = reply.header("stream-closed", "true");
                 }
@@ -76,7 +76,7 @@ impl SessionStreamCore {
             }
             AppendDecision::Closed(d) => {
                 let mut reply = Reply::new(d.status())
-                    .header("stream-next-offset", tail)
+                    .header("stream-next-offset", tail.to_string())
                     .header("stream-closed", "true");
                 if let ClosedStreamDecision::DuplicateOfClosingRequest { epoch, seq } = d {
                     reply = reply
@@ -95,7 +95,7 @@ impl SessionStreamCore {
             AppendDecision::Producer(d) => {
                 let mut reply = Reply::new(d.status()).headers(d.response_headers());
                 if matches!(d, ProducerDecision::Duplicate { .. }) {
-                    reply = reply.header("stream-next-offset", tail);
+                    reply = reply.header("stream-next-offset", tail.to_string());
                     self.touch(ctx.now_ms)?;
                 } else {
                     let body = serde_json::json!({ "error": { "code": d.code(), "message": producer_message(&d) } });
