@@ -4,9 +4,10 @@
 //! The controller decides everything; the driver only performs its actions. Tools of a round
 //! run one after another. When `stop` fires, whatever is awaited (model start, next chunk,
 //! tool) is dropped, an open model stream is aborted, and the controller is stopped, which
-//! keeps the partial text. Every state change reaches `publish` as `(revision, state)`, in
-//! order, at most once per revision; a consumer that keeps only the latest (the handler's
-//! single pending snapshot slot) coalesces them.
+//! keeps the partial text. After each input fed to the controller, a changed state reaches
+//! `publish` as `(revision, state)`: in order, at most once per revision, and one call for all
+//! the revisions a single input bumped. A consumer that keeps only the latest (the handler's
+//! single pending snapshot slot) coalesces further.
 
 use std::cell::RefCell;
 
