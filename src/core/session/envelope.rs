@@ -143,8 +143,8 @@ impl ConfirmationStatus {
 }
 
 impl SessionEnvelope {
-    /// The canonical JSON text: schema key order, `activeTurn`/`terminalTurns` omitted when
-    /// absent or empty.
+    /// The canonical JSON text: schema key order, `activeTurn`/`conversation` omitted when
+    /// absent and `terminalTurns` when empty.
     pub fn to_json_string(&self) -> String {
         // Serializing plain strings, integers and maps into a String cannot fail.
         serde_json::to_string(self).unwrap_or_default()
