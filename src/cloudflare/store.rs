@@ -1,5 +1,5 @@
 //! `ChatSessionStore`: what the `ChatSession` Durable Object does with its SQLite storage.
-//! The JS class shell (`js/cloudflare/worker.mjs`) builds one per object from `ctx.storage`
+//! The JS class shell (`js/cloudflare/chat-session.mjs`) builds one per object from `ctx.storage`
 //! and forwards its RPC methods here.
 //!
 //! - The session envelope: `saveSession(snapshot, expectedCursor)` is compare-and-set on the

@@ -7,7 +7,7 @@
 //! The JS shell (`js/cloudflare/session-stream.mjs`) owns what needs the event loop: waiting
 //! long-polls, open SSE responses, and calls to other streams' objects (forks).
 //!
-//! - [`object`]: the wasm-bindgen export `SessionStreamCore` and the request dispatch.
+//! - `object`: the wasm-bindgen export `SessionStreamCore` and the request dispatch.
 //! - `read`: GET (catch-up, `offset=now`, long-poll) and SSE chunks; `append`: POST; `write`:
 //!   PUT, HEAD, DELETE; `fork`: fork creation and the source side of fork references.
 //! - `store`: the tables, over `ctx.storage.sql` (`crate::cloudflare::sql`, shared with the
