@@ -41,17 +41,12 @@ pub enum ContentTypeError {
 
 /// The media type: before any `;`, trimmed, lower-cased.
 pub fn media_type(content_type: &str) -> String {
-    content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase()
+    media_type_raw(content_type).to_ascii_lowercase()
 }
 
 /// True when both name the same media type.
 pub fn matches(a: &str, b: &str) -> bool {
-    media_type(a) == media_type(b)
+    media_type_raw(a).eq_ignore_ascii_case(media_type_raw(b))
 }
 
 /// `type/subtype` made of RFC 9110 token characters (parameters after `;` are not checked).
@@ -99,13 +94,19 @@ pub fn check_append_content_type(
 
 /// JSON mode (§9.1) applies to the stream.
 pub fn is_json(content_type: &str) -> bool {
-    media_type(content_type) == "application/json"
+    media_type_raw(content_type).eq_ignore_ascii_case("application/json")
 }
 
 /// SSE must base64-encode this stream's data events.
 pub fn sse_needs_base64(content_type: &str) -> bool {
     let media = media_type(content_type);
     !(media.starts_with("text/") || media == "application/json")
+}
+
+/// [`media_type`] before lower-casing: the checks on every append compare it
+/// case-insensitively instead of allocating a lower-cased copy.
+fn media_type_raw(content_type: &str) -> &str {
+    content_type.split(';').next().unwrap_or_default().trim()
 }
 
 fn is_token(s: &str) -> bool {
