@@ -24,17 +24,15 @@
 // real Worker routing and only baring the object: 0.88x CPU (routing ~30 us, the object's
 // shell + wasm core + meta row ~60 us; removing the wasm core alone: 0.90x CPU). The client
 // (global fetch) costs ~250 us of each request on top, the same for every server.
-import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';
-import { freePort } from '../tests/support/wrangler-dev.mjs';
 import { cpuMs } from './proc-cpu.mjs';
 import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 
 const COUNT = Number(process.argv[2] ?? 2000);
 const WARMUP = 200;
-const BINARY = new URL('../node_modules/@cloudflare/workerd-linux-64/bin/workerd', import.meta.url).pathname;
+// Compatibility flags of the variants, as a capnp list body (`"flag_a", "flag_b"`); none by default.
+const BENCH_FLAGS = (process.env.BENCH_FLAGS ?? '').split(',').map((f) => f.trim().replace(/^"|"$/g, '')).filter(Boolean);
 
 const OBJECT_BASE = `
 import { DurableObject } from 'cloudflare:workers';
@@ -84,38 +82,15 @@ export default { async fetch(r, env) {
   return new Response(null, { status: 204, headers: { 'stream-next-offset': offset } }); } };`, '/'],
 ];
 
-async function serve(source, persistDir) {
-  const port = await freePort();
-  mkdirSync(persistDir, { recursive: true });
-  const config = `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = .worker), (name = "storage", disk = (path = ${JSON.stringify(persistDir)}, writable = true)) ],
-  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
-);
-const worker :Workerd.Worker = (
-  modules = [ (name = "main.mjs", esModule = ${JSON.stringify(source)}) ],
-  compatibilityDate = "2026-04-20",
-  compatibilityFlags = [${process.env.BENCH_FLAGS ?? ''}],
-  bindings = [ (name = "OBJ", durableObjectNamespace = "Obj") ],
-  durableObjectNamespaces = [ (className = "Obj", uniqueKey = "bench-Obj", enableSql = true) ],
-  durableObjectStorage = (localDisk = "storage"),
-);
-`;
-  const configPath = join(persistDir, 'config.capnp');
-  writeFileSync(configPath, config);
-  const child = spawn(BINARY, ['serve', '--experimental', configPath], { stdio: ['ignore', 'inherit', 'inherit'] });
-  const exited = new Promise((r) => child.once('exit', r));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      await fetch(baseUrl, { method: 'HEAD' });
-      break;
-    } catch {
-      if (i > 300) throw new Error('workerd did not start');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  return { baseUrl, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await exited; } };
+/** One variant on the workerd binary: `source` is the whole Worker, binding OBJ to class Obj. */
+function serve(source, persistDir) {
+  return serveWorkerd({
+    persistDir,
+    entry: 'main.mjs',
+    overrides: { 'main.mjs': source },
+    objects: [['OBJ', 'Obj']],
+    compatibilityFlags: BENCH_FLAGS,
+  });
 }
 
 const body = (i) => JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `word ${i} ` });

@@ -3,7 +3,8 @@
 // Worker's static import graph; bindings mirror wrangler.toml (SESSION_STREAM and CHAT_SESSION,
 // SQLite-backed, stored under `persistDir`). `overrides` maps a module path relative to the
 // repository root to the text (or bytes) to serve instead, so two versions of the same files can
-// run side by side (the A/B benchmarks in bench/). Used by tests (a hard kill) and benchmarks.
+// run side by side (the A/B benchmarks in bench/), or a Worker that exists only as text can run
+// (bench/append-breakdown.mjs, with its own `objects`). Used by tests (a hard kill) and benchmarks.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -13,11 +14,13 @@ import { ROOT, freePort } from './wrangler-dev.mjs';
 const BINARY = join(ROOT, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd');
 const READY_TIMEOUT_MS = 30_000;
 const LAUNCH_ATTEMPTS_MAX = 4;
+/** wrangler.toml's Durable Object bindings: [binding name, class name], SQLite-backed. */
+const TURNKEEP_OBJECTS = [['SESSION_STREAM', 'SessionStream'], ['CHAT_SESSION', 'ChatSession']];
 
 /**
  * Starts workerd serving `entry` (a path relative to ROOT, default the demo Worker) with the
- * bindings of wrangler.toml. Resolves with `{ baseUrl, pid, stop, kill }`; `kill()` is SIGKILL
- * (no shutdown at all), `stop()` is SIGTERM.
+ * bindings of wrangler.toml (or `objects`, and `compatibilityFlags`, when given). Resolves with
+ * `{ baseUrl, pid, stop, kill }`; `kill()` is SIGKILL (no shutdown at all), `stop()` is SIGTERM.
  */
 export async function serveWorkerd(options) {
   // A port picked free can be taken before workerd binds it (tests run in parallel): retry.
@@ -30,7 +33,14 @@ export async function serveWorkerd(options) {
   }
 }
 
-async function serveOnce({ persistDir, vars = {}, entry = 'js/cloudflare/worker.mjs', overrides = {} }) {
+async function serveOnce({
+  persistDir,
+  vars = {},
+  entry = 'js/cloudflare/worker.mjs',
+  overrides = {},
+  objects = TURNKEEP_OBJECTS,
+  compatibilityFlags = ['enable_request_signal'],
+}) {
   const modules = [];
   const seen = new Set();
   const load = (name, encoding) => (name in overrides ? overrides[name] : readFileSync(join(ROOT, name), encoding));
@@ -51,9 +61,11 @@ async function serveOnce({ persistDir, vars = {}, entry = 'js/cloudflare/worker.
   const port = await freePort();
   const bindings = [
     ...Object.entries(vars).map(([name, value]) => `(name = ${str(name)}, text = ${str(String(value))})`),
-    '(name = "SESSION_STREAM", durableObjectNamespace = "SessionStream")',
-    '(name = "CHAT_SESSION", durableObjectNamespace = "ChatSession")',
+    ...objects.map(([name, className]) => `(name = ${str(name)}, durableObjectNamespace = ${str(className)})`),
   ];
+  const namespaces = objects.map(
+    ([, className]) => `(className = ${str(className)}, uniqueKey = ${str(`turnkeep-${className}`)}, enableSql = true)`,
+  );
   const config = `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [ (name = "main", worker = .worker), (name = "storage", disk = (path = ${str(persistDir)}, writable = true)) ],
@@ -62,12 +74,9 @@ const config :Workerd.Config = (
 const worker :Workerd.Worker = (
   modules = [ ${modules.join(',\n')} ],
   compatibilityDate = "2026-04-20",
-  compatibilityFlags = ["enable_request_signal"],
+  compatibilityFlags = [ ${compatibilityFlags.map(str).join(', ')} ],
   bindings = [ ${bindings.join(', ')} ],
-  durableObjectNamespaces = [
-    (className = "SessionStream", uniqueKey = "turnkeep-SessionStream", enableSql = true),
-    (className = "ChatSession", uniqueKey = "turnkeep-ChatSession", enableSql = true),
-  ],
+  durableObjectNamespaces = [ ${namespaces.join(', ')} ],
   durableObjectStorage = (localDisk = "storage"),
 );
 `;
