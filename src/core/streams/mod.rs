@@ -20,8 +20,8 @@
 //!
 //! Every rejection implements [`Rejection`]: a stable `code` (the diagnostic's version is the
 //! `streams.v1.` prefix), the HTTP status the protocol prescribes, and a message that names the
-//! broken rule without internal detail. What the HTTP layer still has to do itself is listed in
-//! `/work/notes/streams-protocol-facts.md`.
+//! broken rule without internal detail. What the HTTP layer still does itself (I/O, headers,
+//! ordering across requests, response shapes) lives in `src/cloudflare/streams/`.
 
 pub mod append;
 pub mod closure;
