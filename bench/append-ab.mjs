@@ -12,7 +12,7 @@
 // latency and the workerd process's CPU time per append (user + system, from /proc) over BENCH_ROUNDS (default 5) rounds of BENCH_APPENDS (default 1000) appends, and B/A.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cpuMs } from './proc-cpu.mjs';
+import { timedAppends } from './appends.mjs';
 import { join } from 'node:path';
 import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';
 import { ROOT } from '../tests/support/wrangler-dev.mjs';
@@ -33,26 +33,12 @@ if (pkgDir) {
   overrides['pkg/turnkeep_bg.wasm'] = readFileSync(join(pkgDir, 'turnkeep_bg.wasm'));
 }
 
-const message = (i) => JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `word ${i} ` });
-
 async function run({ baseUrl, pid }, name) {
   const url = `${baseUrl}/v1/stream/${name}`;
   const created = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' } });
   if (created.status !== 201) throw new Error(`PUT: HTTP ${created.status}`);
-  const times = [];
-  const cpuBefore = cpuMs(pid);
-  const started = performance.now();
-  for (let i = 0; i < APPENDS; i++) {
-    const t = performance.now();
-    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: message(i) });
-    await r.arrayBuffer();
-    if (r.status !== 204) throw new Error(`append ${i}: HTTP ${r.status}`);
-    times.push(performance.now() - t);
-  }
-  const rate = APPENDS / ((performance.now() - started) / 1000);
-  const cpu = ((cpuMs(pid) - cpuBefore) * 1000) / APPENDS;
-  times.sort((a, b) => a - b);
-  return { rate, cpu, p50: times[Math.floor(APPENDS / 2)] * 1000, p90: times[Math.floor(APPENDS * 0.9)] * 1000 };
+  const { rate, cpu, p50, p90 } = await timedAppends(url, APPENDS, { pid, statuses: [204] });
+  return { rate, cpu, p50: p50 * 1000, p90: p90 * 1000 };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -26,7 +26,7 @@
 // (global fetch) costs ~250 us of each request on top, the same for every server.
 import { join } from 'node:path';
 import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';
-import { cpuMs } from './proc-cpu.mjs';
+import { timedAppends } from './appends.mjs';
 import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 
 const COUNT = Number(process.argv[2] ?? 2000);
@@ -93,25 +93,6 @@ function serve(source, persistDir) {
   });
 }
 
-const body = (i) => JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `word ${i} ` });
-
-async function measure(url, count, pid) {
-  const times = [];
-  const cpuBefore = cpuMs(pid);
-  const started = performance.now();
-  for (let i = 0; i < count; i++) {
-    const t = performance.now();
-    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i) });
-    await r.arrayBuffer();
-    if (r.status !== 204 && r.status !== 200) throw new Error(`HTTP ${r.status}`);
-    times.push(performance.now() - t);
-  }
-  const rate = count / ((performance.now() - started) / 1000);
-  const cpu = ((cpuMs(pid) - cpuBefore) * 1000) / count;
-  times.sort((a, b) => a - b);
-  return { rate, cpu, p50: times[Math.floor(count * 0.5)], p90: times[Math.floor(count * 0.9)] };
-}
-
 function report(label, r) {
   const us = (ms) => `${Math.round(ms * 1000)}`.padStart(8);
   console.log(`${label.padEnd(26)} ${us(r.p50)} ${us(r.p90)} ${`${Math.round(r.rate)}/s`.padStart(10)} ${us(r.cpu / 1000)}`);
@@ -124,8 +105,8 @@ try {
   for (const [i, [label, source, path]] of VARIANTS.entries()) {
     const server = await serve(source, join(dir, String(i)));
     try {
-      await measure(server.baseUrl + path, WARMUP, server.pid);
-      report(label, await measure(server.baseUrl + path, COUNT, server.pid));
+      await timedAppends(server.baseUrl + path, WARMUP);
+      report(label, await timedAppends(server.baseUrl + path, COUNT, { pid: server.pid }));
     } finally {
       await server.stop();
     }
@@ -134,8 +115,8 @@ try {
   try {
     const url = `${tk.baseUrl}/v1/stream/breakdown`;
     await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' } });
-    await measure(url, WARMUP, tk.pid);
-    report('turnkeep', await measure(url, COUNT, tk.pid));
+    await timedAppends(url, WARMUP);
+    report('turnkeep', await timedAppends(url, COUNT, { pid: tk.pid }));
   } finally {
     await tk.stop();
   }

@@ -29,6 +29,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
 import { ROOT, removeDir, startWorker, tempDir } from '../tests/streams-conformance/harness.mjs';
 import { startWorker as startMiniflare } from '../tests/workerd/harness.mjs';
+import { message, timedAppends } from './appends.mjs';
 import { cpuMs } from './proc-cpu.mjs';
 import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 
@@ -67,8 +68,6 @@ async function startReference(dataDir) {
   return { baseUrl: url, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await exited; } };
 }
 
-const message = (i) => JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `word ${i} ` });
-
 async function createStream(baseUrl, name) {
   return DurableStream.create({ url: `${baseUrl}/v1/stream/${name}`, contentType: 'application/json' });
 }
@@ -76,13 +75,7 @@ async function createStream(baseUrl, name) {
 /** Appends one at a time, each acknowledged before the next is sent. */
 async function sequential(baseUrl, name, count) {
   await createStream(baseUrl, name);
-  const url = `${baseUrl}/v1/stream/${name}`;
-  const started = performance.now();
-  for (let i = 0; i < count; i++) {
-    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: message(i) });
-    if (r.status !== 204 && r.status !== 200) throw new Error(`append ${i}: HTTP ${r.status}`);
-  }
-  return count / ((performance.now() - started) / 1000);
+  return (await timedAppends(`${baseUrl}/v1/stream/${name}`, count)).rate;
 }
 
 /**
