@@ -18,11 +18,11 @@
 import { DurableObject } from 'cloudflare:workers';
 import '../workerd.mjs'; // instantiates the wasm module (initSync) before any class is built
 import { SessionStreamCore, sessionStreamLimits } from '../../pkg/turnkeep.js';
+import { SAFE_ID } from './storage.mjs';
 
 const LIMITS = sessionStreamLimits();
 const STREAM_PREFIX = '/v1/stream/';
 const CHAT_STREAM_ROUTE = /^\/api\/chat\/stream\/([^/]+)$/;
-const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const EMPTY = new Uint8Array(0);
 const UTF8 = new TextEncoder();
 

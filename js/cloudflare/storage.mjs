@@ -5,7 +5,8 @@
 // Signals: a Durable Object RPC call cannot be cancelled mid-flight, and cleanup must save even
 // after the client left, so the signal argument of the ports is deliberately not forwarded.
 
-const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** A SafeId (what the core's `is_safe_id` accepts): tenants, session ids, object names. */
+export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /** The stub of the Durable Object holding `sessionId` of `tenant`. Throws for non-SafeIds. */
 export function chatSessionStub(namespace, tenant, sessionId) {

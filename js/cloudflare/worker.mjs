@@ -11,12 +11,11 @@
 import { createChatHandler, createDemoModel, createOpenAICompatibleModel, defineChat } from '../workerd.mjs';
 import { DEMO_PAGE_HTML } from './demo-page.mjs';
 import { routeStreams } from './session-stream.mjs';
-import { readSessionView, sessionChatMemory, tenantSessionStorage, TurnWatch } from './storage.mjs';
+import { readSessionView, SAFE_ID, sessionChatMemory, tenantSessionStorage, TurnWatch } from './storage.mjs';
 
 export { ChatSession } from './chat-session.mjs';
 export { SessionStream } from './session-stream.mjs';
 
-const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const SESSION_ROUTE = /^\/api\/sessions\/([^/]+)$/;
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
