@@ -1,7 +1,7 @@
 //! GET: catch-up reads (`ETag` / `If-None-Match`), `offset=now`, long-poll (the shell waits; this
 //! side decides) and the start of SSE, whose chunks `sseChunk` renders.
 
-use js_sys::{Object, Reflect};
+use js_sys::Object;
 use wasm_bindgen::prelude::*;
 
 use super::object::{Ctx, SessionStreamCore, State};
@@ -140,7 +140,8 @@ impl SessionStreamCore {
     /// Renders the SSE events for everything after `offset` (one `data` + one `control` per
     /// stored append). With nothing new, renders one control event when `control_if_empty`
     /// (the first chunk, or a keep-alive after a quiet wait). Returns
-    /// `{text, offset, done}`: `done` when the stream is closed and read to its end, or gone.
+    /// `{text, offset, done, releaseSource?}`: `done` when the stream is closed and read to its
+    /// end, or gone.
     #[wasm_bindgen(js_name = sseChunk)]
     pub fn sse_chunk(
         &mut self,
@@ -151,20 +152,17 @@ impl SessionStreamCore {
         control_if_empty: bool,
     ) -> Result<JsValue, JsValue> {
         let now_ms = now_ms.max(0.0) as u64;
-        let out = Object::new();
-        let state = self.state(now_ms)?;
-        let (State::Live, Some(from), Some(meta)) = (
-            state,
-            OffsetQuery::parse(offset).ok(),
-            self.store.meta.clone(),
-        ) else {
-            set(&out, "text", JsValue::from_str(""));
-            set(&out, "done", JsValue::TRUE);
-            return Ok(out.into());
+        let (State::Live, Some(from)) = (self.state(now_ms)?, OffsetQuery::parse(offset).ok())
+        else {
+            return Ok(self.end_chunk());
         };
         self.touch(now_ms)?;
+        let Some(meta) = &self.store.meta else {
+            return Ok(self.end_chunk());
+        };
         let from = from.resolve(Offset::ZERO, meta.tail_offset());
-        let rows = self.rows_from(&meta, from)?;
+        let rows = self.rows_from(meta, from)?;
+        let out = Object::new();
         let cursor = response_cursor(now_ms, cursor.as_deref(), jitter_seconds);
         let mut text = String::new();
         let mut last = from.to_string();
@@ -179,7 +177,7 @@ impl SessionStreamCore {
                 byte_offset: row.end,
             }
             .to_string();
-            control(&mut text, &meta, row.end, &last, &cursor);
+            control(&mut text, meta, row.end, &last, &cursor);
         }
         if rows.is_empty() && control_if_empty {
             let at = if from.read_seq == 0 {
@@ -192,7 +190,7 @@ impl SessionStreamCore {
                 byte_offset: at,
             }
             .to_string();
-            control(&mut text, &meta, at, &last, &cursor);
+            control(&mut text, meta, at, &last, &cursor);
         }
         let at_tail = rows
             .last()
@@ -200,10 +198,26 @@ impl SessionStreamCore {
         set(&out, "text", JsValue::from_str(&text));
         set(&out, "offset", JsValue::from_str(&last));
         set(&out, "done", JsValue::from_bool(meta.closed && at_tail));
+        Ok(self.with_release(out))
+    }
+}
+
+impl SessionStreamCore {
+    /// The chunk that ends an SSE response: the stream is gone (or the offset unreadable).
+    fn end_chunk(&mut self) -> JsValue {
+        let out = Object::new();
+        set(&out, "text", JsValue::from_str(""));
+        set(&out, "done", JsValue::TRUE);
+        self.with_release(out)
+    }
+
+    /// Hands a source reference freed while rendering (the stream expired) to the shell, on
+    /// every chunk, the last one included.
+    fn with_release(&mut self, out: Object) -> JsValue {
         if let Some(source) = self.pending_release.take() {
-            let _ = Reflect::set(&out, &"releaseSource".into(), &source.into());
+            set(&out, "releaseSource", JsValue::from_str(&source));
         }
-        Ok(out.into())
+        out.into()
     }
 }
 
