@@ -87,12 +87,12 @@ impl ChatSessionStore {
                 "DELETE FROM turnkeep_session_row WHERE session_id = ?",
                 &[Param::Text(&id)],
             )?;
-            for (part, body) in split_rows(&text, DO_ROW_BYTES_MAX).into_iter().enumerate() {
-                sql.run(
-                    "INSERT INTO turnkeep_session_row (session_id, part, body) VALUES (?, ?, ?)",
-                    &[Param::Text(&id), Param::Int(part as u64), Param::Text(body)],
-                )?;
-            }
+            insert_parts(
+                &sql,
+                "INSERT INTO turnkeep_session_row (session_id, part, body) VALUES (?, ?, ?)",
+                Param::Text(&id),
+                &text,
+            )?;
             Ok(true)
         })
     }
@@ -134,15 +134,12 @@ impl ChatSessionStore {
             for position in plan.rewrite {
                 let at = Param::Int(position as u64);
                 sql.run("DELETE FROM turnkeep_message_row WHERE position = ?", &[at])?;
-                for (part, body) in split_rows(&texts[position], DO_ROW_BYTES_MAX)
-                    .into_iter()
-                    .enumerate()
-                {
-                    sql.run(
-                        "INSERT INTO turnkeep_message_row (position, part, body) VALUES (?, ?, ?)",
-                        &[at, Param::Int(part as u64), Param::Text(body)],
-                    )?;
-                }
+                insert_parts(
+                    &sql,
+                    "INSERT INTO turnkeep_message_row (position, part, body) VALUES (?, ?, ?)",
+                    at,
+                    &texts[position],
+                )?;
             }
             if let Some(from) = plan.truncate_from {
                 sql.run(
@@ -193,6 +190,15 @@ fn safe_id_arg(method: &str, value: &JsValue) -> Result<String, JsValue> {
         .as_string()
         .filter(|s| is_safe_id(s))
         .ok_or_else(|| error(method, "sessionId must be a SafeId"))
+}
+
+/// Stores `text` as rows `(key, part, body)` of at most `DO_ROW_BYTES_MAX` bytes each, through
+/// `insert` (a three-placeholder INSERT into the record's row table).
+fn insert_parts(sql: &Sql, insert: &str, key: Param<'_>, text: &str) -> Result<(), JsValue> {
+    for (part, body) in split_rows(text, DO_ROW_BYTES_MAX).into_iter().enumerate() {
+        sql.run(insert, &[key, Param::Int(part as u64), Param::Text(body)])?;
+    }
+    Ok(())
 }
 
 /// The stored cursor of `id`, read in the same transaction as the write that depends on it.
