@@ -3,6 +3,7 @@
 #   1. setup (toolchain, npm deps, Chromium)   2. cargo test on the host
 #   3. build pkg/                              4. wasm-bindgen tests in Node and headless Chromium
 #   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
+#   6. node --test tests/workerd/ (the demo Worker)  7. the Durable Streams conformance suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
