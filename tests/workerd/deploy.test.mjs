@@ -3,24 +3,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+import { removeDir, tempDir } from '../support/temp-dir.mjs';
+import { OFFLINE_ENV, ROOT as root } from '../support/wrangler-dev.mjs';
 
 test('wrangler deploy --dry-run accepts wrangler.toml with both Durable Object bindings', () => {
-  const outdir = mkdtempSync(join(tmpdir(), 'turnkeep-dry-run-'));
+  const outdir = tempDir('turnkeep-dry-run-');
   try {
     const output = execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', outdir], {
       cwd: root,
       encoding: 'utf8',
       env: {
         ...process.env,
-        WRANGLER_SEND_METRICS: 'false',
-        WRANGLER_SEND_ERROR_REPORTS: 'false',
-        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+        ...OFFLINE_ENV,
         NO_COLOR: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -31,6 +28,6 @@ test('wrangler deploy --dry-run accepts wrangler.toml with both Durable Object b
     assert.match(output, /--dry-run: exiting now/);
     assert.ok(statSync(join(outdir, 'worker.js')).size > 0, 'the bundled Worker was written');
   } finally {
-    rmSync(outdir, { recursive: true, force: true });
+    removeDir(outdir);
   }
 });

@@ -3,12 +3,12 @@
 // itself (`unstable_getMiniflareWorkerOptions`), so the tests run what `wrangler dev` runs.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { submitEvent } from '../support/chat-harness.mjs';
+import { ROOT as root } from '../support/wrangler-dev.mjs';
 
-export const root = fileURLToPath(new URL('../..', import.meta.url));
+export { root };
 
 /** Miniflare options equal to wrangler.toml's, with `scriptPath` (default: its `main`). */
 export function workerOptions({ scriptPath, persistDir, bindings = {} } = {}) {
