@@ -67,7 +67,7 @@ async function streamRoute(request, env, url) {
   if (name === null) return secured(diagnostic(400, 'streams.v1.name_invalid', 'the stream name is empty, too long or badly encoded'));
   const length = Number(request.headers.get('content-length') ?? 0);
   if (length > LIMITS.appendBytesMax) {
-    return secured(diagnostic(413, 'streams.v1.append_too_large', `an append may carry at most ${LIMITS.appendBytesMax} bytes`));
+    return appendTooLarge();
   }
   if (!env.SESSION_STREAM) return secured(diagnostic(500, 'streams.v1.not_configured', 'the SESSION_STREAM binding is missing'));
   try {
@@ -152,6 +152,11 @@ function secured(response) {
   return out;
 }
 
+/** 413: checked at the route from Content-Length, and again in the object as the body is read. */
+function appendTooLarge() {
+  return secured(diagnostic(413, 'streams.v1.append_too_large', `an append may carry at most ${LIMITS.appendBytesMax} bytes`));
+}
+
 function diagnostic(status, code, message, extra = {}) {
   return new Response(JSON.stringify({ error: { code, message } }), {
     status,
@@ -188,7 +193,7 @@ export class SessionStream extends DurableObject {
   async mutate(request) {
     const body = await readBody(request);
     if (body === null) {
-      return secured(diagnostic(413, 'streams.v1.append_too_large', `an append may carry at most ${LIMITS.appendBytesMax} bytes`));
+      return appendTooLarge();
     }
     const decide = () =>
       this.transaction(() => this.core.handle(request.method, request.url, request.headers, body, Date.now(), jitter(), false));
