@@ -13,6 +13,7 @@ use turnkeep::core::session::{
     LeaseError, SessionEnvelope, SessionIdentity, TerminalTurn, TurnOutcome,
 };
 use turnkeep::ports::session::SessionStorage;
+use turnkeep::ports::CancelToken;
 use turnkeep::storage::MemorySessionStorage;
 
 const NOW_MS: u64 = 1_783_738_800_000;
@@ -351,7 +352,7 @@ fn window(log: &[(String, TurnOutcome)], n: usize) -> Vec<(String, TurnOutcome)>
 }
 
 fn load<S: SessionStorage>(store: &S) -> Option<serde_json::Value> {
-    block_on(store.load("s1")).expect("load")
+    block_on(store.load("s1", &CancelToken::new())).expect("load")
 }
 
 fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
@@ -365,7 +366,7 @@ fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
         cursor: 0,
         ..seeded
     };
-    assert!(block_on(store.save(&seeded.to_value(), None)).expect("seed"));
+    assert!(block_on(store.save(&seeded.to_value(), None, &CancelToken::new())).expect("seed"));
     let confirmations: Vec<Confirmation> = seeded.confirmations.clone();
     let mut last_cursor = 0u64;
     let mut released: Vec<(String, TurnOutcome)> = Vec::new();
@@ -457,7 +458,7 @@ fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
                 expected,
                 holding,
             } => {
-                let saved = block_on(store.save(&next.to_value(), expected)).expect("save");
+                let saved = block_on(store.save(&next.to_value(), expected, &CancelToken::new())).expect("save");
                 if saved {
                     assert_eq!(
                         next.cursor,
@@ -552,6 +553,7 @@ impl SessionStorage for LastWriteWins {
     fn load<'a>(
         &'a self,
         _: &'a str,
+        _: &'a CancelToken,
     ) -> turnkeep::ports::LocalFuture<
         'a,
         Result<Option<serde_json::Value>, turnkeep::ports::PortError>,
@@ -562,6 +564,7 @@ impl SessionStorage for LastWriteWins {
         &'a self,
         snapshot: &'a serde_json::Value,
         _: Option<u64>,
+        _: &'a CancelToken,
     ) -> turnkeep::ports::LocalFuture<'a, Result<bool, turnkeep::ports::PortError>> {
         *self.0.borrow_mut() = Some(snapshot.clone());
         Box::pin(std::future::ready(Ok(true)))

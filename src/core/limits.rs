@@ -133,6 +133,31 @@ pub const DO_SESSION_JSON_BYTES_MAX: usize = 16_777_216;
 /// All of one session's saved messages as JSON text; a larger save is refused.
 pub const DO_MESSAGES_JSON_BYTES_MAX: usize = 33_554_432;
 
+// ---- Session log (src/ports/log.rs, src/turn).
+/// Appends one turn keeps in flight to its session log (each chunk is its own producer batch).
+pub const LOG_APPENDS_IN_FLIGHT_MAX: usize = 5;
+/// Attempts of one append that failed in a retryable way (network, overload, an early seq gap).
+pub const LOG_APPEND_ATTEMPTS_MAX: u32 = 5;
+/// Pause before the n-th retry of an append: n times this.
+pub const LOG_APPEND_RETRY_BACKOFF_MS: u64 = 25;
+/// Chunks a turn may have queued for its log and not yet sent; beyond it the turn's text deltas
+/// are merged into the newest queued chunk (they always are when possible) and, failing that, the
+/// publisher gives up on the log for this turn (reported) rather than grow without bound.
+pub const LOG_CHUNKS_QUEUED_MAX: usize = 4_096;
+/// Items a store-backed session log (memory, Redis, Postgres) holds; an append beyond is refused.
+pub const LOG_ITEMS_MAX: u64 = 10_000_000;
+/// Items one read of a store-backed log returns at most (the reader continues from its offset).
+pub const LOG_READ_ITEMS_MAX: usize = 1_000;
+/// Compare-and-set attempts of one append to a store-backed log before it reports a retryable
+/// failure (each lost race means another writer appended first).
+pub const LOG_COMMIT_ATTEMPTS_MAX: u32 = 16;
+/// How often a store-backed log without change notification re-checks during a long-poll read.
+pub const LOG_POLL_INTERVAL_MS: u64 = 50;
+/// The stop watcher's long-poll wait on the session log.
+pub const STOP_WATCH_POLL_MS: u64 = 20_000;
+/// Consecutive failed reads after which the stop watcher gives up (the deadline still holds).
+pub const STOP_WATCH_READ_FAILURES_MAX: u32 = 3;
+
 // ---- Snapshot sequences (ARCHITECTURE.md): sequence = claim_cursor × stride + index_in_turn.
 /// Sequences one turn may use; a turn emitting more skips intermediates, never the final line.
 pub const SNAPSHOT_SEQUENCE_STRIDE: u64 = 1 << 20;

@@ -6,6 +6,7 @@ pub mod chat;
 pub mod checks;
 pub mod coalesce;
 pub mod limits;
+pub mod projection;
 pub mod protocol;
 pub mod sequence;
 pub mod session;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::core::checks::{is_safe_id, safe_uint};
 use crate::ports::session::SessionStorage;
-use crate::ports::{LocalFuture, PortError};
+use crate::ports::{CancelToken, LocalFuture, PortError};
 
 /// Snapshots keyed by `sessionId`, with compare-and-set on the stored `cursor`. Single-threaded
 /// like wasm; every call completes in one poll, so compare and write are atomic by construction.
@@ -63,6 +63,7 @@ impl SessionStorage for MemorySessionStorage {
     fn load<'a>(
         &'a self,
         session_id: &'a str,
+        _cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(std::future::ready(Ok(self.load_now(session_id))))
     }
@@ -71,6 +72,7 @@ impl SessionStorage for MemorySessionStorage {
         &'a self,
         snapshot: &'a Value,
         expected_cursor: Option<u64>,
+        _cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<bool, PortError>> {
         Box::pin(std::future::ready(self.save_now(snapshot, expected_cursor)))
     }

@@ -28,6 +28,7 @@ pub mod closure;
 pub mod content_type;
 pub mod create;
 pub mod cursor;
+pub mod item_log;
 pub mod json_mode;
 pub mod offset;
 pub mod producer;
