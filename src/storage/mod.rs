@@ -13,4 +13,4 @@ pub mod memory;
 
 pub use conformance::{check_session_storage, ConformanceReport};
 pub use log::{LogStore, MemoryLogStore, MemorySessionLog, StoreLog};
-pub use memory::MemorySessionStorage;
+pub use memory::{MemoryChatMemory, MemorySessionStorage};

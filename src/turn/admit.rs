@@ -7,7 +7,7 @@ use super::interrupt::Interrupt;
 use super::race::{fired, join, race, Budget, Either};
 use crate::core::protocol::BoundaryError;
 use crate::core::session::{
-    abandon_turn, claim_turn, resume_session, ClaimDecision, SessionEnvelope,
+    abandon_turn, claim_turn, resume_session, ClaimDecision, SessionEnvelope, TurnOutcome,
 };
 use crate::ports::log::ReadFrom;
 use crate::ports::CancelToken;
@@ -20,6 +20,10 @@ pub struct Claim {
     /// The session log's tail just before the claim (`None`: empty, or no log). A stop request
     /// needs the claim to be visible, so it lands after this offset: watching from here misses none.
     pub log_tail: Option<String>,
+    /// The turn before this one may have left the log ahead of the saved messages: its lease
+    /// lapsed (the writer crashed or hung) or its messages could not be saved (`indeterminate`).
+    /// The log is then re-synchronised with one native batch before this turn publishes.
+    pub resync: bool,
 }
 
 impl Claim {
@@ -54,6 +58,12 @@ pub async fn admit(
     let resumed = resume_session(stored.as_ref(), &chat.identity, now_ms).map_err(|e| {
         Refusal::internal(Stage::SessionResume, crate::ports::PortError::new(e.to_string()))
     })?;
+    let envelope = &resumed.envelope;
+    let resync = envelope.active_turn.is_some()
+        || envelope
+            .terminal_turns
+            .last()
+            .is_some_and(|t| t.outcome == TurnOutcome::Indeterminate);
     let claimed = match claim_turn(
         &resumed.envelope,
         &submission.turn_id,
@@ -74,6 +84,7 @@ pub async fn admit(
     Ok(Claim {
         envelope: claimed,
         log_tail,
+        resync,
     })
 }
 

@@ -121,12 +121,13 @@ impl Publisher {
         submission: &Submission,
         history: &[Message],
         in_log: bool,
+        log_empty: bool,
         state: &ChatState,
         now_ms: u64,
     ) {
         let chunks = {
             let mut st = self.state.borrow_mut();
-            let mut chunks = st.encoder.begin(history, in_log);
+            let mut chunks = st.encoder.begin(history, in_log, log_empty);
             chunks.extend(st.encoder.run_started(&submission.session_id, &submission.turn_id, now_ms));
             chunks.extend(st.encoder.diff(state, now_ms));
             chunks

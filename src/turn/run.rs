@@ -140,11 +140,19 @@ pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
     });
     if let Some(publisher) = &publisher {
         let state = turn.state();
-        // The log holds the history when earlier turns published it: it came from memory, and
-        // the log is not empty.
-        let in_log = turn.history_from_memory && turn.claim.log_tail.is_some();
+        // The log holds the history when earlier turns published it: it came from memory, the
+        // log is not empty, and the turn before ended cleanly (see `Claim::resync`).
+        let in_log = turn.history_from_memory && turn.claim.log_tail.is_some() && !turn.claim.resync;
         let history = &state.messages[..turn.history_len.min(state.messages.len())];
-        publisher.start(&turn.submission, history, in_log, &state, turn.ports.clock.now_ms());
+        let log_empty = turn.claim.log_tail.is_none();
+        publisher.start(
+            &turn.submission,
+            history,
+            in_log,
+            log_empty,
+            &state,
+            turn.ports.clock.now_ms(),
+        );
     }
     let driven = CancelToken::new();
     let drive = async {

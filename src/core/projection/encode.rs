@@ -32,11 +32,12 @@ impl TurnEncoder {
     }
 
     /// The conversation before this turn. When the log already holds it (`in_log`) nothing is
-    /// emitted; otherwise (the definition's initial messages, a log configured after earlier turns)
-    /// one native batch puts it there.
-    pub fn begin(&mut self, history: &[Message], in_log: bool) -> Vec<Value> {
+    /// emitted; otherwise (the definition's initial messages, a log configured after earlier
+    /// turns, a log a crashed writer left ahead of the saved messages) one native batch puts it
+    /// there, replacing whatever the log projected to. `log_empty`: nothing to replace.
+    pub fn begin(&mut self, history: &[Message], in_log: bool, log_empty: bool) -> Vec<Value> {
         self.mirror = Projection::from_messages(history);
-        if in_log || history.is_empty() {
+        if in_log || history.is_empty() && log_empty {
             return Vec::new();
         }
         let chunk = messages_snapshot(history);

@@ -6,7 +6,6 @@
 //! hands back something that is not a valid message array is a `PortError`, never a half-read
 //! conversation. Saved messages are their canonical JSON projection, as plain objects.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::Object;
@@ -18,7 +17,8 @@ use super::host::{port_error, signal_options, LoadSave};
 use crate::core::protocol::message::{decode_messages, messages_to_value};
 use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
-use crate::ports::{LocalFuture, PortError};
+use crate::ports::{CancelToken, LocalFuture, PortError};
+pub use crate::storage::MemoryChatMemory;
 use crate::web::chat::js::resolve;
 use crate::web::convert::{from_json, js_error, to_json};
 
@@ -75,30 +75,6 @@ impl ChatMemory for JsChatMemory {
                 .map(|_| ())
                 .map_err(|e| port_error("memory.save", &e))
         })
-    }
-}
-
-/// Messages kept in memory. Saving replaces them; loading returns a copy.
-#[derive(Debug, Default)]
-pub struct MemoryChatMemory {
-    messages: RefCell<Vec<Message>>,
-}
-
-impl MemoryChatMemory {
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
-impl ChatMemory for MemoryChatMemory {
-    fn load(&self) -> LocalFuture<'_, Result<Vec<Message>, PortError>> {
-        let messages = self.messages.borrow().clone();
-        Box::pin(async move { Ok(messages) })
-    }
-
-    fn save<'a>(&'a self, messages: &'a [Message]) -> LocalFuture<'a, Result<(), PortError>> {
-        *self.messages.borrow_mut() = messages.to_vec();
-        Box::pin(async { Ok(()) })
     }
 }
 
