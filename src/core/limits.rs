@@ -31,6 +31,8 @@ pub const DECISION_INPUT_CHARS_MAX: usize = 16_384;
 pub const DECISION_CONTENT_CHARS_MAX: usize = 65_536;
 pub const CONVERSATION_STATE_CHARS_MAX: usize = 128;
 pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
+/// The optional `reason` of a `client.confirmation.resolve`.
+pub const CONFIRMATION_REASON_CHARS_MAX: usize = 1_024;
 /// A proposal suffix: `confirm-<suffix>` must still be a SafeId. `wire`
 pub const CONFIRMATION_SUFFIX_CHARS_MAX: usize = 120;
 /// How much of an offending value a session decode detail quotes (logs only).
@@ -153,6 +155,8 @@ pub const LOG_READ_ITEMS_MAX: usize = 1_000;
 pub const LOG_COMMIT_ATTEMPTS_MAX: u32 = 16;
 /// How often a store-backed log without change notification re-checks during a long-poll read.
 pub const LOG_POLL_INTERVAL_MS: u64 = 50;
+/// Pages `resolveChatSnapshot` reads from a log before it gives up (each page is one read).
+pub const RESOLVE_READS_MAX: usize = 100_000;
 /// The stop watcher's long-poll wait on the session log.
 pub const STOP_WATCH_POLL_MS: u64 = 20_000;
 /// Consecutive failed reads after which the stop watcher gives up (the deadline still holds).

@@ -39,3 +39,4 @@ pub use interrupt::{Cause, Interrupt};
 pub use open::{open, Opened};
 pub use run::{run, Turn, TurnEnd, TurnSink};
 pub use snapshot::{Line, LineEncoder};
+pub use stop_request::{request_stop, StopAnswer};

@@ -42,3 +42,62 @@ pub async fn watch_for_stop(
     }
     false
 }
+
+/// What a `client.turn.stop` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopAnswer {
+    /// The turn holds the session; the request was appended to the log. The turn ends within a
+    /// chunk; its own client's response ends as a normal turn does.
+    Stopping,
+    /// The turn already ended with this outcome (a stop is idempotent).
+    Ended(crate::core::session::TurnOutcome),
+}
+
+/// Handles `client.turn.stop`: any client of the session may stop its running turn. The request
+/// travels through the session log, the one medium every instance of a deployment shares.
+pub async fn request_stop(
+    ports: &super::Ports,
+    chat: &super::ChatSetup,
+    session_id: &str,
+    turn_id: &str,
+    deadline: &super::Interrupt,
+) -> Result<StopAnswer, super::Refusal> {
+    use super::fault::{Refusal, Stage};
+    use crate::core::protocol::BoundaryError;
+    let token = deadline.token();
+    let stored = deadline
+        .guard(async {
+            ports
+                .storage
+                .load(session_id, token)
+                .await
+                .map_err(|e| Refusal::internal(Stage::SessionLoad, e))
+        })
+        .await?;
+    let now_ms = ports.clock.now_ms();
+    let resumed = crate::core::session::resume_session(stored.as_ref(), &chat.identity, now_ms)
+        .map_err(|e| Refusal::internal(Stage::SessionResume, crate::ports::PortError::new(e.to_string())))?;
+    let envelope = resumed.envelope;
+    if let Some(done) = envelope.terminal_turn(turn_id) {
+        return Ok(StopAnswer::Ended(done.outcome));
+    }
+    let running = envelope
+        .active_turn
+        .as_ref()
+        .is_some_and(|a| a.turn_id == turn_id && a.expires_at > now_ms);
+    if !running {
+        return Err(BoundaryError::TurnNotRunning.into());
+    }
+    let Some(log) = &ports.log else {
+        return Err(BoundaryError::StopUnavailable.into());
+    };
+    let chunk = crate::core::projection::chunks::stop_request(turn_id, now_ms).to_string();
+    deadline
+        .guard(async {
+            log.append(std::slice::from_ref(&chunk), None, token)
+                .await
+                .map_err(|e| Refusal::internal(Stage::SessionLog, e.port_error()))
+        })
+        .await?;
+    Ok(StopAnswer::Stopping)
+}

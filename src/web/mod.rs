@@ -9,6 +9,7 @@ pub mod adapters;
 mod chat;
 mod convert;
 mod panic;
+mod projection;
 mod protocol;
 mod session;
 mod storage;

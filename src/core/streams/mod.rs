@@ -24,6 +24,7 @@
 //! ordering across requests, response shapes) lives in `src/cloudflare/streams/`.
 
 pub mod append;
+pub mod client;
 pub mod closure;
 pub mod content_type;
 pub mod create;

@@ -19,6 +19,10 @@ pub struct HandlerOptions {
     pub body_bytes_max: u64,
     pub now: Option<Function>,
     pub create_id: Option<Function>,
+    /// `sessionLog(context, sessionId, signal)` → the session's durable log, or nothing.
+    pub session_log: Option<Function>,
+    /// `onError(error, { stage, sessionId?, turnId? })`: every fault, for the operator.
+    pub on_error: Option<Function>,
 }
 
 impl HandlerOptions {
@@ -28,6 +32,13 @@ impl HandlerOptions {
             u64::from(self.timeout_ms),
             u64::from(self.cleanup_timeout_ms),
         )
+    }
+
+    pub fn turn_limits(&self) -> crate::turn::TurnLimits {
+        crate::turn::TurnLimits {
+            lease_ms: self.lease_ms(),
+            cleanup_budget_ms: u64::from(self.cleanup_timeout_ms),
+        }
     }
 
     pub fn from_js(options: &JsValue) -> Result<Self, JsValue> {
@@ -47,6 +58,8 @@ impl HandlerOptions {
             body_bytes_max: positive_int(options, "maxBodyBytes", limits::BODY_BYTES_MAX_DEFAULT)?,
             now: optional_fn(options, "now")?,
             create_id: optional_fn(options, "createId")?,
+            session_log: optional_fn(options, "sessionLog")?,
+            on_error: optional_fn(options, "onError")?,
         })
     }
 }
