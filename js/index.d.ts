@@ -353,13 +353,131 @@ export interface ChatHandlerOptions<Context = unknown> {
   now?(): number;
   /** Id generator override, for tests. */
   createId?(): string;
+  /**
+   * The session's durable log. With one, every turn is published to it as it runs, a client
+   * that goes away no longer stops the turn, and `client.turn.stop` stops it from any client.
+   */
+  sessionLog?(context: Context, sessionId: SafeId, signal: AbortSignal): SessionLog | undefined | Promise<SessionLog | undefined>;
+  /** Every fault (host callback, storage, memory, model, tool, log), with what was thrown. */
+  onError?(error: unknown, info: { stage: FaultStage; sessionId?: SafeId; turnId?: SafeId }): void;
 }
 
-/** `Request` in, `Response` out (an NDJSON stream of turn events, or a diagnostic). */
-export type ChatHandler = (request: Request) => Promise<Response>;
+/** Where a fault happened (`onError`). */
+export type FaultStage =
+  | 'authenticate' | 'resolveDefinition' | 'sessionStorage' | 'session.load' | 'session.resume'
+  | 'session.save' | 'memory.load' | 'memory.save' | 'model' | 'tool' | 'sessionLog' | 'stream';
+
+/** What a host that can keep work alive past the response passes (a Worker's `ctx`). */
+export interface HandlerHost {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/**
+ * `Request` in, `Response` out (an NDJSON stream of turn events, a stop answer, or a
+ * diagnostic). Pass `host` (e.g. a Worker's `ctx`) so a turn outlives its response.
+ */
+export type ChatHandler = (request: Request, host?: HandlerHost) => Promise<Response>;
 
 /** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` for bad options. */
 export function createChatHandler<Context = unknown>(options: ChatHandlerOptions<Context>): ChatHandler;
+
+// ---- Durable chat: session logs and the one projection ----
+
+/** An idempotent producer's stamp: Durable Streams fencing (`Producer-Id/Epoch/Seq`). */
+export interface ProducerStamp {
+  id: string;
+  epoch: number;
+  seq: number;
+}
+
+/** A session's append-only chunk log (TanStack AI / AG-UI chunks). */
+export interface SessionLog {
+  /**
+   * Appends chunks (values, or their JSON texts) as one batch. Throws a `ChatProducerError`
+   * (`kind` 'stale-epoch' | 'sequence-gap' | 'stream-closed' | 'retryable') on refusal.
+   */
+  append(chunks: unknown[], options?: { producer?: ProducerStamp; signal?: AbortSignal }): Promise<{ offset: string; duplicate?: boolean }>;
+  /** Chunks after `offset` (from the start without one; `'now'`: the tail). */
+  read(options?: { offset?: string; waitMs?: number; signal?: AbortSignal }): Promise<{ chunks: unknown[]; offset: string | null; upToDate: boolean }>;
+}
+
+/** An in-memory session log. Not durable: tests and demos. */
+export class MemorySessionLog implements SessionLog {
+  private constructor();
+  append(chunks: unknown[], options?: { producer?: ProducerStamp; signal?: AbortSignal }): Promise<{ offset: string; duplicate?: boolean }>;
+  read(options?: { offset?: string; waitMs?: number; signal?: AbortSignal }): Promise<{ chunks: unknown[]; offset: string | null; upToDate: boolean }>;
+}
+export function createMemorySessionLog(): MemorySessionLog;
+
+/** A session log on any Durable Streams server (`url` is the stream's URL). */
+export class DurableStreamsLog implements SessionLog {
+  private constructor();
+  readonly url: string;
+  append(chunks: unknown[], options?: { producer?: ProducerStamp; signal?: AbortSignal }): Promise<{ offset: string; duplicate?: boolean }>;
+  read(options?: { offset?: string; waitMs?: number; signal?: AbortSignal }): Promise<{ chunks: unknown[]; offset: string | null; upToDate: boolean }>;
+}
+export interface DurableStreamsTarget {
+  url: string;
+  headers?: HeadersInit;
+  fetch?: (request: Request) => Promise<Response>;
+}
+export function createDurableStreamsLog(options: DurableStreamsTarget): DurableStreamsLog;
+
+/** The item store a store-backed log runs on (Redis, Postgres...): fencing is decided in Rust. */
+export interface SessionLogStore {
+  /** The head's JSON text, or null for a log never written. */
+  head(options: { signal: AbortSignal }): Promise<string | null> | string | null;
+  /** Atomically stores `items` after the others and `head`, if the stored head's version is `expectedVersion`. */
+  commit(expectedVersion: number | null, items: string[], head: string, options: { signal: AbortSignal }): Promise<boolean> | boolean;
+  /** Up to `limit` item texts from position `from`. */
+  items(from: number, limit: number, options: { signal: AbortSignal }): Promise<string[]> | string[];
+}
+export class StoreSessionLog implements SessionLog {
+  private constructor();
+  append(chunks: unknown[], options?: { producer?: ProducerStamp; signal?: AbortSignal }): Promise<{ offset: string; duplicate?: boolean }>;
+  read(options?: { offset?: string; waitMs?: number; signal?: AbortSignal }): Promise<{ chunks: unknown[]; offset: string | null; upToDate: boolean }>;
+}
+export function createStoreSessionLog(options: { store: SessionLogStore }): StoreSessionLog;
+
+/** What a UI draws: message text, and one card per tool call. */
+export type RenderPart =
+  | { type: 'text'; messageId: string; role: MessageRole; text: string; status: MessageStatus }
+  | {
+      type: 'tool';
+      messageId: string;
+      toolCallId: string;
+      name: string;
+      args: Record<string, unknown>;
+      status: ToolCallStatus;
+      result?: string;
+      error?: string;
+    };
+
+export interface ChatSnapshot {
+  /** Canonical messages (AgentsKit's shape), equal to what ChatMemory saved for completed turns. */
+  messages: Message[];
+  renderParts: RenderPart[];
+  /** TanStack AI UI messages (`parts`), native batches kept whole. */
+  nativeMessages: unknown[];
+}
+
+/** The one projection: chunks in log order → the conversation. */
+export function projectChatSnapshot(chunks: unknown[]): ChatSnapshot;
+
+/** The same projection, fed incrementally (a live client). */
+export class ChatProjection {
+  constructor();
+  feed(chunk: unknown): void;
+  feedAll(chunks: unknown[]): void;
+  snapshot(): ChatSnapshot;
+  readonly chunkCount: number;
+}
+
+/** Reads a session log from its start and projects it; `offset` is null for an empty log. */
+export function resolveChatSnapshot(options: {
+  target: SessionLog | DurableStreamsTarget;
+  signal?: AbortSignal;
+}): Promise<ChatSnapshot & { offset: string | null }>;
 
 // ---- Node bridge ----
 

@@ -458,7 +458,8 @@ fn simulate<S: SessionStorage>(store: S, seed: u64, tally: &mut Tally) {
                 expected,
                 holding,
             } => {
-                let saved = block_on(store.save(&next.to_value(), expected, &CancelToken::new())).expect("save");
+                let saved = block_on(store.save(&next.to_value(), expected, &CancelToken::new()))
+                    .expect("save");
                 if saved {
                     assert_eq!(
                         next.cursor,

@@ -167,15 +167,28 @@ fn memory_adapter_specifics() {
         json!({"sessionId": "s", "cursor": -1}),
         json!("{"),
     ] {
-        assert!(block_on(store.save(&bad, None, &CancelToken::new())).is_err(), "{bad}");
+        assert!(
+            block_on(store.save(&bad, None, &CancelToken::new())).is_err(),
+            "{bad}"
+        );
     }
     assert!(store.is_empty());
     // JSON text is keyed like the object it encodes and stored as given.
     let text = Value::String(r#"{"sessionId":"s","cursor":1}"#.into());
-    assert_eq!(block_on(store.save(&text, None, &CancelToken::new())), Ok(true));
-    assert_eq!(block_on(store.load("s", &CancelToken::new())), Ok(Some(text.clone())));
     assert_eq!(
-        block_on(store.save(&json!({"sessionId": "s", "cursor": 2}), Some(1), &CancelToken::new())),
+        block_on(store.save(&text, None, &CancelToken::new())),
+        Ok(true)
+    );
+    assert_eq!(
+        block_on(store.load("s", &CancelToken::new())),
+        Ok(Some(text.clone()))
+    );
+    assert_eq!(
+        block_on(store.save(
+            &json!({"sessionId": "s", "cursor": 2}),
+            Some(1),
+            &CancelToken::new()
+        )),
         Ok(true)
     );
     assert_eq!(store.len(), 1);

@@ -154,7 +154,10 @@ pub fn parse_iso_millis_utc(s: &str) -> Option<u64> {
             .fold(0i64, |acc, c| acc * 10 + i64::from(c - b'0'))
     };
     let days = days_from_civil(n(0..4), n(5..7), n(8..10));
-    let ms = days * 86_400_000 + n(11..13) * 3_600_000 + n(14..16) * 60_000 + n(17..19) * 1000
+    let ms = days * 86_400_000
+        + n(11..13) * 3_600_000
+        + n(14..16) * 60_000
+        + n(17..19) * 1000
         + n(20..23);
     u64::try_from(ms).ok()
 }
@@ -307,8 +310,20 @@ mod tests {
 
     #[test]
     fn iso_millis_parse_inverts_format() {
-        for ms in [0u64, 1, 999, 86_399_999, 951_782_400_000, 1_783_738_800_123, 253_402_300_799_999] {
-            assert_eq!(parse_iso_millis_utc(&format_iso_millis_at(ms)), Some(ms), "{ms}");
+        for ms in [
+            0u64,
+            1,
+            999,
+            86_399_999,
+            951_782_400_000,
+            1_783_738_800_123,
+            253_402_300_799_999,
+        ] {
+            assert_eq!(
+                parse_iso_millis_utc(&format_iso_millis_at(ms)),
+                Some(ms),
+                "{ms}"
+            );
         }
         assert_eq!(parse_iso_millis_utc("2026-07-11T03:00:00Z"), None);
         assert_eq!(parse_iso_millis_utc("1969-12-31T23:59:59.999Z"), None);

@@ -16,8 +16,10 @@ use crate::core::protocol::Message;
 /// Where the canonical messages of a session live between turns.
 pub trait ChatMemory {
     /// The saved conversation; empty when nothing was saved yet.
-    fn load<'a>(&'a self, cancel: &'a CancelToken)
-        -> LocalFuture<'a, Result<Vec<Message>, PortError>>;
+    fn load<'a>(
+        &'a self,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<Message>, PortError>>;
     /// Replaces the saved conversation with `messages`.
     fn save<'a>(
         &'a self,

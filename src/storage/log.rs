@@ -10,9 +10,7 @@ use std::task::Waker;
 
 use serde_json::Value;
 
-use crate::core::limits::{
-    LOG_COMMIT_ATTEMPTS_MAX, LOG_POLL_INTERVAL_MS, LOG_READ_ITEMS_MAX,
-};
+use crate::core::limits::{LOG_COMMIT_ATTEMPTS_MAX, LOG_POLL_INTERVAL_MS, LOG_READ_ITEMS_MAX};
 use crate::core::streams::item_log::{
     decide_item_append, offset_position, position_offset, ItemAppendDecision, LogHead,
 };
@@ -24,8 +22,10 @@ use crate::ports::{CancelToken, LocalFuture, PortError};
 /// The storage primitive a [`StoreLog`] is built on.
 pub trait LogStore {
     /// The head, or `None` for a log never written.
-    fn head<'a>(&'a self, cancel: &'a CancelToken)
-        -> LocalFuture<'a, Result<Option<LogHead>, PortError>>;
+    fn head<'a>(
+        &'a self,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<LogHead>, PortError>>;
 
     /// Atomically: if the stored head's version is `expected_version` (`None`: no head yet),
     /// store `items` at positions `next.length - items.len() ..` and the head `next`; `true`.
@@ -147,7 +147,9 @@ impl<S: LogStore> StoreLog<S> {
                 })?,
             };
             if position > length {
-                return Err(LogError::Failed(PortError::new("the offset is beyond the tail")));
+                return Err(LogError::Failed(PortError::new(
+                    "the offset is beyond the tail",
+                )));
             }
             if position < length || wait_ms <= waited_ms || cancel.is_cancelled() {
                 return self.read_items(position, length, cancel).await;

@@ -56,7 +56,10 @@ pub async fn admit(
         .await?;
     let now_ms = ports.clock.now_ms();
     let resumed = resume_session(stored.as_ref(), &chat.identity, now_ms).map_err(|e| {
-        Refusal::internal(Stage::SessionResume, crate::ports::PortError::new(e.to_string()))
+        Refusal::internal(
+            Stage::SessionResume,
+            crate::ports::PortError::new(e.to_string()),
+        )
     })?;
     let envelope = &resumed.envelope;
     let resync = envelope.active_turn.is_some()
@@ -116,7 +119,11 @@ async fn write_claim(
     deadline: &Interrupt,
 ) -> Result<(), Refusal> {
     let value = claimed.to_value();
-    let mut save = Box::pin(ports.storage.save(&value, expected_cursor, deadline.token()));
+    let mut save = Box::pin(
+        ports
+            .storage
+            .save(&value, expected_cursor, deadline.token()),
+    );
     let written = match race(save.as_mut(), fired(deadline.token())).await {
         Either::Left(written) => written,
         Either::Right(()) => {
@@ -124,14 +131,19 @@ async fn write_claim(
             if let Some(Ok(true)) = late.run(save).await {
                 abandon(ports, claimed, limits).await;
             }
-            return Err(deadline.cause().map_or(BoundaryError::Cancelled, |c| c.refusal()).into());
+            return Err(deadline
+                .cause()
+                .map_or(BoundaryError::Cancelled, |c| c.refusal())
+                .into());
         }
     };
     match written {
         Ok(true) => Ok(()),
         Ok(false) => Err(BoundaryError::SessionBusy.into()),
         Err(e) if deadline.is_fired() => Err(Refusal {
-            error: deadline.cause().map_or(BoundaryError::Cancelled, |c| c.refusal()),
+            error: deadline
+                .cause()
+                .map_or(BoundaryError::Cancelled, |c| c.refusal()),
             replayed: None,
             fault: Some(super::fault::Fault::new(Stage::SessionSave, e)),
         }),
@@ -152,7 +164,11 @@ pub async fn abandon(ports: &Ports, claimed: &SessionEnvelope, limits: &TurnLimi
     let value = next.to_value();
     let budget = Budget::new(ports.sleep.as_ref(), limits.cleanup_budget_ms);
     let saved = budget
-        .run(ports.storage.save(&value, Some(claimed.cursor), budget.token()))
+        .run(
+            ports
+                .storage
+                .save(&value, Some(claimed.cursor), budget.token()),
+        )
         .await;
     if let Some(Err(e)) = saved {
         ports

@@ -25,6 +25,9 @@ pub enum Cause {
     StopRequested,
     /// A newer claim of the same turn wrote to the session log: this writer is stale.
     Fenced,
+    /// The turn outlived its lease (its process was paused, its clock jumped): another claim
+    /// may own the session, so it must not write anything more.
+    LeaseLapsed,
 }
 
 impl Cause {
@@ -34,7 +37,7 @@ impl Cause {
     /// always do. Without a log, the sender is the only reader, and losing it stops the turn.
     pub fn stops_turn(self, has_log: bool) -> bool {
         match self {
-            Cause::Timeout | Cause::StopRequested | Cause::Fenced => true,
+            Cause::Timeout | Cause::StopRequested | Cause::Fenced | Cause::LeaseLapsed => true,
             Cause::ClientGone | Cause::ResponseCancelled => !has_log,
         }
     }
@@ -55,7 +58,7 @@ impl Cause {
             Cause::Timeout => Some(BoundaryError::Timeout),
             Cause::ClientGone => Some(BoundaryError::Cancelled),
             Cause::ResponseCancelled | Cause::StopRequested => None,
-            Cause::Fenced => Some(BoundaryError::SessionConflict),
+            Cause::Fenced | Cause::LeaseLapsed => Some(BoundaryError::SessionConflict),
         }
     }
 }
@@ -121,7 +124,11 @@ mod tests {
     #[test]
     fn losing_the_sender_stops_a_turn_only_without_a_log() {
         let check = |cause: Cause, without_log: bool, with_log: bool| {
-            assert_eq!(cause.stops_turn(false), without_log, "{cause:?} without log");
+            assert_eq!(
+                cause.stops_turn(false),
+                without_log,
+                "{cause:?} without log"
+            );
             assert_eq!(cause.stops_turn(true), with_log, "{cause:?} with log");
         };
         check(Cause::Timeout, true, true);
@@ -129,6 +136,7 @@ mod tests {
         check(Cause::ResponseCancelled, true, false);
         check(Cause::StopRequested, true, true);
         check(Cause::Fenced, true, true);
+        check(Cause::LeaseLapsed, true, true);
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::core::limits::{
 };
 use crate::core::projection::{merge_queued, TurnEncoder};
 use crate::core::protocol::Message;
-use crate::ports::chat::Sleep;
+use crate::ports::chat::{Clock, Sleep};
 use crate::ports::log::{AppendAck, LogError, ProducerStamp, SessionLog};
 use crate::ports::CancelToken;
 
@@ -47,6 +47,9 @@ pub enum PumpEnd {
     Failed(String),
     /// The cleanup budget ran out before the last chunks were acknowledged.
     TimedOut,
+    /// The turn's lease lapsed before every chunk was sent: the rest was not sent (another
+    /// claim may own the session by now; a stale turn must not write after it).
+    Lapsed,
 }
 
 /// A chunk on its way: its text, its seq once sent, and how often it was tried.
@@ -74,6 +77,9 @@ struct State {
 pub struct Publisher {
     log: Rc<dyn SessionLog>,
     sleep: Rc<dyn Sleep>,
+    clock: Rc<dyn Clock>,
+    /// When the turn's lease lapses: nothing is sent from then on.
+    lease_expires_at: u64,
     producer_id: String,
     epoch: u64,
     stop: Interrupt,
@@ -83,12 +89,17 @@ pub struct Publisher {
     state: RefCell<State>,
 }
 
-type Append<'a> = Pin<Box<dyn Future<Output = (Pending, Result<AppendAck, LogError>)> + 'a>>;
+/// What became of one send: `None` when it was not sent because the lease had lapsed.
+type Sent = Option<Result<AppendAck, LogError>>;
+type Append<'a> = Pin<Box<dyn Future<Output = (Pending, Sent)> + 'a>>;
 
 impl Publisher {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         log: Rc<dyn SessionLog>,
         sleep: Rc<dyn Sleep>,
+        clock: Rc<dyn Clock>,
+        lease_expires_at: u64,
         producer_id: String,
         epoch: u64,
         stop: Interrupt,
@@ -97,6 +108,8 @@ impl Publisher {
         Self {
             log,
             sleep,
+            clock,
+            lease_expires_at,
             producer_id,
             epoch,
             stop,
@@ -128,7 +141,11 @@ impl Publisher {
         let chunks = {
             let mut st = self.state.borrow_mut();
             let mut chunks = st.encoder.begin(history, in_log, log_empty);
-            chunks.extend(st.encoder.run_started(&submission.session_id, &submission.turn_id, now_ms));
+            chunks.extend(st.encoder.run_started(
+                &submission.session_id,
+                &submission.turn_id,
+                now_ms,
+            ));
             chunks.extend(st.encoder.diff(state, now_ms));
             chunks
         };
@@ -180,7 +197,9 @@ impl Publisher {
             st.queue.len() > LOG_CHUNKS_QUEUED_MAX
         };
         if overflow {
-            self.give_up(PumpEnd::Failed("the session log fell too far behind".into()));
+            self.give_up(PumpEnd::Failed(
+                "the session log fell too far behind".into(),
+            ));
         }
         self.wake();
     }
@@ -204,6 +223,7 @@ impl Publisher {
         self.cancel.cancel();
         match end {
             PumpEnd::Fenced { .. } => self.stop.fire(Cause::Fenced),
+            PumpEnd::Lapsed => self.stop.fire(Cause::LeaseLapsed),
             PumpEnd::Failed(reason) => self.faults.report(&Fault::new(
                 Stage::SessionLog,
                 crate::ports::PortError::new(reason),
@@ -220,6 +240,10 @@ impl Publisher {
         std::future::poll_fn(|cx: &mut Context<'_>| loop {
             if let Some(end) = self.state.borrow().ended.clone() {
                 return Poll::Ready(end);
+            }
+            if self.lapsed() && self.has_unsent() {
+                self.give_up(PumpEnd::Lapsed);
+                continue;
             }
             while in_flight.len() < LOG_APPENDS_IN_FLIGHT_MAX {
                 match self.next_to_send() {
@@ -258,6 +282,15 @@ impl Publisher {
         .await
     }
 
+    fn lapsed(&self) -> bool {
+        self.clock.now_ms() >= self.lease_expires_at
+    }
+
+    fn has_unsent(&self) -> bool {
+        let st = self.state.borrow();
+        !st.queue.is_empty() || !st.retry.is_empty()
+    }
+
     /// The next chunk to send: a retry first (it holds an earlier seq), else the oldest queued
     /// chunk, which gets the next seq now.
     fn next_to_send(&self) -> Option<Pending> {
@@ -287,13 +320,20 @@ impl Publisher {
             if backoff_ms > 0 {
                 self.sleep.sleep(backoff_ms).await;
             }
+            // Checked at the last moment: a retry may have waited past the lease.
+            if self.lapsed() {
+                return (pending, None);
+            }
             let chunks = std::slice::from_ref(&pending.text);
             let result = self.log.append(chunks, Some(&stamp), &self.cancel).await;
-            (pending, result)
+            (pending, Some(result))
         })
     }
 
-    fn settle(&self, pending: Pending, result: Result<AppendAck, LogError>) {
+    fn settle(&self, pending: Pending, sent: Sent) {
+        let Some(result) = sent else {
+            return self.give_up(PumpEnd::Lapsed);
+        };
         let retry = match result {
             Ok(_) => return,
             Err(LogError::StaleEpoch { current_epoch }) => {

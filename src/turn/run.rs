@@ -19,7 +19,7 @@ use super::driver::{drive_turn, TurnPorts};
 use super::fault::{Fault, Stage};
 use super::interrupt::{Cause, Interrupt};
 use super::open::Opened;
-use super::publish::{PumpEnd, Publisher};
+use super::publish::{Publisher, PumpEnd};
 use super::race::{fired, join, race, Budget, Either};
 use super::stop_request::watch_for_stop;
 use crate::core::chat::controller::{Action, ChatController, ChatState};
@@ -129,9 +129,17 @@ impl Turn {
 /// Runs the turn to its end and cleans up. Returns how it ended; the sink was closed by then.
 pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
     let publisher = turn.ports.log.clone().map(|log| {
+        let expires_at = turn
+            .claim
+            .envelope
+            .active_turn
+            .as_ref()
+            .map_or(0, |a| a.expires_at);
         Publisher::new(
             log,
             turn.ports.sleep.clone(),
+            turn.ports.clock.clone(),
+            expires_at,
             producer_id(&turn.submission),
             turn.claim.generation(),
             turn.stop.clone(),
@@ -142,7 +150,8 @@ pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
         let state = turn.state();
         // The log holds the history when earlier turns published it: it came from memory, the
         // log is not empty, and the turn before ended cleanly (see `Claim::resync`).
-        let in_log = turn.history_from_memory && turn.claim.log_tail.is_some() && !turn.claim.resync;
+        let in_log =
+            turn.history_from_memory && turn.claim.log_tail.is_some() && !turn.claim.resync;
         let history = &state.messages[..turn.history_len.min(state.messages.len())];
         let log_empty = turn.claim.log_tail.is_none();
         publisher.start(
@@ -215,24 +224,50 @@ async fn drive(turn: &Turn, sink: &dyn TurnSink, publisher: Option<&Publisher>) 
 }
 
 /// Cleanup, once: save messages, release the lease (each within its budget), close the sink.
+/// A turn that outlived its lease (its process was paused, its clock jumped) is a zombie:
+/// another claim may own the session, so it saves and releases nothing — the next claim re-syncs
+/// the log from the saved messages (`Claim::resync`).
 async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnEnd {
     let ports = &turn.ports;
     let budget_ms = turn.limits.cleanup_budget_ms;
+    if lease_lapsed(turn) {
+        let lapsed = crate::ports::PortError::new(
+            "the turn outlived its lease: its messages were not saved and nothing was released",
+        );
+        ports.faults.report(&Fault::new(Stage::SessionSave, lapsed));
+        sink.close(Some(BoundaryError::SessionConflict));
+        return TurnEnd {
+            outcome: TurnOutcome::Indeterminate,
+            released: false,
+            stopped_by: turn.stop.cause(),
+            log,
+            last_line: Some(BoundaryError::SessionConflict),
+        };
+    }
     let messages = turn.state().messages.clone();
     let saving = Budget::new(ports.sleep.as_ref(), budget_ms);
-    let saved = match saving.run(ports.memory.save(&messages, saving.token())).await {
+    let saved = match saving
+        .run(ports.memory.save(&messages, saving.token()))
+        .await
+    {
         Some(Ok(())) => true,
         Some(Err(e)) => {
             ports.faults.report(&Fault::new(Stage::MemorySave, e));
             false
         }
         None => {
-            let timed_out = crate::ports::PortError::new("memory.save ran out of its cleanup budget");
-            ports.faults.report(&Fault::new(Stage::MemorySave, timed_out));
+            let timed_out =
+                crate::ports::PortError::new("memory.save ran out of its cleanup budget");
+            ports
+                .faults
+                .report(&Fault::new(Stage::MemorySave, timed_out));
             false
         }
     };
-    let outcome = if saved {
+    // `indeterminate` when the turn's durable record is incomplete: its messages were not saved,
+    // or its session log did not take every chunk (the next claim then re-syncs the log).
+    let published = log.as_ref().is_none_or(|end| *end == PumpEnd::Drained);
+    let outcome = if saved && published {
         TurnOutcome::Completed
     } else {
         TurnOutcome::Indeterminate
@@ -250,16 +285,35 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
     }
 }
 
+fn lease_lapsed(turn: &Turn) -> bool {
+    let now_ms = turn.ports.clock.now_ms();
+    turn.claim
+        .envelope
+        .active_turn
+        .as_ref()
+        .is_some_and(|active| now_ms >= active.expires_at)
+}
+
 /// The release CAS on the claim's cursor: `Some(true)` written, `Some(false)` lost to another
 /// writer (the lease had lapsed and was taken), `None` failed or ran out of budget.
 async fn release(turn: &Turn, outcome: TurnOutcome) -> Option<bool> {
     let ports = &turn.ports;
     let claimed = &turn.claim.envelope;
-    let next = release_turn(claimed, &turn.submission.turn_id, outcome, ports.clock.now_ms()).ok()?;
+    let next = release_turn(
+        claimed,
+        &turn.submission.turn_id,
+        outcome,
+        ports.clock.now_ms(),
+    )
+    .ok()?;
     let value = next.to_value();
     let budget = Budget::new(ports.sleep.as_ref(), turn.limits.cleanup_budget_ms);
     match budget
-        .run(ports.storage.save(&value, Some(claimed.cursor), budget.token()))
+        .run(
+            ports
+                .storage
+                .save(&value, Some(claimed.cursor), budget.token()),
+        )
         .await
     {
         Some(Ok(written)) => Some(written),
@@ -290,8 +344,5 @@ pub fn closing_line(
 
 /// The turn's producer id on the session log (design §8): stable across claims of the turn.
 pub fn producer_id(submission: &Submission) -> String {
-    format!(
-        "chat-turn:{}:{}",
-        submission.session_id, submission.turn_id
-    )
+    format!("chat-turn:{}:{}", submission.session_id, submission.turn_id)
 }

@@ -15,8 +15,8 @@ use crate::core::limits::RESOLVE_READS_MAX;
 use crate::core::projection::{render_parts, Projection};
 use crate::core::protocol::messages_to_value;
 use crate::ports::log::{ReadFrom, SessionLog};
-use crate::web::adapters::http_log::HttpLog;
 use crate::web::adapters::host::token_of;
+use crate::web::adapters::http_log::HttpLog;
 use crate::web::adapters::session_log::log_error_to_js;
 use crate::web::adapters::JsSessionLog;
 use crate::web::chat::js::{get, get_fn, set};
@@ -29,14 +29,20 @@ fn snapshot_of(projection: &Projection) -> Object {
     set(&out, "messages", from_json(&messages_to_value(&messages)));
     let parts = serde_json::to_value(render_parts(&messages)).unwrap_or(Value::Null);
     set(&out, "renderParts", from_json(&parts));
-    set(&out, "nativeMessages", from_json(&Value::Array(projection.native_messages())));
+    set(
+        &out,
+        "nativeMessages",
+        from_json(&Value::Array(projection.native_messages())),
+    );
     out
 }
 
 /// One chunk given as a value or as its JSON text.
 fn chunk_of(value: &JsValue) -> Result<Value, String> {
     match value.as_string() {
-        Some(text) => serde_json::from_str(&text).map_err(|_| "a chunk given as text must be JSON".into()),
+        Some(text) => {
+            serde_json::from_str(&text).map_err(|_| "a chunk given as text must be JSON".into())
+        }
         None => to_json(value),
     }
 }
@@ -112,11 +118,21 @@ impl ChatProjectionHandle {
 #[wasm_bindgen(js_name = resolveChatSnapshot)]
 pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
     let target = get(&options, "target");
-    let target = if target.is_undefined() { options.clone() } else { target };
-    let log: Rc<dyn SessionLog> = if get_fn(&target, "read").is_some() {
-        Rc::new(JsSessionLog::from_js(&target).map_err(|m| js_error(&format!("resolveChatSnapshot: {m}")))?)
+    let target = if target.is_undefined() {
+        options.clone()
     } else {
-        Rc::new(HttpLog::from_js(&target).map_err(|m| js_error(&format!("resolveChatSnapshot: {m}")))?)
+        target
+    };
+    let log: Rc<dyn SessionLog> = if get_fn(&target, "read").is_some() {
+        Rc::new(
+            JsSessionLog::from_js(&target)
+                .map_err(|m| js_error(&format!("resolveChatSnapshot: {m}")))?,
+        )
+    } else {
+        Rc::new(
+            HttpLog::from_js(&target)
+                .map_err(|m| js_error(&format!("resolveChatSnapshot: {m}")))?,
+        )
     };
     let cancel = token_of(&get(&options, "signal"));
     Ok(future_to_promise(async move {
@@ -124,7 +140,10 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
         let mut offset: Option<String> = None;
         for _ in 0..RESOLVE_READS_MAX {
             let from = offset.as_deref().map_or(ReadFrom::Start, ReadFrom::After);
-            let read = log.read(from, 0, &cancel).await.map_err(|e| log_error_to_js(&e))?;
+            let read = log
+                .read(from, 0, &cancel)
+                .await
+                .map_err(|e| log_error_to_js(&e))?;
             projection.feed_all(&read.chunks);
             let moved = read.offset.is_some() && read.offset != offset;
             if read.offset.is_some() {
@@ -132,10 +151,16 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
             }
             if read.up_to_date || read.chunks.is_empty() || !moved {
                 let out = snapshot_of(&projection);
-                set(&out, "offset", offset.as_deref().map_or(JsValue::NULL, JsValue::from_str));
+                set(
+                    &out,
+                    "offset",
+                    offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+                );
                 return Ok(out.into());
             }
         }
-        Err(js_error("resolveChatSnapshot: the log is longer than this reader reads at once"))
+        Err(js_error(
+            "resolveChatSnapshot: the log is longer than this reader reads at once",
+        ))
     }))
 }

@@ -95,7 +95,10 @@ impl Sleep for SimSleep {
                 world.timers.borrow_mut().remove(&(at, id));
                 return Poll::Ready(());
             }
-            world.timers.borrow_mut().insert((at, id), cx.waker().clone());
+            world
+                .timers
+                .borrow_mut()
+                .insert((at, id), cx.waker().clone());
             Poll::Pending
         }))
     }
@@ -132,7 +135,10 @@ pub fn run_all(world: &World, mut tasks: Vec<Task<'_>>) {
 /// Runs one future to completion in the world.
 pub fn block_on<T>(world: &World, fut: impl Future<Output = T>) -> T {
     let out = RefCell::new(None);
-    run_all(world, vec![Box::pin(async { *out.borrow_mut() = Some(fut.await) })]);
+    run_all(
+        world,
+        vec![Box::pin(async { *out.borrow_mut() = Some(fut.await) })],
+    );
     out.into_inner().expect("finished")
 }
 
@@ -179,7 +185,10 @@ impl Session {
             world: world.clone(),
             storage: Rc::new(MemorySessionStorage::new()),
             memory: Rc::new(MemoryChatMemory::new()),
-            log: Rc::new(StoreLog::new(log_store.clone(), Rc::new(SimSleep(world.clone())))),
+            log: Rc::new(StoreLog::new(
+                log_store.clone(),
+                Rc::new(SimSleep(world.clone())),
+            )),
             log_store,
             faults: Rc::new(Faults::default()),
         }

@@ -5,8 +5,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::core::checks::{format_iso_millis_at, parse_iso_millis_utc};
 use crate::core::chat::model::Usage;
+use crate::core::checks::{format_iso_millis_at, parse_iso_millis_utc};
 use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
 
 pub const RUN_STARTED: &str = "RUN_STARTED";
@@ -152,7 +152,10 @@ pub fn approval_requested(call: &ToolCall, now_ms: u64) -> Value {
 pub fn tool_call_status(call: &ToolCall, now_ms: u64) -> Value {
     let mut value = Map::new();
     value.insert("toolCallId".into(), Value::String(call.id.clone()));
-    value.insert("status".into(), Value::String(tool_status_str(call.status).into()));
+    value.insert(
+        "status".into(),
+        Value::String(tool_status_str(call.status).into()),
+    );
     if let Some(result) = &call.result {
         value.insert("result".into(), Value::String(result.clone()));
     }

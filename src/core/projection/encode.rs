@@ -71,7 +71,10 @@ impl TurnEncoder {
             Some(chunks) => {
                 let mut mirror = self.mirror.clone();
                 mirror.feed_all(&chunks);
-                mirror.messages().eq(target.iter()).then_some((chunks, mirror))
+                mirror
+                    .messages()
+                    .eq(target.iter())
+                    .then_some((chunks, mirror))
             }
             None => None,
         };
@@ -128,7 +131,9 @@ fn steps(mirror: &Projection, target: &[Message], now_ms: u64) -> Option<Vec<Val
     let mut out = Vec::new();
     for (i, to) in target.iter().enumerate() {
         match published.get(i) {
-            Some(from) if from.id == to.id => update(from, to, &published, target, now_ms, &mut out)?,
+            Some(from) if from.id == to.id => {
+                update(from, to, &published, target, now_ms, &mut out)?
+            }
             Some(_) => return None,
             None => create(to, target, now_ms, &mut out)?,
         }
@@ -166,7 +171,10 @@ fn update(
     now_ms: u64,
     out: &mut Vec<Value>,
 ) -> Option<()> {
-    if from.role != to.role || from.created_at != to.created_at || from.role == Role::Tool && from != to {
+    if from.role != to.role
+        || from.created_at != to.created_at
+        || from.role == Role::Tool && from != to
+    {
         return None;
     }
     let delta = to.content.strip_prefix(from.content.as_str())?;
@@ -187,7 +195,9 @@ fn update(
             Some(old) if old != call => {
                 // A result message that is new in this diff carries the outcome itself.
                 let answered_now = has_result_message(target, &call.id)
-                    && !published.iter().any(|m| m.tool_call_id.as_deref() == Some(&call.id));
+                    && !published
+                        .iter()
+                        .any(|m| m.tool_call_id.as_deref() == Some(&call.id));
                 if !answered_now {
                     out.push(tool_call_status(call, now_ms));
                 }
@@ -207,7 +217,13 @@ fn update(
 }
 
 /// A call as the model asked for it, then whatever its status already says beyond that.
-fn publish_call(parent_id: &str, call: &ToolCall, target: &[Message], now_ms: u64, out: &mut Vec<Value>) {
+fn publish_call(
+    parent_id: &str,
+    call: &ToolCall,
+    target: &[Message],
+    now_ms: u64,
+    out: &mut Vec<Value>,
+) {
     out.extend(tool_call(parent_id, call, now_ms));
     match call.status {
         ToolCallStatus::RequiresConfirmation => out.push(approval_requested(call, now_ms)),

@@ -226,7 +226,8 @@ impl Projection {
     }
 
     fn tool_call_args(&mut self, chunk: &Value) {
-        let (Some(call_id), Some(delta)) = (str_field(chunk, "toolCallId"), str_field(chunk, "delta"))
+        let (Some(call_id), Some(delta)) =
+            (str_field(chunk, "toolCallId"), str_field(chunk, "delta"))
         else {
             return;
         };
@@ -428,7 +429,10 @@ fn new_message(id: &str, role: Role, created_at: String) -> Message {
 }
 
 fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 fn role_of(role: &str) -> Role {
@@ -457,7 +461,11 @@ fn snapshot_message(item: &Value, fallback_ms: u64) -> Option<Entry> {
         Some(at) if crate::core::checks::is_iso_millis_utc(at) => at.to_owned(),
         _ => format_iso_millis_at(fallback_ms),
     };
-    let mut message = new_message(id, role_of(str_field(item, "role").unwrap_or("user")), created_at);
+    let mut message = new_message(
+        id,
+        role_of(str_field(item, "role").unwrap_or("user")),
+        created_at,
+    );
     message.status = MessageStatus::Complete;
     let parts = item.get("parts").and_then(Value::as_array);
     message.content = match str_field(item, "content") {
@@ -516,7 +524,9 @@ fn ui_tool_call(part: &Value) -> Option<ToolCall> {
     };
     Some(ToolCall {
         id: id.to_owned(),
-        name: str_field(part, "name").unwrap_or(crate::core::chat::controller::UNNAMED).to_owned(),
+        name: str_field(part, "name")
+            .unwrap_or(crate::core::chat::controller::UNNAMED)
+            .to_owned(),
         args,
         status,
         result,

@@ -28,8 +28,8 @@ pub use event::{
     Usage, TURN_PROTOCOL, TURN_PROTOCOL_VERSION,
 };
 pub use field::FieldError;
-pub use request::{decode_client_request, ClientRequest, RequestKind};
 pub use message::{
     decode_messages, message_to_value, messages_to_value, FilePart, ImageDetail, ImagePart,
     MediaPart, Message, MessageStatus, MessagesError, Part, Role, ToolCall, ToolCallStatus,
 };
+pub use request::{decode_client_request, ClientRequest, RequestKind};

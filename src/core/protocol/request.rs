@@ -27,7 +27,9 @@ pub struct ClientRequest {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RequestKind {
-    Submit { input: String },
+    Submit {
+        input: String,
+    },
     Stop,
     Resolve {
         token: String,
@@ -107,16 +109,44 @@ mod tests {
         let check = |v: Value, expected: Option<RequestKind>| {
             assert_eq!(decode_client_request(&v).map(|r| r.kind), expected, "{v}");
         };
-        check(event("client.turn.submit", json!({"input": "hi"})), Some(RequestKind::Submit { input: "hi".into() }));
+        check(
+            event("client.turn.submit", json!({"input": "hi"})),
+            Some(RequestKind::Submit { input: "hi".into() }),
+        );
         check(event(STOP_EVENT, json!({})), Some(RequestKind::Stop));
         check(event(STOP_EVENT, json!(null)), None);
         check(
-            event(RESOLVE_EVENT, json!({"token": "confirm-1", "decision": "reject", "reason": "no"})),
-            Some(RequestKind::Resolve { token: "confirm-1".into(), approve: false, reason: Some("no".into()) }),
+            event(
+                RESOLVE_EVENT,
+                json!({"token": "confirm-1", "decision": "reject", "reason": "no"}),
+            ),
+            Some(RequestKind::Resolve {
+                token: "confirm-1".into(),
+                approve: false,
+                reason: Some("no".into()),
+            }),
         );
-        check(event(RESOLVE_EVENT, json!({"token": "confirm-1", "decision": "maybe"})), None);
-        check(event(RESOLVE_EVENT, json!({"token": "not safe!", "decision": "approve"})), None);
-        check(event("server.turn.diagnostic", json!({"version": 1, "code": "X", "message": "m", "retryable": true})), None);
+        check(
+            event(
+                RESOLVE_EVENT,
+                json!({"token": "confirm-1", "decision": "maybe"}),
+            ),
+            None,
+        );
+        check(
+            event(
+                RESOLVE_EVENT,
+                json!({"token": "not safe!", "decision": "approve"}),
+            ),
+            None,
+        );
+        check(
+            event(
+                "server.turn.diagnostic",
+                json!({"version": 1, "code": "X", "message": "m", "retryable": true}),
+            ),
+            None,
+        );
         let mut no_session = event(STOP_EVENT, json!({}));
         no_session.as_object_mut().unwrap().remove("sessionId");
         check(no_session, None);

@@ -14,18 +14,29 @@ use crate::core::checks::parse_canonical_uint;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AppendReply {
     /// Stored; the tail is now `offset`.
-    Stored { offset: Option<String> },
+    Stored {
+        offset: Option<String>,
+    },
     /// The producer batch was stored before.
-    Duplicate { offset: Option<String> },
+    Duplicate {
+        offset: Option<String>,
+    },
     /// The stream does not exist (create it, then append again).
     Missing,
-    StaleEpoch { current_epoch: u64 },
-    SequenceGap { expected: u64, received: u64 },
+    StaleEpoch {
+        current_epoch: u64,
+    },
+    SequenceGap {
+        expected: u64,
+        received: u64,
+    },
     Closed,
     /// Overloaded or failing for now (429, 5xx): the same request may be sent again.
     Retry,
     /// Refused for good (any other status).
-    Refused { status: u16 },
+    Refused {
+        status: u16,
+    },
 }
 
 /// Reads an append's answer.
@@ -40,7 +51,10 @@ pub fn append_reply(status: u16, header: impl Fn(&str) -> Option<String>) -> App
             Some(current_epoch) => AppendReply::StaleEpoch { current_epoch },
             None => AppendReply::Refused { status },
         },
-        409 => match (number("producer-expected-seq"), number("producer-received-seq")) {
+        409 => match (
+            number("producer-expected-seq"),
+            number("producer-received-seq"),
+        ) {
             (Some(expected), Some(received)) => AppendReply::SequenceGap { expected, received },
             _ if header("stream-closed").is_some_and(|v| v.eq_ignore_ascii_case("true")) => {
                 AppendReply::Closed
@@ -56,12 +70,19 @@ pub fn append_reply(status: u16, header: impl Fn(&str) -> Option<String>) -> App
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadReply {
     /// Data follows in the body; continue from `offset`.
-    Data { offset: Option<String>, up_to_date: bool },
+    Data {
+        offset: Option<String>,
+        up_to_date: bool,
+    },
     /// Nothing new (a long-poll ran out, 204); continue from `offset`.
-    Nothing { offset: Option<String> },
+    Nothing {
+        offset: Option<String>,
+    },
     Missing,
     Retry,
-    Refused { status: u16 },
+    Refused {
+        status: u16,
+    },
 }
 
 pub fn read_reply(status: u16, header: impl Fn(&str) -> Option<String>) -> ReadReply {
@@ -81,7 +102,12 @@ mod tests {
     use super::*;
 
     fn headers(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
@@ -89,15 +115,31 @@ mod tests {
         let check = |status, h: &'static [(&'static str, &'static str)], expected| {
             assert_eq!(append_reply(status, headers(h)), expected, "{status} {h:?}");
         };
-        check(200, &[("stream-next-offset", "a")], AppendReply::Stored { offset: Some("a".into()) });
+        check(
+            200,
+            &[("stream-next-offset", "a")],
+            AppendReply::Stored {
+                offset: Some("a".into()),
+            },
+        );
         check(204, &[], AppendReply::Duplicate { offset: None });
         check(404, &[], AppendReply::Missing);
-        check(403, &[("producer-epoch", "7")], AppendReply::StaleEpoch { current_epoch: 7 });
+        check(
+            403,
+            &[("producer-epoch", "7")],
+            AppendReply::StaleEpoch { current_epoch: 7 },
+        );
         check(403, &[], AppendReply::Refused { status: 403 });
         check(
             409,
-            &[("producer-expected-seq", "3"), ("producer-received-seq", "5")],
-            AppendReply::SequenceGap { expected: 3, received: 5 },
+            &[
+                ("producer-expected-seq", "3"),
+                ("producer-received-seq", "5"),
+            ],
+            AppendReply::SequenceGap {
+                expected: 3,
+                received: 5,
+            },
         );
         check(409, &[("stream-closed", "true")], AppendReply::Closed);
         check(409, &[], AppendReply::Refused { status: 409 });
@@ -109,12 +151,24 @@ mod tests {
     #[test]
     fn read_answers() {
         assert_eq!(
-            read_reply(200, headers(&[("stream-next-offset", "x"), ("stream-up-to-date", "true")])),
-            ReadReply::Data { offset: Some("x".into()), up_to_date: true }
+            read_reply(
+                200,
+                headers(&[("stream-next-offset", "x"), ("stream-up-to-date", "true")])
+            ),
+            ReadReply::Data {
+                offset: Some("x".into()),
+                up_to_date: true
+            }
         );
-        assert_eq!(read_reply(204, headers(&[])), ReadReply::Nothing { offset: None });
+        assert_eq!(
+            read_reply(204, headers(&[])),
+            ReadReply::Nothing { offset: None }
+        );
         assert_eq!(read_reply(404, headers(&[])), ReadReply::Missing);
         assert_eq!(read_reply(502, headers(&[])), ReadReply::Retry);
-        assert_eq!(read_reply(401, headers(&[])), ReadReply::Refused { status: 401 });
+        assert_eq!(
+            read_reply(401, headers(&[])),
+            ReadReply::Refused { status: 401 }
+        );
     }
 }

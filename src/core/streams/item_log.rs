@@ -34,11 +34,18 @@ pub struct LogHead {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ItemAppendDecision {
     /// Store the items at `head.length..`, then commit `next` (version + 1).
-    Append { next: LogHead },
+    Append {
+        next: LogHead,
+    },
     /// This producer batch was stored before; nothing to do.
     Duplicate,
-    StaleEpoch { current_epoch: u64 },
-    SequenceGap { expected: u64, received: u64 },
+    StaleEpoch {
+        current_epoch: u64,
+    },
+    SequenceGap {
+        expected: u64,
+        received: u64,
+    },
     /// A producer's new epoch must start at seq 0.
     NewEpochSeqNotZero,
     /// Too many producer ids on this log.

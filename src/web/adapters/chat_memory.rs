@@ -39,7 +39,10 @@ fn options(cancel: &CancelToken) -> Object {
 }
 
 impl ChatMemory for JsChatMemory {
-    fn load<'a>(&'a self, cancel: &'a CancelToken) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
+    fn load<'a>(
+        &'a self,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
         Box::pin(async move {
             let args = js_sys::Array::of1(&options(cancel));
             let value = resolve(self.inner.load.apply(&self.inner.host, &args))
@@ -95,7 +98,10 @@ impl MemoryChatMemoryHandle {
     pub fn load(&self) -> js_sys::Promise {
         let inner = Rc::clone(&self.inner);
         future_to_promise(async move {
-            let messages = inner.load(&CancelToken::new()).await.map_err(|e| js_error(&e.message))?;
+            let messages = inner
+                .load(&CancelToken::new())
+                .await
+                .map_err(|e| js_error(&e.message))?;
             Ok(from_json(&messages_to_value(&messages)))
         })
     }
@@ -108,7 +114,10 @@ impl MemoryChatMemoryHandle {
             let fail = |m: String| js_error(&format!("MemoryChatMemory.save: {m}"));
             let json = to_json(&messages).map_err(fail)?;
             let decoded = decode_messages(&json).map_err(|e| fail(e.message()))?;
-            inner.save(&decoded, &CancelToken::new()).await.map_err(|e| fail(e.message))?;
+            inner
+                .save(&decoded, &CancelToken::new())
+                .await
+                .map_err(|e| fail(e.message))?;
             Ok(JsValue::UNDEFINED)
         })
     }

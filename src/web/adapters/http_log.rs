@@ -84,7 +84,9 @@ impl HttpLog {
             .map_err(|_| LogError::Failed(PortError::new("the log's URL is not valid")))?;
         let answer = resolve(self.fetch.call1(&self.this, &request))
             .await
-            .map_err(|_| LogError::Retryable(PortError::new("the stream server could not be reached")))?;
+            .map_err(|_| {
+                LogError::Retryable(PortError::new("the stream server could not be reached"))
+            })?;
         answer
             .dyn_into::<Response>()
             .map_err(|_| LogError::Failed(PortError::new("fetch did not resolve to a Response")))
@@ -103,8 +105,12 @@ impl HttpLog {
             let _ = headers.set("producer-epoch", &p.epoch.to_string());
             let _ = headers.set("producer-seq", &p.seq.to_string());
         }
-        let response = self.send("POST", &self.url, &headers, Some(body), cancel).await?;
-        let reply = append_reply(response.status(), |name| response.headers().get(name).ok().flatten());
+        let response = self
+            .send("POST", &self.url, &headers, Some(body), cancel)
+            .await?;
+        let reply = append_reply(response.status(), |name| {
+            response.headers().get(name).ok().flatten()
+        });
         drain(&response).await;
         Ok(reply)
     }
@@ -118,8 +124,12 @@ impl HttpLog {
             // 409: created meanwhile by another writer (or exists with another configuration,
             // which the append then reports).
             200 | 201 | 204 | 409 => Ok(()),
-            429 | 500..=599 => Err(LogError::Retryable(PortError::new("the stream could not be created for now"))),
-            status => Err(LogError::Failed(PortError::new(format!("creating the stream answered {status}")))),
+            429 | 500..=599 => Err(LogError::Retryable(PortError::new(
+                "the stream could not be created for now",
+            ))),
+            status => Err(LogError::Failed(PortError::new(format!(
+                "creating the stream answered {status}"
+            )))),
         }
     }
 
@@ -135,18 +145,31 @@ impl HttpLog {
             self.create(cancel).await?;
             reply = self.post(&body, producer, cancel).await?;
         }
-        let missing_offset = || LogError::Failed(PortError::new("the server sent no Stream-Next-Offset"));
+        let missing_offset =
+            || LogError::Failed(PortError::new("the server sent no Stream-Next-Offset"));
         match reply {
-            AppendReply::Stored { offset } => Ok(AppendAck { offset: offset.ok_or_else(missing_offset)?, duplicate: false }),
-            AppendReply::Duplicate { offset } => Ok(AppendAck { offset: offset.ok_or_else(missing_offset)?, duplicate: true }),
-            AppendReply::StaleEpoch { current_epoch } => Err(LogError::StaleEpoch { current_epoch }),
-            AppendReply::SequenceGap { expected, received } => Err(LogError::SequenceGap { expected, received }),
-            AppendReply::Closed => Err(LogError::StreamClosed),
-            AppendReply::Retry => Err(LogError::Retryable(PortError::new("the stream server is busy"))),
-            AppendReply::Missing => Err(LogError::Failed(PortError::new("the stream is missing"))),
-            AppendReply::Refused { status } => {
-                Err(LogError::Failed(PortError::new(format!("the append was refused ({status})"))))
+            AppendReply::Stored { offset } => Ok(AppendAck {
+                offset: offset.ok_or_else(missing_offset)?,
+                duplicate: false,
+            }),
+            AppendReply::Duplicate { offset } => Ok(AppendAck {
+                offset: offset.ok_or_else(missing_offset)?,
+                duplicate: true,
+            }),
+            AppendReply::StaleEpoch { current_epoch } => {
+                Err(LogError::StaleEpoch { current_epoch })
             }
+            AppendReply::SequenceGap { expected, received } => {
+                Err(LogError::SequenceGap { expected, received })
+            }
+            AppendReply::Closed => Err(LogError::StreamClosed),
+            AppendReply::Retry => Err(LogError::Retryable(PortError::new(
+                "the stream server is busy",
+            ))),
+            AppendReply::Missing => Err(LogError::Failed(PortError::new("the stream is missing"))),
+            AppendReply::Refused { status } => Err(LogError::Failed(PortError::new(format!(
+                "the append was refused ({status})"
+            )))),
         }
     }
 
@@ -170,15 +193,29 @@ impl HttpLog {
         }
         let headers = self.headers().map_err(LogError::Failed)?;
         let response = self.send("GET", &url, &headers, None, cancel).await?;
-        let empty = |offset: Option<String>| LogRead { chunks: Vec::new(), offset, up_to_date: true };
-        match read_reply(response.status(), |name| response.headers().get(name).ok().flatten()) {
+        let empty = |offset: Option<String>| LogRead {
+            chunks: Vec::new(),
+            offset,
+            up_to_date: true,
+        };
+        match read_reply(response.status(), |name| {
+            response.headers().get(name).ok().flatten()
+        }) {
             ReadReply::Data { offset, up_to_date } => {
                 let text = body_text(&response).await?;
                 let chunks = match serde_json::from_str::<Value>(&text) {
                     Ok(Value::Array(items)) => items,
-                    _ => return Err(LogError::Failed(PortError::new("the stream is not a JSON stream"))),
+                    _ => {
+                        return Err(LogError::Failed(PortError::new(
+                            "the stream is not a JSON stream",
+                        )))
+                    }
                 };
-                Ok(LogRead { chunks, offset, up_to_date })
+                Ok(LogRead {
+                    chunks,
+                    offset,
+                    up_to_date,
+                })
             }
             ReadReply::Nothing { offset } => {
                 drain(&response).await;
@@ -188,10 +225,12 @@ impl HttpLog {
                 drain(&response).await;
                 Ok(empty(None))
             }
-            ReadReply::Retry => Err(LogError::Retryable(PortError::new("the stream server is busy"))),
-            ReadReply::Refused { status } => {
-                Err(LogError::Failed(PortError::new(format!("the read was refused ({status})"))))
-            }
+            ReadReply::Retry => Err(LogError::Retryable(PortError::new(
+                "the stream server is busy",
+            ))),
+            ReadReply::Refused { status } => Err(LogError::Failed(PortError::new(format!(
+                "the read was refused ({status})"
+            )))),
         }
     }
 }
@@ -243,7 +282,8 @@ pub struct DurableStreamsLogHandle {
 /// `createDurableStreamsLog({ url, headers?, fetch? })`.
 #[wasm_bindgen(js_name = createDurableStreamsLog)]
 pub fn create_durable_streams_log(options: JsValue) -> Result<DurableStreamsLogHandle, JsValue> {
-    let log = HttpLog::from_js(&options).map_err(|m| js_error(&format!("createDurableStreamsLog: {m}")))?;
+    let log = HttpLog::from_js(&options)
+        .map_err(|m| js_error(&format!("createDurableStreamsLog: {m}")))?;
     Ok(DurableStreamsLogHandle { log: Rc::new(log) })
 }
 
@@ -263,4 +303,3 @@ impl DurableStreamsLogHandle {
         self.log.url.clone()
     }
 }
-

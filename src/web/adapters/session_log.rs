@@ -65,7 +65,9 @@ impl SessionLog for JsSessionLog {
                 .await
                 .map_err(|e| log_error_from_js(&e))?;
             let offset = get(&answer, "offset").as_string().ok_or_else(|| {
-                LogError::Failed(PortError::new("sessionLog.append must resolve to { offset }"))
+                LogError::Failed(PortError::new(
+                    "sessionLog.append must resolve to { offset }",
+                ))
             })?;
             Ok(AppendAck {
                 offset,
@@ -120,7 +122,12 @@ fn read_from_js(answer: &JsValue) -> Result<LogRead, String> {
 
 /// A thrown value as a `LogError`, by its `kind`.
 fn log_error_from_js(thrown: &JsValue) -> LogError {
-    let number = |key: &str| get(thrown, key).as_f64().filter(|n| *n >= 0.0).map(|n| n as u64);
+    let number = |key: &str| {
+        get(thrown, key)
+            .as_f64()
+            .filter(|n| *n >= 0.0)
+            .map(|n| n as u64)
+    };
     match get(thrown, "kind").as_string().as_deref() {
         Some("stale-epoch") => LogError::StaleEpoch {
             current_epoch: number("currentEpoch").unwrap_or(0),
@@ -183,9 +190,15 @@ pub fn log_methods_read(log: Rc<dyn SessionLog>, options: JsValue) -> Promise {
             Some("now") => ReadFrom::Now,
             Some(o) => ReadFrom::After(o),
         };
-        let wait_ms = get(&options, "waitMs").as_f64().filter(|n| *n > 0.0).map_or(0, |n| n as u64);
+        let wait_ms = get(&options, "waitMs")
+            .as_f64()
+            .filter(|n| *n > 0.0)
+            .map_or(0, |n| n as u64);
         let cancel = token_of(&get(&options, "signal"));
-        let read = log.read(from, wait_ms, &cancel).await.map_err(|e| log_error_to_js(&e))?;
+        let read = log
+            .read(from, wait_ms, &cancel)
+            .await
+            .map_err(|e| log_error_to_js(&e))?;
         Ok(read_to_js(&read))
     })
 }
@@ -197,7 +210,9 @@ pub fn read_to_js(read: &LogRead) -> JsValue {
     set(
         &out,
         "offset",
-        read.offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+        read.offset
+            .as_deref()
+            .map_or(JsValue::NULL, JsValue::from_str),
     );
     set(&out, "upToDate", read.up_to_date);
     out.into()
@@ -205,9 +220,7 @@ pub fn read_to_js(read: &LogRead) -> JsValue {
 
 /// Chunks given as JSON texts or as values, each as its JSON text.
 fn chunk_texts(chunks: &JsValue) -> Result<Vec<String>, String> {
-    let list = chunks
-        .dyn_ref::<Array>()
-        .ok_or("chunks must be an array")?;
+    let list = chunks.dyn_ref::<Array>().ok_or("chunks must be an array")?;
     list.iter()
         .map(|item| match item.as_string() {
             Some(text) => serde_json::from_str::<Value>(&text)
@@ -229,9 +242,13 @@ fn producer_from_js(value: &JsValue) -> Result<Option<ProducerStamp>, String> {
     let number = |key: &str| {
         get(value, key)
             .as_f64()
-            .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= crate::core::limits::INTEGER_SAFE_MAX as f64)
+            .filter(|n| {
+                n.fract() == 0.0 && *n >= 0.0 && *n <= crate::core::limits::INTEGER_SAFE_MAX as f64
+            })
             .map(|n| n as u64)
-            .ok_or(format!("producer.{key} must be a non-negative safe integer"))
+            .ok_or(format!(
+                "producer.{key} must be a non-negative safe integer"
+            ))
     };
     Ok(Some(ProducerStamp {
         id,
@@ -249,7 +266,10 @@ pub struct MemorySessionLogHandle {
 #[wasm_bindgen(js_name = createMemorySessionLog)]
 pub fn create_memory_session_log() -> MemorySessionLogHandle {
     MemorySessionLogHandle {
-        log: Rc::new(StoreLog::new(MemoryLogStore::new(), Rc::new(super::host::HostSleep))),
+        log: Rc::new(StoreLog::new(
+            MemoryLogStore::new(),
+            Rc::new(super::host::HostSleep),
+        )),
     }
 }
 

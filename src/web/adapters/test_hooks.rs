@@ -3,7 +3,6 @@
 //! public API, are not re-exported by js/api.mjs, and may change without notice; their names
 //! start with `__` and end with `ForTest`.
 
-
 use js_sys::Function;
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
@@ -127,11 +126,17 @@ pub fn session_storage_for_test(
         let result = match op.as_str() {
             "load" => {
                 let id = a.as_string().unwrap_or_default();
-                storage.load(&id, &CancelToken::new()).await.map(|v| v.unwrap_or(Value::Null))
+                storage
+                    .load(&id, &CancelToken::new())
+                    .await
+                    .map(|v| v.unwrap_or(Value::Null))
             }
             "save" => {
                 let cursor = b.as_f64().map(|n| n as u64);
-                storage.save(&snapshot, cursor, &CancelToken::new()).await.map(Value::Bool)
+                storage
+                    .save(&snapshot, cursor, &CancelToken::new())
+                    .await
+                    .map(Value::Bool)
             }
             _ => return Err(js_error("op must be 'load' or 'save'")),
         };

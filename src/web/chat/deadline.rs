@@ -44,7 +44,9 @@ impl RequestDeadline {
         });
         let global: JsValue = js_sys::global().into();
         if let Some(set_timeout) = get_fn(&global, "setTimeout") {
-            if let Ok(id) = set_timeout.call2(&global, on_timeout.as_ref(), &JsValue::from(timeout_ms)) {
+            if let Ok(id) =
+                set_timeout.call2(&global, on_timeout.as_ref(), &JsValue::from(timeout_ms))
+            {
                 *inner.timer.borrow_mut() = Some((id, on_timeout));
             }
         }
@@ -122,4 +124,3 @@ impl Inner {
         }
     }
 }
-

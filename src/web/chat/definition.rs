@@ -10,8 +10,8 @@ use crate::core::checks::{is_safe_id, safe_uint};
 use crate::core::limits;
 use crate::core::protocol::{decode_messages, Message};
 use crate::core::session::SessionIdentity;
-use crate::turn::ChatSetup;
 use crate::ports::chat::{ModelAdapter, Tool};
+use crate::turn::ChatSetup;
 use crate::web::adapters::{model_from_js, JsChatMemory, JsTool};
 use crate::web::convert::to_json;
 

@@ -25,7 +25,9 @@ use web_sys::{Request, Response};
 use super::deadline::RequestDeadline;
 use super::definition::Definition;
 use super::host::{HostClock, OnError};
-use super::http::{is_json_media_type, json_response, ndjson_response, read_text_limited, BodyError};
+use super::http::{
+    is_json_media_type, json_response, ndjson_response, read_text_limited, BodyError,
+};
 use super::js::{call, get, get_fn, set};
 use super::options::HandlerOptions;
 use super::response::ResponseSink;
@@ -86,8 +88,12 @@ impl Failure {
             Failure::Refused(refusal) => refusal,
         };
         if let Some(fault) = &refusal.fault {
-            OnError::new(options.on_error.clone(), named.session_id.as_deref(), named.turn_id.as_deref())
-                .report(fault);
+            OnError::new(
+                options.on_error.clone(),
+                named.session_id.as_deref(),
+                named.turn_id.as_deref(),
+            )
+            .report(fault);
         }
         let e = refusal.error;
         let body = e
@@ -187,7 +193,9 @@ async fn authenticate(
         Ok(response) => Err(Failure::Host(response)),
         Err(_) => Err(Refusal::internal(
             Stage::Authenticate,
-            PortError::new("authenticate must return { ok: true, context } or { ok: false, response }"),
+            PortError::new(
+                "authenticate must return { ok: true, context } or { ok: false, response }",
+            ),
         )
         .into()),
     }
@@ -227,10 +235,14 @@ async fn resolve(
     let interrupt = deadline.interrupt();
     let definition = interrupt
         .guard(async {
-            let value = call(&options.resolve_definition, &[context, &session_id, &signal])
-                .await
-                .map_err(|e| host_fault(Stage::ResolveDefinition, "resolveDefinition", &e))?;
-            Definition::from_js(&value).map_err(|m| Refusal::internal(Stage::ResolveDefinition, PortError::new(m)))
+            let value = call(
+                &options.resolve_definition,
+                &[context, &session_id, &signal],
+            )
+            .await
+            .map_err(|e| host_fault(Stage::ResolveDefinition, "resolveDefinition", &e))?;
+            Definition::from_js(&value)
+                .map_err(|m| Refusal::internal(Stage::ResolveDefinition, PortError::new(m)))
         })
         .await?;
     let storage = interrupt
@@ -238,24 +250,27 @@ async fn resolve(
             let value = call(&options.session_storage, &[context, &signal])
                 .await
                 .map_err(|e| host_fault(Stage::SessionStorage, "sessionStorage", &e))?;
-            JsSessionStorage::from_js(&value).map_err(|m| Refusal::internal(Stage::SessionStorage, PortError::new(m)))
+            JsSessionStorage::from_js(&value)
+                .map_err(|m| Refusal::internal(Stage::SessionStorage, PortError::new(m)))
         })
         .await?;
     let log = match &options.session_log {
         None => None,
-        Some(session_log) => interrupt
-            .guard(async {
-                let value = call(session_log, &[context, &session_id, &signal])
-                    .await
-                    .map_err(|e| host_fault(Stage::SessionLog, "sessionLog", &e))?;
-                if value.is_undefined() || value.is_null() {
-                    return Ok(None);
-                }
-                JsSessionLog::from_js(&value)
-                    .map(|log| Some(Rc::new(log) as Rc<dyn SessionLog>))
-                    .map_err(|m| Refusal::internal(Stage::SessionLog, PortError::new(m)))
-            })
-            .await?,
+        Some(session_log) => {
+            interrupt
+                .guard(async {
+                    let value = call(session_log, &[context, &session_id, &signal])
+                        .await
+                        .map_err(|e| host_fault(Stage::SessionLog, "sessionLog", &e))?;
+                    if value.is_undefined() || value.is_null() {
+                        return Ok(None);
+                    }
+                    JsSessionLog::from_js(&value)
+                        .map(|log| Some(Rc::new(log) as Rc<dyn SessionLog>))
+                        .map_err(|m| Refusal::internal(Stage::SessionLog, PortError::new(m)))
+                })
+                .await?
+        }
     };
     let clock = Rc::new(HostClock::new(options));
     let faults = Rc::new(OnError::new(
@@ -295,7 +310,8 @@ async fn submit(
         Err(refusal) => return Err(refusal.into()),
     };
     let turn = Turn::new(ports.clone(), limits, submission, claim.clone(), opened);
-    let answer = ResponseSink::open(&turn).and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
+    let answer =
+        ResponseSink::open(&turn).and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
     let (sink, response) = match answer {
         Ok(answer) => answer,
         Err(_) => {
@@ -345,6 +361,9 @@ fn host_fault(stage: Stage, what: &str, thrown: &JsValue) -> Refusal {
     Refusal {
         error: BoundaryError::Internal,
         replayed: None,
-        fault: Some(Fault::new(stage, crate::web::adapters::host::port_error(what, thrown))),
+        fault: Some(Fault::new(
+            stage,
+            crate::web::adapters::host::port_error(what, thrown),
+        )),
     }
 }

@@ -101,7 +101,12 @@ impl FaultReport for OnError {
         let Some(hook) = &self.hook else {
             return;
         };
-        let error = match fault.error.cause.as_ref().and_then(|c| c.downcast_ref::<JsValue>()) {
+        let error = match fault
+            .error
+            .cause
+            .as_ref()
+            .and_then(|c| c.downcast_ref::<JsValue>())
+        {
             Some(thrown) => thrown.clone(),
             None => js_sys::Error::new(&fault.error.message).into(),
         };

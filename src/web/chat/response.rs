@@ -29,7 +29,13 @@ impl ResponseSink {
             let state = reader.state();
             encoder
                 .borrow_mut()
-                .encode(line, is_last, &state, ports.clock.as_ref(), ports.ids.as_ref())
+                .encode(
+                    line,
+                    is_last,
+                    &state,
+                    ports.clock.as_ref(),
+                    ports.ids.as_ref(),
+                )
                 .map(String::into_bytes)
         });
         let weak = Rc::downgrade(turn);
