@@ -7,6 +7,7 @@
 //!    next claim after any unclean end re-syncs it, so this holds again after the next turn);
 //! 3. a stale epoch never writes: per producer id, the epochs of stored chunks never go down;
 //! 4. a turn id in the terminal history is never claimed again.
+//!
 //! A failing seed prints itself; `TURNKEEP_SIM_SEEDS=N` runs more. The simulator is shown able
 //! to fail: over storage without compare-and-set, and over a log without fencing.
 #![cfg(not(target_arch = "wasm32"))]
