@@ -5,7 +5,7 @@
 //
 // Rows are keyed by `(scope, session_id)`: give each app or tenant its own scope.
 
-import { checkKeyPart, checkOptions, checkSessionId, storeCall } from './stores/common.mjs';
+import { checkKeyPart, checkOptions, checkSessionOption, storeCall } from './stores/common.mjs';
 import { postgresChatMemory } from './stores/postgres/chat-memory.mjs';
 import { postgresClient } from './stores/postgres/client.mjs';
 import { MIGRATION_SQL } from './stores/postgres/schema.mjs';
@@ -47,7 +47,7 @@ export function createPostgresSessionStorage(options) {
 export function createPostgresChatMemory(options) {
   const where = 'createPostgresChatMemory';
   const { client, scope } = readOptions(where, options);
-  const sessionId = checkSessionId(where, options.sessionId);
+  const sessionId = checkSessionOption(where, options.sessionId);
   return postgresChatMemory(postgresClient(where, client).query, scope, sessionId);
 }
 

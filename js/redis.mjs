@@ -8,7 +8,7 @@
 // Cluster hash tag: every key of one session lands in one slot, so a script may touch several
 // of them (the session log, when it comes, is a third key beside these two).
 
-import { checkKeyPart, checkOptions, checkSessionId, invalidConfig } from './stores/common.mjs';
+import { checkKeyPart, checkOptions, checkSessionOption, invalidConfig } from './stores/common.mjs';
 import { redisChatMemory } from './stores/redis/chat-memory.mjs';
 import { redisEval } from './stores/redis/client.mjs';
 import { redisSessionStorage } from './stores/redis/session-storage.mjs';
@@ -36,7 +36,7 @@ export function createRedisSessionStorage(options) {
 export function createRedisChatMemory(options) {
   const where = 'createRedisChatMemory';
   const { client, prefix } = readOptions(where, options);
-  const sessionId = checkSessionId(where, options.sessionId);
+  const sessionId = checkSessionOption(where, options.sessionId);
   return redisChatMemory(redisEval(where, client), sessionKey(prefix, sessionId, 'messages'));
 }
 

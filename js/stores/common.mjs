@@ -30,6 +30,12 @@ export function checkKeyPart(where, name, value, charsMax) {
   return value;
 }
 
+/** The session a chat memory is created for (a creation-time option, so a config error). */
+export function checkSessionOption(where, sessionId) {
+  if (typeof sessionId !== 'string' || sessionId.length === 0) throw invalidConfig(where, 'sessionId must be a non-empty string');
+  return sessionId;
+}
+
 /** A session id a store is keyed by: a non-empty string (the core hands only SafeIds). */
 export function checkSessionId(where, sessionId) {
   if (typeof sessionId !== 'string' || sessionId.length === 0) {
