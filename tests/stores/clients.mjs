@@ -15,13 +15,13 @@ export const REDIS_CLIENTS = {
     await client.connect();
     return { client, close: () => client.close() };
   },
-  'node-redis v4': async (url) => {
-    const client = createNodeRedisV4({ url });
+  ioredis: async (url) => {
+    const client = new IoRedis(url, { lazyConnect: true });
     await client.connect();
     return { client, close: () => client.quit() };
   },
-  ioredis: async (url) => {
-    const client = new IoRedis(url, { lazyConnect: true });
+  'node-redis v4': async (url) => {
+    const client = createNodeRedisV4({ url });
     await client.connect();
     return { client, close: () => client.quit() };
   },
