@@ -14,8 +14,6 @@ import { postgresSessionStorage } from './stores/postgres/session-storage.mjs';
 /** The migration as SQL text, for hosts that run migrations with their own tool. Idempotent. */
 export const POSTGRES_MIGRATION_SQL = MIGRATION_SQL;
 
-/** A longer scope is almost certainly a mistake. */
-const SCOPE_CHARS_MAX = 256;
 
 /**
  * Creates the tables if they do not exist (safe to run at every start; concurrent runs wait
@@ -53,5 +51,5 @@ export function createPostgresChatMemory(options) {
 
 function readOptions(where, options) {
   const { client, scope = '' } = checkOptions(where, options);
-  return { client, scope: checkKeyPart(where, 'scope', scope, SCOPE_CHARS_MAX) };
+  return { client, scope: checkKeyPart(where, 'scope', scope) };
 }

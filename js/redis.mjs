@@ -14,8 +14,6 @@ import { redisEval } from './stores/redis/client.mjs';
 import { redisSessionStorage } from './stores/redis/session-storage.mjs';
 
 export const REDIS_PREFIX_DEFAULT = 'turnkeep:';
-/** A longer prefix is almost certainly a mistake (a whole URL, a serialized object). */
-const PREFIX_CHARS_MAX = 256;
 
 /**
  * Session storage with an atomic compare-and-set (one Lua script per save).
@@ -42,7 +40,7 @@ export function createRedisChatMemory(options) {
 
 function readOptions(where, options) {
   const { client, prefix = REDIS_PREFIX_DEFAULT } = checkOptions(where, options);
-  checkKeyPart(where, 'prefix', prefix, PREFIX_CHARS_MAX);
+  checkKeyPart(where, 'prefix', prefix);
   if (/[{}]/.test(prefix)) throw invalidConfig(where, 'prefix must not contain { or } (the session id is the hash tag)');
   return { client, prefix };
 }

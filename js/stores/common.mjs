@@ -6,6 +6,14 @@
 // The adapters store what the core gives them. They never judge an envelope: the session
 // decoder in the core does that when the text is loaded again.
 
+// Bounds, mirrored from src/core/limits.rs (tests/stores/adapter-inputs.test.mjs compares them).
+/** A stored session envelope's JSON text (the Durable Object store's bound too). */
+export const STORE_SESSION_JSON_BYTES_MAX = 16_777_216;
+/** All of one session's saved messages as JSON text (the Durable Object store's bound too). */
+export const STORE_MESSAGES_JSON_BYTES_MAX = 33_554_432;
+/** A Redis key prefix or a Postgres scope; a longer one is almost certainly a mistake. */
+export const STORE_KEY_PART_CHARS_MAX = 256;
+
 /**
  * An options error, thrown when a store is created (at module load, typically), with the same
  * `code` as defineChat's so a host handles every bad config alike.
@@ -22,10 +30,10 @@ export function checkOptions(where, options) {
   return options;
 }
 
-/** A key part chosen by the host (a prefix, a scope): a string, at most `charsMax` long. */
-export function checkKeyPart(where, name, value, charsMax) {
-  if (typeof value !== 'string' || value.length > charsMax) {
-    throw invalidConfig(where, `${name} must be a string of at most ${charsMax} characters`);
+/** A key part chosen by the host (a prefix, a scope): a string of at most STORE_KEY_PART_CHARS_MAX. */
+export function checkKeyPart(where, name, value) {
+  if (typeof value !== 'string' || value.length > STORE_KEY_PART_CHARS_MAX) {
+    throw invalidConfig(where, `${name} must be a string of at most ${STORE_KEY_PART_CHARS_MAX} characters`);
   }
   return value;
 }
@@ -55,6 +63,7 @@ export function sessionRecord(where, snapshot) {
   const cursor = value?.cursor;
   checkSessionId(where, sessionId);
   if (!isCursor(cursor)) throw new TypeError(`${where}: the snapshot's cursor must be a non-negative safe integer`);
+  checkBytes(where, 'the session envelope', utf8Bytes(text), STORE_SESSION_JSON_BYTES_MAX);
   return { sessionId, cursor, text };
 }
 
@@ -72,7 +81,24 @@ function isCursor(value) {
 /** One JSON text per message, in order: a row never holds more than one message. */
 export function messageRows(where, messages) {
   if (!Array.isArray(messages)) throw new TypeError(`${where}: messages must be an array`);
-  return messages.map((message) => JSON.stringify(message));
+  const rows = messages.map((message) => JSON.stringify(message));
+  checkBytes(where, 'the messages', rows.reduce((sum, row) => sum + utf8Bytes(row), 0), STORE_MESSAGES_JSON_BYTES_MAX);
+  return rows;
+}
+
+/** A save over a bound is refused whole (an error, not a conflict): nothing is sent. */
+function checkBytes(where, what, bytes, max) {
+  if (bytes > max) throw new RangeError(`${where}: ${what} take ${bytes} bytes of JSON, more than the ${max} a store keeps`);
+}
+
+/** UTF-8 length of `text`, counted without encoding it (a surrogate pair counts 2 + 2). */
+export function utf8Bytes(text) {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0x80) bytes += unit >= 0x800 && (unit < 0xd800 || unit > 0xdfff) ? 2 : 1;
+  }
+  return bytes;
 }
 
 /**

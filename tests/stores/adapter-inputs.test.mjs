@@ -7,6 +7,15 @@ import assert from 'node:assert/strict';
 
 import { createPostgresChatMemory, createPostgresSessionStorage, migratePostgres } from '../../js/postgres.mjs';
 import { createRedisChatMemory, createRedisSessionStorage } from '../../js/redis.mjs';
+import { readFileSync } from 'node:fs';
+
+import {
+  STORE_KEY_PART_CHARS_MAX,
+  STORE_MESSAGES_JSON_BYTES_MAX,
+  STORE_SESSION_JSON_BYTES_MAX,
+  utf8Bytes,
+} from '../../js/stores/common.mjs';
+import { PUSH_VALUES_MAX } from '../../js/stores/redis/chat-memory.mjs';
 import { conformanceSnapshot } from '../../js/testing/session-storage-conformance.mjs';
 
 /** A minimal eval client answering `reply` (or throwing it when it is an Error); records calls. */
@@ -139,4 +148,30 @@ test('postgres: a save the database did not count whole is an error', async () =
 
 test('postgres: migratePostgres names the store when the client fails', async () => {
   await assert.rejects(migratePostgres(queryClient(new Error('permission denied for schema public'))), /turnkeep\/postgres migrate: permission denied/);
+});
+
+test('the stores\' bounds are the ones named in src/core/limits.rs', () => {
+  const limits = readFileSync(new URL('../../src/core/limits.rs', import.meta.url), 'utf8');
+  const named = (name) => Number(new RegExp(`pub const ${name}: usize = ([\\d_]+);`).exec(limits)?.[1].replaceAll('_', ''));
+  assert.equal(STORE_SESSION_JSON_BYTES_MAX, named('STORE_SESSION_JSON_BYTES_MAX'));
+  assert.equal(STORE_MESSAGES_JSON_BYTES_MAX, named('STORE_MESSAGES_JSON_BYTES_MAX'));
+  assert.equal(STORE_KEY_PART_CHARS_MAX, named('STORE_KEY_PART_CHARS_MAX'));
+  assert.equal(PUSH_VALUES_MAX, named('REDIS_SCRIPT_PUSH_VALUES_MAX'));
+});
+
+test('UTF-8 lengths are counted exactly', () => {
+  for (const text of ['', 'ascii', 'é', '€', '😀', 'a😀é€\u007f\u0080\u07ff\u0800\uffff', '"\\\n']) {
+    assert.equal(utf8Bytes(text), Buffer.byteLength(text, 'utf8'), JSON.stringify(text));
+  }
+});
+
+test('a save over a bound is refused before anything is sent', async () => {
+  const client = evalClient(1);
+  const storage = createRedisSessionStorage({ client });
+  const big = { ...conformanceSnapshot('s1', 1, 't'), padding: 'x'.repeat(STORE_SESSION_JSON_BYTES_MAX) };
+  await assert.rejects(storage.save(big, undefined), /the session envelope take \d+ bytes of JSON, more than the 16777216/);
+  const memory = createPostgresChatMemory({ client: queryClient([]), sessionId: 's1' });
+  const half = 'é'.repeat(STORE_MESSAGES_JSON_BYTES_MAX / 4); // 2 bytes each: two of these are just over
+  await assert.rejects(memory.save([{ content: half }, { content: half }]), /the messages take \d+ bytes of JSON, more than the 33554432/);
+  assert.equal(client.calls.length, 0);
 });

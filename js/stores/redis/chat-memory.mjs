@@ -4,8 +4,8 @@
 
 import { messageFromRow, messageRows, storeCall, throwIfAborted } from '../common.mjs';
 
-/** RPUSH takes at most this many values per call inside the script (Lua's unpack limit is ~8000). */
-const PUSH_VALUES_MAX = 1_000;
+/** Values one RPUSH takes inside the script (Lua's `unpack` stops near 8000); REDIS_SCRIPT_PUSH_VALUES_MAX in limits.rs. */
+export const PUSH_VALUES_MAX = 1_000;
 
 export const MEMORY_SCRIPTS = Object.freeze({
   // KEYS[1] the message list. Returns every row in order (an empty list when none).
