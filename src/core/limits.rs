@@ -162,6 +162,17 @@ pub const STOP_WATCH_POLL_MS: u64 = 20_000;
 /// Consecutive failed reads after which the stop watcher gives up (the deadline still holds).
 pub const STOP_WATCH_READ_FAILURES_MAX: u32 = 3;
 
+// ---- Durable stores off Cloudflare (js/stores: turnkeep/redis, turnkeep/postgres). JS only:
+// mirrored in js/stores/common.mjs and js/stores/redis/chat-memory.mjs, compared by tests/stores.
+/// A stored session envelope's JSON text, as in the Durable Object store; a larger save is refused.
+pub const STORE_SESSION_JSON_BYTES_MAX: usize = 16_777_216;
+/// All of one session's saved messages as JSON text, as in the Durable Object store.
+pub const STORE_MESSAGES_JSON_BYTES_MAX: usize = 33_554_432;
+/// A Redis key prefix or a Postgres scope chosen by the host.
+pub const STORE_KEY_PART_CHARS_MAX: usize = 256;
+/// Values one RPUSH takes inside the messages script (Lua's `unpack` stops near 8000).
+pub const REDIS_SCRIPT_PUSH_VALUES_MAX: usize = 1_000;
+
 // ---- Snapshot sequences (ARCHITECTURE.md): sequence = claim_cursor × stride + index_in_turn.
 /// Sequences one turn may use; a turn emitting more skips intermediates, never the final line.
 pub const SNAPSHOT_SEQUENCE_STRIDE: u64 = 1 << 20;
