@@ -8,6 +8,8 @@
 pub mod adapters;
 mod chat;
 mod convert;
+pub(crate) mod http;
+pub(crate) mod js;
 mod panic;
 mod protocol;
 mod session;

@@ -8,7 +8,7 @@ use web_sys::AbortSignal;
 
 use crate::core::limits::PORT_ERROR_DETAIL_CHARS_MAX;
 use crate::ports::PortError;
-use crate::web::chat::js::{get_fn, set};
+use crate::web::js::{get_fn, set};
 
 /// `obj[key]` when it is a function, else a readable reason naming `what.key`.
 pub fn required_method(obj: &JsValue, what: &str, key: &str) -> Result<Function, String> {

@@ -16,7 +16,7 @@ use web_sys::AbortSignal;
 use super::host::{port_error, LoadSave};
 use crate::ports::session::SessionStorage;
 use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::resolve;
+use crate::web::js::resolve;
 use crate::web::convert::from_json;
 use crate::web::session::stored_value;
 

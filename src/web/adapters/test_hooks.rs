@@ -20,7 +20,7 @@ use crate::core::protocol::message::{decode_messages, messages_to_value};
 use crate::ports::chat::{CancelToken, ChatMemory, Tool};
 use crate::ports::session::SessionStorage;
 use crate::storage::check_session_storage;
-use crate::web::chat::js::{get, sleep_ms};
+use crate::web::js::{get, sleep_ms};
 use crate::web::convert::{from_json, js_error, to_json};
 
 /// **Test only.** `__streamModelForTest(model, { messages, tools? }, { abortAfterChunks? })` ->

@@ -26,7 +26,7 @@ use crate::core::limits::{
 };
 use crate::ports::chat::{CancelToken, Tool};
 use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::{get, resolve};
+use crate::web::js::{get, resolve};
 use crate::web::convert::{from_json, to_json};
 
 /// The fixed start of every failed tool's text.

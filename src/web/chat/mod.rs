@@ -3,15 +3,17 @@
 //! - [`handler`]: the export, the pre-stream steps under one deadline, the failure mapping.
 //! - [`turn`]: after the claim — the controller driver, snapshot encoding, cleanup.
 //! - [`stream`]: the pull-based coalescing `ReadableStream`.
-//! - [`http`], [`options`], [`definition`], [`js`]: request/response plumbing, options, the
-//!   resolved chat definition, JS interop helpers.
+//! - [`options`], [`definition`]: the handler's options and the resolved chat definition.
+//!
+//! Request/response plumbing and JS interop are shared with the other handlers
+//! (`crate::web::http`, `crate::web::js`); they are re-exported here under their old paths.
 
 mod definition;
 mod handler;
-mod http;
-pub(crate) mod js;
 mod options;
 mod stream;
 mod turn;
+
+use crate::web::{http, js};
 
 pub use handler::create_chat_handler;

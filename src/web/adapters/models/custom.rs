@@ -26,7 +26,7 @@ use crate::core::protocol::message::messages_to_value;
 use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::adapters::host::{port_error, signal_options};
-use crate::web::chat::js::{get, get_fn, resolve};
+use crate::web::js::{get, get_fn, resolve};
 use crate::web::convert::{from_json, to_json};
 
 /// A host object with `stream(request, { signal })`.

@@ -25,7 +25,7 @@ pub use openai::OpenAiModel;
 use wasm_bindgen::prelude::*;
 
 use crate::ports::chat::ModelAdapter;
-use crate::web::chat::js::{get, get_fn};
+use crate::web::js::{get, get_fn};
 
 /// The adapter for a model value, or a readable reason it is not one (for a config error).
 pub fn model_from_js(value: &JsValue) -> Result<Box<dyn ModelAdapter>, String> {

@@ -20,7 +20,7 @@ use crate::core::chat::model::{ModelChunk, ModelRequest};
 use crate::core::chat::openai::{request_body, OpenAiRequestOptions, OpenAiStream};
 use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::{call_method, get, get_fn, resolve, set};
+use crate::web::js::{call_method, get, get_fn, resolve, set};
 
 /// An OpenAI-compatible streaming chat endpoint.
 #[derive(Clone, Debug)]

@@ -1,4 +1,4 @@
-//! Small JavaScript interop helpers for the chat shell: property access, calling host
+//! Small JavaScript interop helpers for the handlers and adapters: property access, calling host
 //! callbacks, timers, abort signals as futures, and racing two futures.
 //!
 //! Everything goes through `globalThis`, so the same code runs in workerd, Node and browsers.

@@ -1,5 +1,6 @@
-//! Reading the request and building responses: the cheap header checks, the body read with a
-//! byte limit, and the two kinds of response (a JSON diagnostic, or the NDJSON stream).
+//! Reading the request and building responses, for every handler: the cheap header checks, the
+//! body read with a byte limit, and the two kinds of response (a JSON diagnostic, or an NDJSON
+//! stream).
 
 use js_sys::{Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
