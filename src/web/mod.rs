@@ -10,6 +10,7 @@ mod chat;
 mod convert;
 pub(crate) mod http;
 pub(crate) mod js;
+pub(crate) mod options;
 mod panic;
 mod protocol;
 mod session;
