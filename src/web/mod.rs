@@ -13,10 +13,12 @@ pub(crate) mod js;
 pub(crate) mod options;
 mod panic;
 mod protocol;
+mod sandbox;
 mod session;
 mod storage;
 
 pub use chat::create_chat_handler;
+pub use sandbox::create_mcp_sandbox_handler;
 pub use panic::{install_panic_hook, PANIC_MESSAGE_PREFIX};
 pub use protocol::{
     create_turn_snapshot_cursor, decode_turn_event, encode_turn_event, TurnSnapshotCursor,
