@@ -6,6 +6,7 @@
 //! message says what was wrong.
 
 pub mod adapters;
+mod ask;
 mod chat;
 mod convert;
 pub(crate) mod http;
@@ -17,6 +18,7 @@ mod sandbox;
 mod session;
 mod storage;
 
+pub use ask::{create_ask_service_handler, create_local_retriever, LocalRetriever};
 pub use chat::create_chat_handler;
 pub use sandbox::create_mcp_sandbox_handler;
 pub use panic::{install_panic_hook, PANIC_MESSAGE_PREFIX};
