@@ -17,6 +17,15 @@ export {
 // The chat handler (Rust, over Web Request/Response/ReadableStream).
 export { createChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
 
+// The Ask service (cited retrieval, AgentsKit-compatible), its built-in BM25 retriever, and
+// the MCP ui:// sandbox (Rust, over Web Request/Response).
+export {
+  createAskServiceHandler,
+  createLocalRetriever,
+  LocalRetriever,
+  createMcpSandboxHandler,
+} from '../pkg/turnkeep.js';
+
 // Chat definitions and model descriptors (plain JS, checked at definition time).
 export { defineChat, createDemoModel, createOpenAICompatibleModel } from './chat.mjs';
 
