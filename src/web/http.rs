@@ -137,3 +137,18 @@ pub fn respond(
     let response = Reflect::construct(ctor.unchecked_ref::<Function>(), &args)?;
     Ok(response.unchecked_into())
 }
+
+/// A handler as JS sees it, `(request) => Promise<Response>`, over `respond`, which shares the
+/// handler's options and must always produce a Response (nothing is thrown to the runtime).
+pub fn handler_function<O, F, Fut>(options: std::rc::Rc<O>, respond: F) -> Function
+where
+    O: 'static,
+    F: Fn(std::rc::Rc<O>, JsValue) -> Fut + 'static,
+    Fut: std::future::Future<Output = Response> + 'static,
+{
+    let handler = Closure::<dyn Fn(JsValue) -> js_sys::Promise>::new(move |request: JsValue| {
+        let response = respond(options.clone(), request);
+        wasm_bindgen_futures::future_to_promise(async move { Ok(response.await.into()) })
+    });
+    handler.into_js_value().unchecked_into()
+}

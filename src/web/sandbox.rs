@@ -8,10 +8,9 @@
 
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise};
+use js_sys::{Function, Object};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 use web_sys::{Request, Response, Url};
 
 use crate::core::limits::SANDBOX_THEME_NAME_CHARS_MAX;
@@ -20,7 +19,7 @@ use crate::core::sandbox::{
     Theme,
 };
 use crate::web::convert::to_json;
-use crate::web::http::{bare_response, json_response_with, respond};
+use crate::web::http::{bare_response, handler_function, json_response_with, respond};
 use crate::web::js::{call, coded_error, set};
 use crate::web::options::OptionReader;
 
@@ -73,12 +72,7 @@ impl SandboxOptions {
 /// Creates the handler. Throws an Error with `code: "SANDBOX_INVALID_CONFIG"` for bad options.
 #[wasm_bindgen(js_name = createMcpSandboxHandler)]
 pub fn create_mcp_sandbox_handler(options: JsValue) -> Result<Function, JsValue> {
-    let options = Rc::new(SandboxOptions::from_js(&options)?);
-    let handler = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
-        let options = options.clone();
-        future_to_promise(async move { Ok(respond_to(&options, request).await.into()) })
-    });
-    Ok(handler.into_js_value().unchecked_into())
+    Ok(handler_function(Rc::new(SandboxOptions::from_js(&options)?), respond_to))
 }
 
 /// Why a request failed, and for the operator, the cause (never sent).
@@ -93,7 +87,8 @@ impl From<SandboxFailure> for Failure {
     }
 }
 
-async fn respond_to(options: &SandboxOptions, request: JsValue) -> Response {
+async fn respond_to(options: Rc<SandboxOptions>, request: JsValue) -> Response {
+    let options = &*options;
     let Ok(request) = request.dyn_into::<Request>() else {
         return failure_response(options, SandboxFailure::Internal.into());
     };

@@ -6,9 +6,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import { chromium } from 'playwright-core';
 
 import { createMcpSandboxHandler, toNodeHandler } from '../../js/node.mjs';
+import { launchChromium } from '../support/chromium.mjs';
 
 /** A node:http server on 127.0.0.1; `requests` lists the paths it was asked for. */
 async function serve(handler) {
@@ -57,10 +57,7 @@ before(async () => {
     },
   });
   sandbox = await serve(toNodeHandler(handler));
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -4,8 +4,8 @@
 // Chromium (the demo page's "Ask the docs" box, and the chart resource's declared script).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
 
+import { launchChromium } from '../support/chromium.mjs';
 import { startWorker } from './harness.mjs';
 
 let worker;
@@ -13,10 +13,7 @@ let browser;
 
 before(async () => {
   worker = await startWorker({ bindings: { DEMO_CHUNK_DELAY_MS: '0' } });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

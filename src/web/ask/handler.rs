@@ -16,11 +16,10 @@
 
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise};
+use js_sys::{Function, Object};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 use web_sys::{AbortController, AbortSignal, Request, Response, Url};
 
 use super::options::AskOptions;
@@ -34,18 +33,13 @@ use crate::core::ask::sources::{ground, Source};
 use crate::core::ask::{aborted_failure, retry_after_seconds, AskFailure};
 use crate::web::adapters::host::describe;
 use crate::web::convert::{from_json, to_json};
-use crate::web::http::{bare_response, is_json_media_type, json_response_with, read_text_limited, BodyError};
+use crate::web::http::{bare_response, handler_function, is_json_media_type, json_response_with, read_text_limited, BodyError};
 use crate::web::js::{any_signal, call, call_method, get, set, timeout_signal, unless_aborted};
 
 /// Creates the handler. Throws an Error with `code: "ASK_INTERNAL"` for bad options.
 #[wasm_bindgen(js_name = createAskServiceHandler)]
 pub fn create_ask_service_handler(options: JsValue) -> Result<Function, JsValue> {
-    let options = Rc::new(AskOptions::from_js(&options)?);
-    let handler = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
-        let options = options.clone();
-        future_to_promise(async move { Ok(respond(options, request).await.into()) })
-    });
-    Ok(handler.into_js_value().unchecked_into())
+    Ok(handler_function(Rc::new(AskOptions::from_js(&options)?), respond))
 }
 
 /// Why a request ended before its stream started.
