@@ -54,6 +54,7 @@ export default {
     if (pathname === '/api/ask') return demoAskHandler(env, { authenticate: demoAuth, modelFromEnv })(request);
     if (pathname === '/mcp/sandbox') return demoSandboxHandler(request);
     if (pathname === CHART_SCRIPT_PATH) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
       return new Response(CHART_SCRIPT, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' } });
     }
     const session = SESSION_ROUTE.exec(pathname);

@@ -5,7 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { createAskServiceHandler, createDemoModel, createLocalRetriever } from '../../js/node.mjs';
+import { createAskServiceHandler, createDemoModel, createLocalRetriever, createOpenAICompatibleModel } from '../../js/node.mjs';
+import { startOpenAIFixtureServer } from '../support/openai-fixture-server.mjs';
 import { docsCorpus } from '../../scripts/docs-corpus.mjs';
 
 const site = (overrides = {}) => ({
@@ -341,6 +342,34 @@ test('a chat model as generator: the demo model answers, its failure is an in-st
   assert.equal(failed.at(-1).code, 'ASK_INTERNAL');
   const tool = await lines(await handler(ask(question('/tool weather'))));
   assert.deepEqual(tool.at(-1), { type: 'error', message: 'The grounded answer was empty.', code: 'ASK_GENERATION_FAILED', retryable: true }, 'no tool runs; no text is no answer');
+});
+
+test('an OpenAI-compatible model as generator is sent the numbered sources and streams the answer; its deadline aborts the call', async () => {
+  const server = await startOpenAIFixtureServer();
+  try {
+    const metrics = [];
+    const model = createOpenAICompatibleModel({ baseUrl: server.baseUrl, model: 'fixture', includeUsage: true });
+    const handler = createAskServiceHandler(options({ generator: model, onMetric: (metric) => { metrics.push(metric); } }));
+    const events = await lines(await handler(ask(question('fixture:text'))));
+    assert.equal(events.filter((e) => e.type === 'text').map((e) => e.delta).join(''), 'Hello there, friend — ça va?');
+    assert.deepEqual(events.slice(-2).map((e) => e.type), ['tool', 'done']);
+    const sent = server.requests[0].body;
+    assert.equal(sent.messages[0].role, 'system');
+    assert.match(sent.messages[0].content, /\[1\] Getting started \(\/docs\/start\)\nRun npm start\./);
+    assert.deepEqual(sent.messages.slice(1).map((m) => [m.role, m.content]), [['user', 'fixture:text']]);
+    assert.equal(sent.tools, undefined, 'no tools in an Ask answer');
+    assert.ok(metrics.some((m) => m.name === 'usage.total_tokens' && m.value === 18));
+
+    const deadline = createAskServiceHandler(options({
+      resolveSite: () => site({ limits: { requestTimeoutMs: 5_000, retrievalTimeoutMs: 1_000, generationTimeoutMs: 200, maxSources: 3 } }),
+      generator: model,
+    }));
+    const slow = await lines(await deadline(ask(question('fixture:endless'))));
+    assert.deepEqual(slow.at(-1), { type: 'error', message: 'The Ask request timed out.', code: 'ASK_TIMEOUT', retryable: true });
+    await server.waitForDisconnect();
+  } finally {
+    await server.close();
+  }
 });
 
 test('the built-in BM25 retriever over the shipped docs corpus finds the section that answers', () => {
