@@ -260,11 +260,13 @@ fn bm25_terms_and_excerpts() {
         assert_eq!(stem(word), want, "{word}");
     }
     assert_eq!(query_terms("How do I run the Tests, tests?"), ["run", "test"]);
-    let text = "First paragraph about nothing.\n\nThe session lease is claimed by CAS.\n\nOther text.";
-    assert_eq!(excerpt(text, &query_terms("session lease")), "The session lease is claimed by CAS.");
-    assert_eq!(excerpt(text, &query_terms("zzz")), "First paragraph about nothing.");
+    let text = "First paragraph about leases.\n\n\n\nThe session lease is claimed by CAS.\n\nOther text.";
+    let index = Bm25Index::new(vec![doc("d", "Doc", text)]);
+    assert_eq!(index.sources("session lease", 1)[0].excerpt, "The session lease is claimed by CAS.", "most distinct terms");
+    assert_eq!(index.sources("lease", 1)[0].excerpt, "First paragraph about leases.", "the first on a tie");
+    assert_eq!(index.sources("other", 1)[0].excerpt, "Other text.");
     let long = "word ".repeat(200);
-    let cut = excerpt(&long, &[]);
+    let cut = excerpt(&long);
     assert!(cut.ends_with('…') && cut.chars().count() <= 480, "{}", cut.chars().count());
 }
 

@@ -35,15 +35,27 @@ pub struct Document {
     pub text: String,
 }
 
-/// An indexed corpus.
+/// An indexed corpus. Terms are numbered once (`vocabulary`); each document keeps its
+/// paragraphs with the distinct term ids in them, so choosing an excerpt needs no tokenizing.
 #[derive(Debug)]
 pub struct Bm25Index {
     docs: Vec<Document>,
     /// Weighted term count of each document.
     lengths: Vec<u32>,
     average_length: f64,
-    /// term -> (document index, weighted term frequency), in document order.
-    postings: BTreeMap<String, Vec<(usize, u32)>>,
+    vocabulary: BTreeMap<String, u32>,
+    /// By term id: (document index, weighted term frequency), in document order.
+    postings: Vec<Vec<(usize, u32)>>,
+    /// By document: its non-blank paragraphs.
+    paragraphs: Vec<Vec<Paragraph>>,
+}
+
+/// A paragraph of a document's text: its byte range and its distinct term ids, sorted.
+#[derive(Debug)]
+struct Paragraph {
+    start: usize,
+    end: usize,
+    terms: Vec<u32>,
 }
 
 /// One ranked document.
@@ -61,12 +73,13 @@ pub fn decode_documents(v: &Value) -> Result<Vec<Document>, FieldError> {
         .filter(|l| l.len() <= ASK_CORPUS_DOCUMENTS_MAX)
         .ok_or_else(|| FieldError::new("documents", "must be an array of at most 10000 documents"))?;
     let mut docs = Vec::with_capacity(list.len());
+    let mut ids = std::collections::BTreeSet::new();
     let mut bytes = 0usize;
     for (i, item) in list.iter().enumerate() {
         let path = index("documents", i);
         let o = strict(item, &path, &["id", "title", "url", "text"])?;
         let id = o.required("id", MUST_BE_SAFE_ID, as_safe_id)?;
-        if docs.iter().any(|d: &Document| d.id == id) {
+        if !ids.insert(id.clone()) {
             return Err(FieldError::new(o.path_of("id"), "must be unique in the corpus"));
         }
         let title = o.required("title", super::fields::MUST_BE_LABEL, |v| v.as_str().and_then(label))?;
@@ -85,24 +98,46 @@ pub fn decode_documents(v: &Value) -> Result<Vec<Document>, FieldError> {
 
 impl Bm25Index {
     pub fn new(docs: Vec<Document>) -> Self {
-        let mut postings: BTreeMap<String, Vec<(usize, u32)>> = BTreeMap::new();
+        let mut vocabulary: BTreeMap<String, u32> = BTreeMap::new();
+        let mut postings: Vec<Vec<(usize, u32)>> = Vec::new();
         let mut lengths = Vec::with_capacity(docs.len());
+        let mut paragraphs = Vec::with_capacity(docs.len());
         for (i, doc) in docs.iter().enumerate() {
-            let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+            let mut id = |term: String| -> u32 {
+                let next = vocabulary.len() as u32;
+                *vocabulary.entry(term).or_insert_with(|| {
+                    postings.push(Vec::new());
+                    next
+                })
+            };
+            let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
             for term in terms(&doc.title) {
-                *counts.entry(term).or_default() += TITLE_WEIGHT;
+                *counts.entry(id(term)).or_default() += TITLE_WEIGHT;
             }
-            for term in terms(&doc.text) {
-                *counts.entry(term).or_default() += 1;
+            let mut own = Vec::new();
+            for (start, end) in paragraph_ranges(&doc.text) {
+                let mut ids: Vec<u32> = terms(&doc.text[start..end]).map(&mut id).collect();
+                for term in &ids {
+                    *counts.entry(*term).or_default() += 1;
+                }
+                ids.sort_unstable();
+                ids.dedup();
+                own.push(Paragraph { start, end, terms: ids });
             }
+            paragraphs.push(own);
             lengths.push(counts.values().sum());
             for (term, tf) in counts {
-                postings.entry(term).or_default().push((i, tf));
+                postings[term as usize].push((i, tf));
             }
         }
         let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
         let average_length = if docs.is_empty() { 0.0 } else { total as f64 / docs.len() as f64 };
-        Self { docs, lengths, average_length, postings }
+        Self { docs, lengths, average_length, vocabulary, postings, paragraphs }
+    }
+
+    /// The ids of a question's distinct terms that occur in the corpus.
+    fn query_ids(&self, query: &str) -> Vec<u32> {
+        query_terms(query).iter().filter_map(|t| self.vocabulary.get(t).copied()).collect()
     }
 
     pub fn len(&self) -> usize {
@@ -119,9 +154,13 @@ impl Bm25Index {
 
     /// The `limit` best documents for `query` with a positive score, best first.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        self.rank(&self.query_ids(query), limit)
+    }
+
+    fn rank(&self, query: &[u32], limit: usize) -> Vec<Hit> {
         let mut scores = vec![0.0f64; self.docs.len()];
-        for term in query_terms(query) {
-            let Some(list) = self.postings.get(&term) else { continue };
+        for &term in query {
+            let list = &self.postings[term as usize];
             let idf = self.idf(list.len());
             for &(doc, tf) in list {
                 let tf = f64::from(tf);
@@ -147,18 +186,27 @@ impl Bm25Index {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    /// The ranked documents as citable sources, each with the passage that matches best.
+    /// The ranked documents as citable sources, each with the paragraph that holds the most
+    /// distinct question terms (the first on a tie, the first paragraph when none does).
     pub fn sources(&self, query: &str, limit: usize) -> Vec<Source> {
-        let wanted = query_terms(query);
-        self.search(query, limit)
+        let wanted = self.query_ids(query);
+        self.rank(&wanted, limit)
             .into_iter()
             .map(|hit| {
                 let doc = &self.docs[hit.doc];
+                let best = self.paragraphs[hit.doc]
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|(i, p)| {
+                        let found = wanted.iter().filter(|w| p.terms.binary_search(w).is_ok()).count();
+                        (found, std::cmp::Reverse(*i))
+                    })
+                    .map_or(doc.text.as_str(), |(_, p)| &doc.text[p.start..p.end]);
                 Source {
                     id: doc.id.clone(),
                     title: doc.title.clone(),
                     href: doc.url.clone(),
-                    excerpt: excerpt(&doc.text, &wanted),
+                    excerpt: excerpt(best),
                 }
             })
             .collect()
@@ -220,21 +268,24 @@ const STOP_WORDS: &[&str] = &[
     "why", "will", "with", "you", "your",
 ];
 
-/// The paragraph of `text` that holds the most distinct wanted terms (the first on a tie, the
-/// first paragraph when none matches), whitespace collapsed and cut at a word boundary to
+/// The byte ranges of the non-blank paragraphs (blank-line separated) of `text`.
+fn paragraph_ranges(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for part in text.split("\n\n") {
+        let end = start + part.len();
+        if !part.trim().is_empty() {
+            out.push((start, end));
+        }
+        start = end + 2;
+    }
+    out
+}
+
+/// A paragraph as an excerpt: whitespace collapsed and cut at a word boundary to
 /// [`ASK_RETRIEVER_EXCERPT_CHARS_MAX`] characters with `…`.
-pub fn excerpt(text: &str, wanted: &[String]) -> String {
-    let paragraphs: Vec<&str> = text.split("\n\n").filter(|p| !p.trim().is_empty()).collect();
-    let best = paragraphs
-        .iter()
-        .enumerate()
-        .max_by_key(|(i, p)| {
-            let found: Vec<String> = terms(p).collect();
-            let hits = wanted.iter().filter(|w| found.contains(w)).count();
-            (hits, std::cmp::Reverse(*i))
-        })
-        .map_or(text, |(_, p)| p);
-    let collapsed = best.split_whitespace().collect::<Vec<_>>().join(" ");
+pub fn excerpt(paragraph: &str) -> String {
+    let collapsed = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
     if collapsed.chars().count() <= ASK_RETRIEVER_EXCERPT_CHARS_MAX {
         return collapsed;
     }
