@@ -20,11 +20,11 @@ mod storage;
 
 pub use ask::{create_ask_service_handler, create_local_retriever, LocalRetriever};
 pub use chat::create_chat_handler;
-pub use sandbox::create_mcp_sandbox_handler;
 pub use panic::{install_panic_hook, PANIC_MESSAGE_PREFIX};
 pub use protocol::{
     create_turn_snapshot_cursor, decode_turn_event, encode_turn_event, TurnSnapshotCursor,
 };
+pub use sandbox::create_mcp_sandbox_handler;
 pub use session::{decode_session_snapshot, resume_chat_session};
 pub use storage::{create_memory_session_storage, MemorySessionStorageHandle};
 

@@ -59,6 +59,11 @@ impl OptionReader<'_> {
         u32::try_from(ms)
             .ok()
             .filter(|ms| *ms <= limits::TIMER_MS_MAX)
-            .ok_or_else(|| self.error(&format!("{key} must be at most {} ms", limits::TIMER_MS_MAX)))
+            .ok_or_else(|| {
+                self.error(&format!(
+                    "{key} must be at most {} ms",
+                    limits::TIMER_MS_MAX
+                ))
+            })
     }
 }

@@ -15,8 +15,7 @@ use web_sys::{Request, Response, Url};
 
 use crate::core::limits::SANDBOX_THEME_NAME_CHARS_MAX;
 use crate::core::sandbox::{
-    check_ui_uri, decode_resource, decode_themes, render_page, select_theme, SandboxFailure,
-    Theme,
+    check_ui_uri, decode_resource, decode_themes, render_page, select_theme, SandboxFailure, Theme,
 };
 use crate::web::convert::to_json;
 use crate::web::http::{bare_response, handler_function, json_response_with, respond};
@@ -44,7 +43,10 @@ impl SandboxOptions {
         if !options.is_object() {
             return Err(invalid("options must be an object"));
         }
-        let read = OptionReader { options, invalid: &invalid };
+        let read = OptionReader {
+            options,
+            invalid: &invalid,
+        };
         let themes_value = read.value("themes");
         let themes = if themes_value.is_undefined() {
             Vec::new()
@@ -58,7 +60,9 @@ impl SandboxOptions {
         } else {
             name.as_string()
                 .filter(|n| !n.is_empty() && n.chars().count() <= SANDBOX_THEME_NAME_CHARS_MAX)
-                .ok_or_else(|| invalid("defaultThemeName must be a string of 1 to 128 characters"))?
+                .ok_or_else(|| {
+                    invalid("defaultThemeName must be a string of 1 to 128 characters")
+                })?
         };
         Ok(Self {
             resolve_resource: read.required_fn("resolveResource")?,
@@ -72,7 +76,10 @@ impl SandboxOptions {
 /// Creates the handler. Throws an Error with `code: "SANDBOX_INVALID_CONFIG"` for bad options.
 #[wasm_bindgen(js_name = createMcpSandboxHandler)]
 pub fn create_mcp_sandbox_handler(options: JsValue) -> Result<Function, JsValue> {
-    Ok(handler_function(Rc::new(SandboxOptions::from_js(&options)?), respond_to))
+    Ok(handler_function(
+        Rc::new(SandboxOptions::from_js(&options)?),
+        respond_to,
+    ))
 }
 
 /// Why a request failed, and for the operator, the cause (never sent).
@@ -83,7 +90,10 @@ struct Failure {
 
 impl From<SandboxFailure> for Failure {
     fn from(failure: SandboxFailure) -> Self {
-        Self { failure, cause: None }
+        Self {
+            failure,
+            cause: None,
+        }
     }
 }
 
@@ -110,14 +120,25 @@ async fn handle(options: &SandboxOptions, request: &Request) -> Result<Response,
 
     let signal = request.signal();
     let context = Object::new();
-    set(&context, "request", AsRef::<JsValue>::as_ref(request).clone());
+    set(
+        &context,
+        "request",
+        AsRef::<JsValue>::as_ref(request).clone(),
+    );
     set(&context, "signal", signal.clone());
-    let resolved = call(&options.resolve_resource, &[&JsValue::from_str(uri), &context])
-        .await
-        .map_err(|e| Failure {
-            failure: if signal.aborted() { SandboxFailure::Cancelled } else { SandboxFailure::Internal },
-            cause: Some(crate::web::adapters::host::describe(&e)),
-        })?;
+    let resolved = call(
+        &options.resolve_resource,
+        &[&JsValue::from_str(uri), &context],
+    )
+    .await
+    .map_err(|e| Failure {
+        failure: if signal.aborted() {
+            SandboxFailure::Cancelled
+        } else {
+            SandboxFailure::Internal
+        },
+        cause: Some(crate::web::adapters::host::describe(&e)),
+    })?;
     if resolved.is_undefined() || resolved.is_null() {
         return Err(SandboxFailure::NotFound.into());
     }
@@ -130,9 +151,17 @@ async fn handle(options: &SandboxOptions, request: &Request) -> Result<Response,
         .map_err(|e| invalid_resource(e.message()))?
         .ok_or(SandboxFailure::NotFound)?;
 
-    let theme = select_theme(&options.themes, params.get("theme").as_deref(), &options.default_theme_name);
+    let theme = select_theme(
+        &options.themes,
+        params.get("theme").as_deref(),
+        &options.default_theme_name,
+    );
     let page = render_page(&resource, &theme);
-    let body = if method == "HEAD" { JsValue::NULL } else { JsValue::from_str(&page.html) };
+    let body = if method == "HEAD" {
+        JsValue::NULL
+    } else {
+        JsValue::from_str(&page.html)
+    };
     respond(
         200,
         &body,

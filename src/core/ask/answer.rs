@@ -37,7 +37,9 @@ pub fn decode_chunk(v: &Value) -> Result<GenerationChunk, FieldError> {
         }
         Some("usage") => {
             let o = strict(v, "", &["type", "usage"])?;
-            let usage = o.get("usage").ok_or_else(|| FieldError::new("usage", "is required"))?;
+            let usage = o
+                .get("usage")
+                .ok_or_else(|| FieldError::new("usage", "is required"))?;
             Ok(GenerationChunk::Usage(decode_usage(usage)?))
         }
         _ => Err(FieldError::new("type", "must be \"text\" or \"usage\"")),
@@ -45,7 +47,17 @@ pub fn decode_chunk(v: &Value) -> Result<GenerationChunk, FieldError> {
 }
 
 pub fn decode_usage(v: &Value) -> Result<AskUsage, FieldError> {
-    let o = strict(v, "usage", &["inputTokens", "outputTokens", "totalTokens", "costUsd", "model"])?;
+    let o = strict(
+        v,
+        "usage",
+        &[
+            "inputTokens",
+            "outputTokens",
+            "totalTokens",
+            "costUsd",
+            "model",
+        ],
+    )?;
     Ok(AskUsage {
         input_tokens: o.optional("inputTokens", MUST_BE_SAFE_UINT, safe_uint)?,
         output_tokens: o.optional("outputTokens", MUST_BE_SAFE_UINT, safe_uint)?,
@@ -53,9 +65,14 @@ pub fn decode_usage(v: &Value) -> Result<AskUsage, FieldError> {
         cost_usd: o.optional("costUsd", "must be a finite number >= 0", |v| {
             v.as_f64().filter(|n| n.is_finite() && *n >= 0.0)
         })?,
-        model: o.optional("model", "must be a string of 1 to 256 UTF-16 units after trimming", |v| {
-            v.as_str().and_then(|s| trimmed_text(s, ASK_MODEL_UNITS_MAX))
-        })?,
+        model: o.optional(
+            "model",
+            "must be a string of 1 to 256 UTF-16 units after trimming",
+            |v| {
+                v.as_str()
+                    .and_then(|s| trimmed_text(s, ASK_MODEL_UNITS_MAX))
+            },
+        )?,
     })
 }
 

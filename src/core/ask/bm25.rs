@@ -71,7 +71,9 @@ pub fn decode_documents(v: &Value) -> Result<Vec<Document>, FieldError> {
     let list = v
         .as_array()
         .filter(|l| l.len() <= ASK_CORPUS_DOCUMENTS_MAX)
-        .ok_or_else(|| FieldError::new("documents", "must be an array of at most 10000 documents"))?;
+        .ok_or_else(|| {
+            FieldError::new("documents", "must be an array of at most 10000 documents")
+        })?;
     let mut docs = Vec::with_capacity(list.len());
     let mut ids = std::collections::BTreeSet::new();
     let mut bytes = 0usize;
@@ -80,18 +82,37 @@ pub fn decode_documents(v: &Value) -> Result<Vec<Document>, FieldError> {
         let o = strict(item, &path, &["id", "title", "url", "text"])?;
         let id = o.required("id", MUST_BE_SAFE_ID, as_safe_id)?;
         if !ids.insert(id.clone()) {
-            return Err(FieldError::new(o.path_of("id"), "must be unique in the corpus"));
+            return Err(FieldError::new(
+                o.path_of("id"),
+                "must be unique in the corpus",
+            ));
         }
-        let title = o.required("title", super::fields::MUST_BE_LABEL, |v| v.as_str().and_then(label))?;
-        let url = o.required("url", "must be a site-relative path or an http(s) URL without credentials", |v| {
-            v.as_str().filter(|s| safe_href(s).is_some()).map(str::to_owned)
+        let title = o.required("title", super::fields::MUST_BE_LABEL, |v| {
+            v.as_str().and_then(label)
         })?;
+        let url = o.required(
+            "url",
+            "must be a site-relative path or an http(s) URL without credentials",
+            |v| {
+                v.as_str()
+                    .filter(|s| safe_href(s).is_some())
+                    .map(str::to_owned)
+            },
+        )?;
         let text = o.non_empty_string("text")?;
         bytes += text.len();
         if bytes > ASK_CORPUS_TEXT_BYTES_MAX {
-            return Err(FieldError::new(path, "passes the corpus text limit of 16 MiB"));
+            return Err(FieldError::new(
+                path,
+                "passes the corpus text limit of 16 MiB",
+            ));
         }
-        docs.push(Document { id, title, url, text });
+        docs.push(Document {
+            id,
+            title,
+            url,
+            text,
+        });
     }
     Ok(docs)
 }
@@ -122,7 +143,11 @@ impl Bm25Index {
                 }
                 ids.sort_unstable();
                 ids.dedup();
-                own.push(Paragraph { start, end, terms: ids });
+                own.push(Paragraph {
+                    start,
+                    end,
+                    terms: ids,
+                });
             }
             paragraphs.push(own);
             lengths.push(counts.values().sum());
@@ -131,13 +156,27 @@ impl Bm25Index {
             }
         }
         let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
-        let average_length = if docs.is_empty() { 0.0 } else { total as f64 / docs.len() as f64 };
-        Self { docs, lengths, average_length, vocabulary, postings, paragraphs }
+        let average_length = if docs.is_empty() {
+            0.0
+        } else {
+            total as f64 / docs.len() as f64
+        };
+        Self {
+            docs,
+            lengths,
+            average_length,
+            vocabulary,
+            postings,
+            paragraphs,
+        }
     }
 
     /// The ids of a question's distinct terms that occur in the corpus.
     fn query_ids(&self, query: &str) -> Vec<u32> {
-        query_terms(query).iter().filter_map(|t| self.vocabulary.get(t).copied()).collect()
+        query_terms(query)
+            .iter()
+            .filter_map(|t| self.vocabulary.get(t).copied())
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -198,7 +237,10 @@ impl Bm25Index {
                     .iter()
                     .enumerate()
                     .max_by_key(|(i, p)| {
-                        let found = wanted.iter().filter(|w| p.terms.binary_search(w).is_ok()).count();
+                        let found = wanted
+                            .iter()
+                            .filter(|w| p.terms.binary_search(w).is_ok())
+                            .count();
                         (found, std::cmp::Reverse(*i))
                     })
                     .map_or(doc.text.as_str(), |(_, p)| &doc.text[p.start..p.end]);
@@ -232,7 +274,10 @@ pub fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(|w| w.to_lowercase())
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()) && (w.chars().count() > 1 || w.chars().all(|c| c.is_numeric())))
+        .filter(|w| {
+            !STOP_WORDS.contains(&w.as_str())
+                && (w.chars().count() > 1 || w.chars().all(|c| c.is_numeric()))
+        })
         .map(|w| stem(&w))
 }
 
@@ -263,9 +308,9 @@ pub fn stem(word: &str) -> String {
 
 const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
-    "i", "if", "in", "is", "it", "its", "me", "my", "of", "on", "or", "so", "that", "the",
-    "their", "then", "there", "this", "to", "was", "what", "when", "where", "which", "who",
-    "why", "will", "with", "you", "your",
+    "i", "if", "in", "is", "it", "its", "me", "my", "of", "on", "or", "so", "that", "the", "their",
+    "then", "there", "this", "to", "was", "what", "when", "where", "which", "who", "why", "will",
+    "with", "you", "your",
 ];
 
 /// The byte ranges of the non-blank paragraphs (blank-line separated) of `text`.
@@ -289,7 +334,10 @@ pub fn excerpt(paragraph: &str) -> String {
     if collapsed.chars().count() <= ASK_RETRIEVER_EXCERPT_CHARS_MAX {
         return collapsed;
     }
-    let cut: String = collapsed.chars().take(ASK_RETRIEVER_EXCERPT_CHARS_MAX - 1).collect();
+    let cut: String = collapsed
+        .chars()
+        .take(ASK_RETRIEVER_EXCERPT_CHARS_MAX - 1)
+        .collect();
     let cut = match cut.rfind(' ') {
         Some(space) if space > cut.len() / 2 => &cut[..space],
         _ => cut.as_str(),

@@ -150,9 +150,15 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for f in AskFailure::ALL {
             let row = f.row();
-            assert!(is_diagnostic_code(row.code) && row.code.starts_with("ASK_"), "{f:?}");
+            assert!(
+                is_diagnostic_code(row.code) && row.code.starts_with("ASK_"),
+                "{f:?}"
+            );
             assert!(!row.message.is_empty());
-            assert!(seen.insert((row.status, row.code, row.message)), "duplicate row {f:?}");
+            assert!(
+                seen.insert((row.status, row.code, row.message)),
+                "duplicate row {f:?}"
+            );
         }
     }
 

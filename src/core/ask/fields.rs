@@ -10,7 +10,11 @@ pub(crate) const NO_OTHER_KEYS: &str = "must not have this key";
 pub(crate) const MUST_BE_LABEL: &str = "must be a string of 1 to 256 UTF-16 units after trimming";
 
 /// The object at `path`, failing on the first key not in `allowed`.
-pub(crate) fn strict<'a>(v: &'a Value, path: &'a str, allowed: &[&str]) -> Result<Obj<'a>, FieldError> {
+pub(crate) fn strict<'a>(
+    v: &'a Value,
+    path: &'a str,
+    allowed: &[&str],
+) -> Result<Obj<'a>, FieldError> {
     let o = Obj::new(v, path)?;
     if let Some(extra) = v
         .as_object()

@@ -78,9 +78,19 @@ pub struct MetricScope<'a> {
 
 /// One metric record. A negative or non-finite value is recorded as 0 (a clock that went
 /// backwards must not produce a record the schema rejects).
-pub fn metric_value(scope: &MetricScope<'_>, name: MetricName, value: f64, outcome: Outcome, emitted_at: &str) -> Value {
+pub fn metric_value(
+    scope: &MetricScope<'_>,
+    name: MetricName,
+    value: f64,
+    outcome: Outcome,
+    emitted_at: &str,
+) -> Value {
     let (name, unit) = name.name_and_unit();
-    let value = if value.is_finite() && value > 0.0 { value } else { 0.0 };
+    let value = if value.is_finite() && value > 0.0 {
+        value
+    } else {
+        0.0
+    };
     json!({
         "protocol": "agentskit.chat.backend-metric",
         "version": 1,

@@ -13,10 +13,20 @@ source by its number, like [1]. Be brief.";
 
 /// The model request for one Ask turn. `created_at` stamps the messages (an argument: the core
 /// reads no clock).
-pub fn grounded_request(conversation: &[AskMessage], sources: &[Source], created_at: &str) -> ModelRequest {
+pub fn grounded_request(
+    conversation: &[AskMessage],
+    sources: &[Source],
+    created_at: &str,
+) -> ModelRequest {
     let mut system = String::from(INSTRUCTIONS);
     for (i, s) in sources.iter().enumerate() {
-        system.push_str(&format!("\n\n[{}] {} ({})\n{}", i + 1, s.title, s.href, s.excerpt));
+        system.push_str(&format!(
+            "\n\n[{}] {} ({})\n{}",
+            i + 1,
+            s.title,
+            s.href,
+            s.excerpt
+        ));
     }
     let message = |i: usize, role: Role, content: String| Message {
         id: format!("ask-{i}"),
@@ -37,7 +47,10 @@ pub fn grounded_request(conversation: &[AskMessage], sources: &[Source], created
         };
         messages.push(message(i + 1, role, m.content.clone()));
     }
-    ModelRequest { messages, tools: Vec::new() }
+    ModelRequest {
+        messages,
+        tools: Vec::new(),
+    }
 }
 
 /// A chat model's token usage as Ask usage.

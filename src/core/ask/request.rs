@@ -49,11 +49,23 @@ pub struct AskRequest {
 
 /// Decodes the request body.
 pub fn decode_request(v: &Value) -> Result<AskRequest, FieldError> {
-    let o = strict(v, "", &["protocol", "version", "sessionId", "messages", "deterministic"])?;
+    let o = strict(
+        v,
+        "",
+        &[
+            "protocol",
+            "version",
+            "sessionId",
+            "messages",
+            "deterministic",
+        ],
+    )?;
     o.optional("protocol", "must be \"agentskit.chat.ask\"", |v| {
         (v.as_str() == Some(ASK_PROTOCOL)).then_some(())
     })?;
-    o.optional("version", "must be the number 1", |v| v.as_f64().filter(|n| *n == 1.0))?;
+    o.optional("version", "must be the number 1", |v| {
+        v.as_f64().filter(|n| *n == 1.0)
+    })?;
     let session_id = o.optional("sessionId", MUST_BE_SAFE_ID, as_safe_id)?;
     let messages = decode_messages(o.get("messages").unwrap_or(&Value::Null), "messages", 1)?;
     let deterministic = match o.get("deterministic") {
@@ -85,12 +97,20 @@ fn decode_message(v: &Value, path: &str) -> Result<AskMessage, FieldError> {
     let role = o.required("role", "must be \"user\" or \"assistant\"", |v| {
         one_of(v, &["user", "assistant"])
     })?;
-    let content = o.required("content", "must be a string of at most 16384 UTF-16 units", |v| {
-        v.as_str()
-            .filter(|s| utf16_len(s) <= ASK_MESSAGE_UNITS_MAX)
-            .map(str::to_owned)
-    })?;
-    let role = if role == "user" { AskRole::User } else { AskRole::Assistant };
+    let content = o.required(
+        "content",
+        "must be a string of at most 16384 UTF-16 units",
+        |v| {
+            v.as_str()
+                .filter(|s| utf16_len(s) <= ASK_MESSAGE_UNITS_MAX)
+                .map(str::to_owned)
+        },
+    )?;
+    let role = if role == "user" {
+        AskRole::User
+    } else {
+        AskRole::Assistant
+    };
     Ok(AskMessage { role, content })
 }
 
@@ -115,28 +135,48 @@ fn check_escalation(v: &Value) -> Result<(), FieldError> {
     o.required("protocol", "must be \"agentskit.chat.answer\"", |v| {
         (v.as_str() == Some(ANSWER_PROTOCOL)).then_some(())
     })?;
-    o.required("version", "must be the number 1", |v| v.as_f64().filter(|n| *n == 1.0))?;
-    o.required("outcome", "must be \"escalation\"", |v| (v.as_str() == Some("escalation")).then_some(()))?;
+    o.required("version", "must be the number 1", |v| {
+        v.as_f64().filter(|n| *n == 1.0)
+    })?;
+    o.required("outcome", "must be \"escalation\"", |v| {
+        (v.as_str() == Some("escalation")).then_some(())
+    })?;
     for key in ["query", "normalizedQuery"] {
         o.required(key, "must be a string of at most 512 UTF-16 units", |v| {
-            v.as_str().filter(|s| utf16_len(s) <= ASK_DETERMINISTIC_QUERY_UNITS_MAX)
+            v.as_str()
+                .filter(|s| utf16_len(s) <= ASK_DETERMINISTIC_QUERY_UNITS_MAX)
         })?;
     }
-    o.required("message", "must be a string of 1 to 4096 UTF-16 units", |v| {
-        v.as_str()
-            .filter(|s| (1..=ASK_DETERMINISTIC_MESSAGE_UNITS_MAX).contains(&utf16_len(s)))
-    })?;
+    o.required(
+        "message",
+        "must be a string of 1 to 4096 UTF-16 units",
+        |v| {
+            v.as_str()
+                .filter(|s| (1..=ASK_DETERMINISTIC_MESSAGE_UNITS_MAX).contains(&utf16_len(s)))
+        },
+    )?;
     let reason = o.required("reason", "must be miss, stale, corrupt or offline", |v| {
         one_of(v, &["miss", "stale", "corrupt", "offline"])
     })?;
     if let Some(ids) = o.get("candidateEntryIds") {
-        array_of(ids, "deterministic.candidateEntryIds", ASK_DETERMINISTIC_CANDIDATES_MAX, "must be an array of at most 8 SafeIds", |v, p| {
-            as_safe_id(v).ok_or_else(|| FieldError::new(p, MUST_BE_SAFE_ID))
-        })?;
+        array_of(
+            ids,
+            "deterministic.candidateEntryIds",
+            ASK_DETERMINISTIC_CANDIDATES_MAX,
+            "must be an array of at most 8 SafeIds",
+            |v, p| as_safe_id(v).ok_or_else(|| FieldError::new(p, MUST_BE_SAFE_ID)),
+        )?;
     }
-    let confidence = Obj::new(o.get("confidence").unwrap_or(&Value::Null), "deterministic.confidence")?;
-    confidence.required("level", "must be \"low\" for an escalation", |v| (v.as_str() == Some("low")).then_some(()))?;
-    confidence.required("basis", "must equal the escalation's reason", |v| (v.as_str() == Some(reason)).then_some(()))?;
+    let confidence = Obj::new(
+        o.get("confidence").unwrap_or(&Value::Null),
+        "deterministic.confidence",
+    )?;
+    confidence.required("level", "must be \"low\" for an escalation", |v| {
+        (v.as_str() == Some("low")).then_some(())
+    })?;
+    confidence.required("basis", "must equal the escalation's reason", |v| {
+        (v.as_str() == Some(reason)).then_some(())
+    })?;
     Ok(())
 }
 

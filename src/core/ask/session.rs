@@ -51,7 +51,11 @@ pub fn conversation(stored: Option<&SessionRecord>, submitted: &[AskMessage]) ->
 
 /// The record to save after an answer, and the revision the save expects to replace (0 for a
 /// session never saved).
-pub fn next_record(stored: Option<&SessionRecord>, conversation: &[AskMessage], answer: &str) -> (SessionRecord, u64) {
+pub fn next_record(
+    stored: Option<&SessionRecord>,
+    conversation: &[AskMessage],
+    answer: &str,
+) -> (SessionRecord, u64) {
     let expected = stored.map_or(0, |r| r.revision);
     let mut messages = conversation.to_vec();
     messages.push(AskMessage {

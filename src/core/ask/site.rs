@@ -13,8 +13,8 @@ use super::text::{label, origin_of, Href};
 use crate::core::checks::is_safe_id;
 use crate::core::limits::{
     ASK_ACTIONS_MAX, ASK_CITATION_ORIGINS_MAX, ASK_COMPONENTS_MAX, ASK_GENERATION_TIMEOUT_MS_MAX,
-    ASK_REQUEST_TIMEOUT_MS_MAX, ASK_RETRIEVAL_TIMEOUT_MS_MAX, ASK_SOURCES_MAX,
-    ASK_SUGGESTIONS_MAX, ASK_TIMEOUT_MS_MIN,
+    ASK_REQUEST_TIMEOUT_MS_MAX, ASK_RETRIEVAL_TIMEOUT_MS_MAX, ASK_SOURCES_MAX, ASK_SUGGESTIONS_MAX,
+    ASK_TIMEOUT_MS_MIN,
 };
 use crate::core::protocol::field::{as_safe_id, FieldError, MUST_BE_SAFE_ID};
 
@@ -65,8 +65,16 @@ impl Site {
 }
 
 const TOP: &[&str] = &[
-    "protocol", "version", "siteId", "assistant", "corpus", "components", "actions", "limits",
-    "persistence", "citations",
+    "protocol",
+    "version",
+    "siteId",
+    "assistant",
+    "corpus",
+    "components",
+    "actions",
+    "limits",
+    "persistence",
+    "citations",
 ];
 
 /// Decodes a site config (zod's strict v1 schema, plus `citations`).
@@ -80,7 +88,11 @@ pub fn decode_site(v: &Value) -> Result<Site, FieldError> {
     })?;
     let site_id = o.safe_id("siteId")?;
 
-    let a = strict(field(&o, "assistant")?, "assistant", &["id", "name", "suggestions"])?;
+    let a = strict(
+        field(&o, "assistant")?,
+        "assistant",
+        &["id", "name", "suggestions"],
+    )?;
     let assistant_id = a.safe_id("id")?;
     let name = a.required("name", MUST_BE_LABEL, |v| v.as_str().and_then(label))?;
     let suggestions = array_of(
@@ -88,7 +100,11 @@ pub fn decode_site(v: &Value) -> Result<Site, FieldError> {
         "assistant.suggestions",
         ASK_SUGGESTIONS_MAX,
         "must be an array of at most 8 labels",
-        |v, p| v.as_str().and_then(label).ok_or_else(|| FieldError::new(p, MUST_BE_LABEL)),
+        |v, p| {
+            v.as_str()
+                .and_then(label)
+                .ok_or_else(|| FieldError::new(p, MUST_BE_LABEL))
+        },
     )?;
 
     let c = strict(field(&o, "corpus")?, "corpus", &["id", "mode"])?;
@@ -96,7 +112,11 @@ pub fn decode_site(v: &Value) -> Result<Site, FieldError> {
     let mode = c.required("mode", "must be \"local\" or \"federated\"", |v| {
         one_of(v, &["local", "federated"])
     })?;
-    let corpus_mode = if mode == "local" { CorpusMode::Local } else { CorpusMode::Federated };
+    let corpus_mode = if mode == "local" {
+        CorpusMode::Local
+    } else {
+        CorpusMode::Federated
+    };
 
     let components = safe_ids(&o, "components", ASK_COMPONENTS_MAX)?;
     let actions = safe_ids(&o, "actions", ASK_ACTIONS_MAX)?;
@@ -104,14 +124,31 @@ pub fn decode_site(v: &Value) -> Result<Site, FieldError> {
     let l = strict(
         field(&o, "limits")?,
         "limits",
-        &["requestTimeoutMs", "retrievalTimeoutMs", "generationTimeoutMs", "maxSources"],
+        &[
+            "requestTimeoutMs",
+            "retrievalTimeoutMs",
+            "generationTimeoutMs",
+            "maxSources",
+        ],
     )?;
     let ms = |key: &str, max: u64, rule: &'static str| {
         l.required(key, rule, |v| int_in(v, ASK_TIMEOUT_MS_MIN, max))
     };
-    let request_timeout_ms = ms("requestTimeoutMs", ASK_REQUEST_TIMEOUT_MS_MAX, "must be an integer from 100 to 120000")?;
-    let retrieval_timeout_ms = ms("retrievalTimeoutMs", ASK_RETRIEVAL_TIMEOUT_MS_MAX, "must be an integer from 100 to 60000")?;
-    let generation_timeout_ms = ms("generationTimeoutMs", ASK_GENERATION_TIMEOUT_MS_MAX, "must be an integer from 100 to 120000")?;
+    let request_timeout_ms = ms(
+        "requestTimeoutMs",
+        ASK_REQUEST_TIMEOUT_MS_MAX,
+        "must be an integer from 100 to 120000",
+    )?;
+    let retrieval_timeout_ms = ms(
+        "retrievalTimeoutMs",
+        ASK_RETRIEVAL_TIMEOUT_MS_MAX,
+        "must be an integer from 100 to 60000",
+    )?;
+    let generation_timeout_ms = ms(
+        "generationTimeoutMs",
+        ASK_GENERATION_TIMEOUT_MS_MAX,
+        "must be an integer from 100 to 120000",
+    )?;
     let max_sources = l.required("maxSources", "must be an integer from 1 to 8", |v| {
         int_in(v, 1, ASK_SOURCES_MAX as u64)
     })? as usize;
@@ -162,7 +199,10 @@ pub fn decode_site(v: &Value) -> Result<Site, FieldError> {
     })
 }
 
-fn field<'a>(o: &crate::core::protocol::field::Obj<'a>, key: &str) -> Result<&'a Value, FieldError> {
+fn field<'a>(
+    o: &crate::core::protocol::field::Obj<'a>,
+    key: &str,
+) -> Result<&'a Value, FieldError> {
     o.get(key)
         .ok_or_else(|| FieldError::new(o.path_of(key), "is required"))
 }
@@ -172,9 +212,13 @@ fn safe_ids(
     key: &str,
     max: usize,
 ) -> Result<Vec<String>, FieldError> {
-    array_of(field(o, key)?, &o.path_of(key), max, "must be an array of at most 64 SafeIds", |v, p| {
-        as_safe_id(v).ok_or_else(|| FieldError::new(p, MUST_BE_SAFE_ID))
-    })
+    array_of(
+        field(o, key)?,
+        &o.path_of(key),
+        max,
+        "must be an array of at most 64 SafeIds",
+        |v, p| as_safe_id(v).ok_or_else(|| FieldError::new(p, MUST_BE_SAFE_ID)),
+    )
 }
 
 /// `{ origins: [...] }`: each an http(s) origin exactly (`scheme://host[:port]`, nothing after).
@@ -188,7 +232,10 @@ fn decode_citations(v: &Value) -> Result<Vec<String>, FieldError> {
         "must be an array of at most 64 origins",
         |v, p| {
             v.as_str()
-                .filter(|s| s.split_once("://").is_some_and(|(_, r)| !r.contains(['/', '?', '#'])))
+                .filter(|s| {
+                    s.split_once("://")
+                        .is_some_and(|(_, r)| !r.contains(['/', '?', '#']))
+                })
                 .and_then(origin_of)
                 .ok_or_else(|| FieldError::new(p, RULE))
         },
@@ -206,7 +253,8 @@ pub fn is_subject_id(s: &str) -> bool {
     let b = s.as_bytes();
     b.first().is_some_and(u8::is_ascii_alphanumeric)
         && b.len() <= crate::core::limits::ASK_SUBJECT_ID_CHARS_MAX
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || b"._:@-".contains(c))
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"._:@-".contains(c))
 }
 
 /// A request id from the host's `createId`, used when it is a SafeId.

@@ -57,15 +57,30 @@ pub fn ground(site: &Site, candidates: &Value) -> Result<(Vec<Source>, Vec<Dropp
 /// One source, strictly (AgentsKit's source schema).
 pub fn decode_source(v: &Value, path: &str) -> Result<(Source, Href), FieldError> {
     let o = strict(v, path, &["id", "title", "href", "excerpt"])?;
-    let id = o.required("id", MUST_BE_SAFE_ID, crate::core::protocol::field::as_safe_id)?;
-    let title = o.required("title", super::fields::MUST_BE_LABEL, |v| v.as_str().and_then(label))?;
-    let (href_text, href) = o.required("href", "must be a site-relative path or an http(s) URL without credentials", |v| {
-        let s = v.as_str()?;
-        safe_href(s).map(|h| (s.to_owned(), h))
+    let id = o.required(
+        "id",
+        MUST_BE_SAFE_ID,
+        crate::core::protocol::field::as_safe_id,
+    )?;
+    let title = o.required("title", super::fields::MUST_BE_LABEL, |v| {
+        v.as_str().and_then(label)
     })?;
-    let excerpt = o.required("excerpt", "must be a string of 1 to 4096 UTF-16 units after trimming", |v| {
-        v.as_str().and_then(|s| trimmed_text(s, ASK_EXCERPT_UNITS_MAX))
-    })?;
+    let (href_text, href) = o.required(
+        "href",
+        "must be a site-relative path or an http(s) URL without credentials",
+        |v| {
+            let s = v.as_str()?;
+            safe_href(s).map(|h| (s.to_owned(), h))
+        },
+    )?;
+    let excerpt = o.required(
+        "excerpt",
+        "must be a string of 1 to 4096 UTF-16 units after trimming",
+        |v| {
+            v.as_str()
+                .and_then(|s| trimmed_text(s, ASK_EXCERPT_UNITS_MAX))
+        },
+    )?;
     Ok((
         Source {
             id,

@@ -100,7 +100,10 @@ fn split_host_port(authority: &str) -> Option<(&str, Option<&str>)> {
         let end = authority.find(']')?;
         let host = &authority[..=end];
         let inner = &host[1..host.len() - 1];
-        let ok = !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+        let ok = !inner.is_empty()
+            && inner
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
         if !ok {
             return None;
         }
@@ -155,7 +158,10 @@ mod tests {
         let abs = |o: &str| Some(Href::Absolute { origin: o.into() });
         for (href, want) in [
             ("/docs/start", Some(Href::Relative)),
-            ("https://Docs.Example.com/a?b#c", abs("https://docs.example.com")),
+            (
+                "https://Docs.Example.com/a?b#c",
+                abs("https://docs.example.com"),
+            ),
             ("HTTP://example.com:80/", abs("http://example.com")),
             ("https://example.com:8443", abs("https://example.com:8443")),
             ("http://127.0.0.1:8787/x", abs("http://127.0.0.1:8787")),
@@ -174,7 +180,10 @@ mod tests {
         ] {
             assert_eq!(safe_href(href), want, "{href}");
         }
-        assert_eq!(safe_href(&format!("/{}", "a".repeat(2047))), Some(Href::Relative));
+        assert_eq!(
+            safe_href(&format!("/{}", "a".repeat(2047))),
+            Some(Href::Relative)
+        );
         assert_eq!(safe_href(&format!("/{}", "a".repeat(2048))), None);
     }
 

@@ -10,10 +10,10 @@
 use serde_json::Value;
 
 use super::sha256::{base64, sha256};
-use crate::core::limits::{SANDBOX_CSP_DOMAINS_MAX, SANDBOX_CSP_DOMAIN_CHARS_MAX};
-use crate::core::protocol::field::FieldError;
 use crate::core::ask::fields::strict;
 use crate::core::ask::text::is_host_name;
+use crate::core::limits::{SANDBOX_CSP_DOMAINS_MAX, SANDBOX_CSP_DOMAIN_CHARS_MAX};
+use crate::core::protocol::field::FieldError;
 
 /// The origins a resource declares, per MCP Apps list.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,9 +33,20 @@ const RULE: &str = "must be an array of at most 32 origins like https://cdn.exam
 /// Decodes a resource's `csp` object. Every entry must be a plain origin: a quote, `;`, a
 /// keyword (`'unsafe-inline'`), `*` or `data:` would widen the policy, so it is an error.
 pub fn decode_csp(v: &Value) -> Result<ResourceCsp, FieldError> {
-    let o = strict(v, "csp", &["resourceDomains", "connectDomains", "frameDomains", "baseUriDomains"])?;
+    let o = strict(
+        v,
+        "csp",
+        &[
+            "resourceDomains",
+            "connectDomains",
+            "frameDomains",
+            "baseUriDomains",
+        ],
+    )?;
     let list = |key: &str| -> Result<Vec<String>, FieldError> {
-        let Some(v) = o.get(key) else { return Ok(Vec::new()) };
+        let Some(v) = o.get(key) else {
+            return Ok(Vec::new());
+        };
         let path = o.path_of(key);
         let items = v
             .as_array()
@@ -43,7 +54,11 @@ pub fn decode_csp(v: &Value) -> Result<ResourceCsp, FieldError> {
             .ok_or_else(|| FieldError::new(path.clone(), RULE))?;
         items
             .iter()
-            .map(|item| item.as_str().and_then(csp_origin).ok_or_else(|| FieldError::new(path.clone(), RULE)))
+            .map(|item| {
+                item.as_str()
+                    .and_then(csp_origin)
+                    .ok_or_else(|| FieldError::new(path.clone(), RULE))
+            })
             .collect()
     };
     Ok(ResourceCsp {
@@ -74,7 +89,11 @@ pub fn csp_origin(s: &str) -> Option<String> {
         return None;
     }
     if let Some(p) = port {
-        if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) || p.parse::<u32>().ok()? > 65_535 {
+        if p.is_empty()
+            || p.len() > 5
+            || !p.bytes().all(|b| b.is_ascii_digit())
+            || p.parse::<u32>().ok()? > 65_535
+        {
             return None;
         }
     }
@@ -93,10 +112,17 @@ pub fn hash_source(text: &str) -> String {
 /// The Content-Security-Policy header value for a resource whose document carries `style`.
 pub fn content_security_policy(csp: &ResourceCsp, style: &str) -> String {
     let or_none = |list: &[String]| {
-        if list.is_empty() { "'none'".to_owned() } else { list.join(" ") }
+        if list.is_empty() {
+            "'none'".to_owned()
+        } else {
+            list.join(" ")
+        }
     };
     let with = |first: &str, list: &[String]| {
-        std::iter::once(first.to_owned()).chain(list.iter().cloned()).collect::<Vec<_>>().join(" ")
+        std::iter::once(first.to_owned())
+            .chain(list.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     let resources = &csp.resource_domains;
     [

@@ -42,7 +42,11 @@ impl SandboxFailure {
 
     pub fn diagnostic(self) -> TurnDiagnostic {
         let (_, code, message, retryable) = self.row();
-        TurnDiagnostic { code: code.into(), message: message.into(), retryable }
+        TurnDiagnostic {
+            code: code.into(),
+            message: message.into(),
+            retryable,
+        }
     }
 
     pub fn error_body_json(self) -> String {

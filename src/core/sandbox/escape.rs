@@ -52,7 +52,10 @@ pub fn css_value(value: &str) -> String {
 fn push_safe(out: &mut String, c: char, parens_ok: bool, next: Option<char>) {
     let comment = (c == '/' && next == Some('*')) || (c == '*' && next == Some('/'));
     let safe = c.is_ascii_alphanumeric()
-        || matches!(c, ' ' | '#' | '%' | ',' | '.' | '+' | '-' | '_' | '!' | '/' | '*')
+        || matches!(
+            c,
+            ' ' | '#' | '%' | ',' | '.' | '+' | '-' | '_' | '!' | '/' | '*'
+        )
         || (parens_ok && matches!(c, '(' | ')'));
     if safe && !comment {
         out.push(c);
@@ -94,8 +97,14 @@ mod tests {
             ("oklch(65% 0.2 240)", "oklch(65% 0.2 240)"),
             ("\"Inter\", system-ui", "\"Inter\", system-ui"),
             ("calc(1px * 2)", "calc(1px * 2)"),
-            ("red; } body { background: red", "red\\3b  \\7d  body \\7b  background\\3a  red"),
-            ("</style><script>alert(1)</script>", "\\3c /style\\3e \\3c script\\3e alert(1)\\3c /script\\3e "),
+            (
+                "red; } body { background: red",
+                "red\\3b  \\7d  body \\7b  background\\3a  red",
+            ),
+            (
+                "</style><script>alert(1)</script>",
+                "\\3c /style\\3e \\3c script\\3e alert(1)\\3c /script\\3e ",
+            ),
             ("calc(", "calc\\28 "),
             ("a) b (", "a\\29  b \\28 "),
             ("/* x */", "\\2f * x \\2a /"),
@@ -110,6 +119,9 @@ mod tests {
 
     #[test]
     fn attributes() {
-        assert_eq!(html_attribute("\"><script>'&"), "&quot;&gt;&lt;script&gt;&#39;&amp;");
+        assert_eq!(
+            html_attribute("\"><script>'&"),
+            "&quot;&gt;&lt;script&gt;&#39;&amp;"
+        );
     }
 }

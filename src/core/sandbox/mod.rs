@@ -68,5 +68,8 @@ pub fn render_page(resource: &Resource, theme: &Theme) -> Page {
         escape::html_attribute(&theme.name),
         resource.body,
     );
-    Page { html, content_security_policy }
+    Page {
+        html,
+        content_security_policy,
+    }
 }

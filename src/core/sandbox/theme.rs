@@ -28,23 +28,36 @@ pub fn decode_themes(v: &Value) -> Result<Vec<Theme>, FieldError> {
         .map(|(name, tokens)| {
             let path = format!("themes[{name:?}]");
             if name.is_empty() || name.chars().count() > SANDBOX_THEME_NAME_CHARS_MAX {
-                return Err(FieldError::new(path, "must be named by 1 to 128 characters"));
+                return Err(FieldError::new(
+                    path,
+                    "must be named by 1 to 128 characters",
+                ));
             }
             let tokens = tokens
                 .as_object()
                 .filter(|m| m.len() <= SANDBOX_THEME_TOKENS_MAX)
-                .ok_or_else(|| FieldError::new(path.clone(), "must be an object of at most 512 tokens"))?;
+                .ok_or_else(|| {
+                    FieldError::new(path.clone(), "must be an object of at most 512 tokens")
+                })?;
             let mut kept = Vec::new();
             for (token, value) in tokens {
                 let value = value
                     .as_str()
                     .filter(|s| s.chars().count() <= SANDBOX_TOKEN_VALUE_CHARS_MAX)
-                    .ok_or_else(|| FieldError::new(format!("{path}[{token:?}]"), "must be a string of at most 1024 characters"))?;
+                    .ok_or_else(|| {
+                        FieldError::new(
+                            format!("{path}[{token:?}]"),
+                            "must be a string of at most 1024 characters",
+                        )
+                    })?;
                 if is_token_name(token) {
                     kept.push((token.clone(), value.to_owned()));
                 }
             }
-            Ok(Theme { name: name.clone(), tokens: kept })
+            Ok(Theme {
+                name: name.clone(),
+                tokens: kept,
+            })
         })
         .collect()
 }
@@ -52,9 +65,11 @@ pub fn decode_themes(v: &Value) -> Result<Vec<Theme>, FieldError> {
 /// `^--ns-[A-Za-z0-9_-]+$`, at most [`SANDBOX_TOKEN_NAME_CHARS_MAX`] characters.
 pub fn is_token_name(name: &str) -> bool {
     name.len() <= SANDBOX_TOKEN_NAME_CHARS_MAX
-        && name
-            .strip_prefix("--ns-")
-            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
+        && name.strip_prefix("--ns-").is_some_and(|r| {
+            !r.is_empty()
+                && r.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
 }
 
 /// The theme a request gets: the requested one when it exists, else the default one, else the
@@ -68,7 +83,10 @@ pub fn select_theme(themes: &[Theme], requested: Option<&str>, default_name: &st
         .or_else(|| find(default_name))
         .or_else(|| themes.first())
         .cloned()
-        .unwrap_or_else(|| Theme { name: default_name.to_owned(), tokens: Vec::new() })
+        .unwrap_or_else(|| Theme {
+            name: default_name.to_owned(),
+            tokens: Vec::new(),
+        })
 }
 
 /// The document's one style block: the tokens on `:root` (values escaped), and a base rule that

@@ -19,8 +19,8 @@ use crate::core::protocol::message::{decode_messages, messages_to_value};
 use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
 use crate::ports::{LocalFuture, PortError};
-use crate::web::js::resolve;
 use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::js::resolve;
 
 /// A host object implementing chat memory, plus the signal handed to each of its calls.
 pub struct JsChatMemory {

@@ -16,8 +16,8 @@ use web_sys::AbortSignal;
 use super::host::{port_error, LoadSave};
 use crate::ports::session::SessionStorage;
 use crate::ports::{LocalFuture, PortError};
-use crate::web::js::resolve;
 use crate::web::convert::from_json;
+use crate::web::js::resolve;
 use crate::web::session::stored_value;
 
 /// A host object implementing session storage, plus the signal handed to each of its calls.

@@ -34,11 +34,14 @@ pub struct GenerationInput<'a> {
 impl GeneratorSource {
     pub fn from_js(value: &JsValue) -> Result<Self, String> {
         if let Some(generate) = get_fn(value, "generate") {
-            return Ok(Self::Js { host: value.clone(), generate });
+            return Ok(Self::Js {
+                host: value.clone(),
+                generate,
+            });
         }
-        model_from_js(value)
-            .map(Self::Model)
-            .map_err(|why| format!("generator must be {{ generate(input) }} or a chat model: {why}"))
+        model_from_js(value).map(Self::Model).map_err(|why| {
+            format!("generator must be {{ generate(input) }} or a chat model: {why}")
+        })
     }
 
     /// Starts one generation. `Err` carries the cause (for the operator).
@@ -51,10 +54,14 @@ impl GeneratorSource {
                     .map_err(|e| format!("generator.generate failed: {}", describe(&e)))?;
                 let iterator = iterator_of(&iterable)
                     .ok_or("generator.generate must return an async iterable")?;
-                Ok(Generation::Js { iterator, done: false })
+                Ok(Generation::Js {
+                    iterator,
+                    done: false,
+                })
             }
             Self::Model(model) => {
-                let request = grounded_request(input.conversation, input.sources, &input.created_at);
+                let request =
+                    grounded_request(input.conversation, input.sources, &input.created_at);
                 let stream = model.start(request).await.map_err(|e| e.to_string())?;
                 Ok(Generation::Model(stream))
             }
@@ -96,9 +103,9 @@ impl Generation {
                 match stream.next_chunk().await? {
                     Err(e) => return Some(Err(e.to_string())),
                     Ok(ModelChunk::Text(text)) => return Some(Ok(GenerationChunk::Text(text))),
-                    Ok(ModelChunk::Finish { usage: Some(usage), .. }) => {
-                        return Some(Ok(GenerationChunk::Usage(ask_usage(usage))))
-                    }
+                    Ok(ModelChunk::Finish {
+                        usage: Some(usage), ..
+                    }) => return Some(Ok(GenerationChunk::Usage(ask_usage(usage)))),
                     // No tool runs in an Ask answer, and a finish without usage says nothing.
                     Ok(ModelChunk::ToolCall { .. } | ModelChunk::Finish { usage: None, .. }) => {}
                 }

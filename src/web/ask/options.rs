@@ -42,17 +42,23 @@ impl AskOptions {
         if !options.is_object() {
             return Err(invalid("options must be an object"));
         }
-        let read = OptionReader { options, invalid: &invalid };
+        let read = OptionReader {
+            options,
+            invalid: &invalid,
+        };
         let retrievers = read.value("retrievers");
         if !retrievers.is_object() {
-            return Err(invalid("retrievers must be an object { local?, federated? }"));
+            return Err(invalid(
+                "retrievers must be an object { local?, federated? }",
+            ));
         }
         let retriever = |key: &str| -> Result<Option<JsValue>, JsValue> {
             let value = get(&retrievers, key);
             if value.is_undefined() {
                 return Ok(None);
             }
-            required_method(&value, &format!("retrievers.{key}"), "retrieve").map_err(|e| invalid(&e))?;
+            required_method(&value, &format!("retrievers.{key}"), "retrieve")
+                .map_err(|e| invalid(&e))?;
             Ok(Some(value))
         };
         let store = read.value("sessionStore");
@@ -70,13 +76,15 @@ impl AskOptions {
             resolve_subject_id: read.required_fn("resolveSubjectId")?,
             local: retriever("local")?,
             federated: retriever("federated")?,
-            generator: GeneratorSource::from_js(&read.value("generator")).map_err(|e| invalid(&e))?,
+            generator: GeneratorSource::from_js(&read.value("generator"))
+                .map_err(|e| invalid(&e))?,
             session_store,
             rate_limit: read.optional_fn("rateLimit")?,
             on_metric: read.optional_fn("onMetric")?,
             on_error: read.optional_fn("onError")?,
             body_bytes_max: read.positive_int("maxBodyBytes", ASK_BODY_BYTES_MAX_DEFAULT)?,
-            bootstrap_timeout_ms: read.positive_ms("bootstrapTimeoutMs", ASK_BOOTSTRAP_TIMEOUT_MS_DEFAULT)?,
+            bootstrap_timeout_ms: read
+                .positive_ms("bootstrapTimeoutMs", ASK_BOOTSTRAP_TIMEOUT_MS_DEFAULT)?,
             create_id: read.optional_fn("createId")?,
             now: read.optional_fn("now")?,
             clock: read.optional_fn("clock")?,

@@ -31,7 +31,10 @@ pub fn create_local_retriever(options: JsValue) -> Result<LocalRetriever, JsValu
         .map_err(|e| invalid(&format!("createLocalRetriever: documents: {e}")))?;
     let docs = decode_documents(&documents)
         .map_err(|e| invalid(&format!("createLocalRetriever: {}", e.message())))?;
-    Ok(LocalRetriever { corpus_id, index: Bm25Index::new(docs) })
+    Ok(LocalRetriever {
+        corpus_id,
+        index: Bm25Index::new(docs),
+    })
 }
 
 #[wasm_bindgen]
@@ -49,9 +52,15 @@ impl LocalRetriever {
             .ok_or_else(|| js_error("input.query must be a string"))?;
         let limit = get(&get(&site, "limits"), "maxSources")
             .as_f64()
-            .map_or(ASK_SOURCES_MAX, |n| n.clamp(0.0, ASK_SOURCES_MAX as f64) as usize);
-        let sources: Vec<serde_json::Value> =
-            self.index.sources(&query, limit).iter().map(|s| s.to_value()).collect();
+            .map_or(ASK_SOURCES_MAX, |n| {
+                n.clamp(0.0, ASK_SOURCES_MAX as f64) as usize
+            });
+        let sources: Vec<serde_json::Value> = self
+            .index
+            .sources(&query, limit)
+            .iter()
+            .map(|s| s.to_value())
+            .collect();
         Ok(from_json(&serde_json::Value::Array(sources)))
     }
 

@@ -36,7 +36,10 @@ impl Scope {
             error_recorded: Cell::new(false),
         };
         let started_ms = scope.clock_ms();
-        Rc::new(Self { started_ms, ..scope })
+        Rc::new(Self {
+            started_ms,
+            ..scope
+        })
     }
 
     pub fn set_site(&self, site: &Site) {
@@ -73,10 +76,18 @@ impl Scope {
 
     /// Sends one metric to `onMetric` (isolated: its throw or rejection is ignored).
     pub fn metric(&self, name: MetricName, value: f64, outcome: Outcome) {
-        let Some(on_metric) = &self.options.on_metric else { return };
+        let Some(on_metric) = &self.options.on_metric else {
+            return;
+        };
         let site = self.site.borrow();
-        let Some((site_id, corpus_id)) = site.as_ref() else { return };
-        let scope = MetricScope { site_id, corpus_id, request_id: &self.request_id };
+        let Some((site_id, corpus_id)) = site.as_ref() else {
+            return;
+        };
+        let scope = MetricScope {
+            site_id,
+            corpus_id,
+            request_id: &self.request_id,
+        };
         let record = metric_value(&scope, name, value, outcome, &self.now_iso());
         if let Ok(result) = on_metric.call1(&JsValue::UNDEFINED, &from_json(&record)) {
             swallow_rejection(&result);
@@ -89,14 +100,20 @@ impl Scope {
         if self.error_recorded.replace(true) {
             return;
         }
-        let name = if outcome == Outcome::Cancelled { MetricName::CancellationCount } else { MetricName::ErrorCount };
+        let name = if outcome == Outcome::Cancelled {
+            MetricName::CancellationCount
+        } else {
+            MetricName::ErrorCount
+        };
         self.metric(name, 1.0, outcome);
         self.metric(MetricName::RequestTotalMs, self.elapsed_ms(), outcome);
     }
 
     /// Hands a failure's cause to the host's `onError` (never to the client).
     pub fn report(&self, failure: AskFailure, cause: Option<&str>) {
-        let (Some(on_error), Some(cause)) = (&self.options.on_error, cause) else { return };
+        let (Some(on_error), Some(cause)) = (&self.options.on_error, cause) else {
+            return;
+        };
         let report = Object::new();
         set(&report, "code", failure.row().code);
         set(&report, "requestId", self.request_id.as_str());

@@ -51,7 +51,8 @@ pub(crate) fn start_stream(scope: Rc<Scope>, turn: Turn) -> Result<Response, Fai
         cancelled_scope.record_error(Outcome::Cancelled);
     });
     let (out, body) = Out::new(scope.clone(), on_cancel).map_err(|_| AskFailure::Internal)?;
-    let response = ndjson_response_with(&body, &[("x-request-id", &scope.request_id)]).map_err(|_| AskFailure::Internal)?;
+    let response = ndjson_response_with(&body, &[("x-request-id", &scope.request_id)])
+        .map_err(|_| AskFailure::Internal)?;
     wasm_bindgen_futures::spawn_local(run(scope, turn, out));
     Ok(response)
 }
@@ -76,7 +77,11 @@ async fn run(scope: Rc<Scope>, turn: Turn, out: Out) {
         if !interrupted || timeout {
             out.emit(&failure.error_event_line(), false);
         }
-        scope.record_error(if interrupted && !timeout { Outcome::Cancelled } else { Outcome::Error });
+        scope.record_error(if interrupted && !timeout {
+            Outcome::Cancelled
+        } else {
+            Outcome::Error
+        });
         scope.report(failure, cause.as_deref());
     }
     out.close();
@@ -88,7 +93,11 @@ type Stop = (AskFailure, Option<String>);
 async fn answer(scope: &Scope, turn: &Turn, signal: &AbortSignal, out: &Out) -> Result<(), Stop> {
     let input = Object::new();
     set(&input, "query", turn.query.as_str());
-    set(&input, "messages", from_json(&messages_value(&turn.conversation)));
+    set(
+        &input,
+        "messages",
+        from_json(&messages_value(&turn.conversation)),
+    );
     set(&input, "site", from_json(&turn.site.value));
     let sources: Vec<Value> = turn.sources.iter().map(Source::to_value).collect();
     set(&input, "sources", from_json(&Value::Array(sources)));
@@ -107,7 +116,9 @@ async fn answer(scope: &Scope, turn: &Turn, signal: &AbortSignal, out: &Out) -> 
     let mut text = Answer::default();
     let mut usage: Option<AskUsage> = None;
     loop {
-        let next = unless_aborted(signal, generation.next()).await.ok_or((AskFailure::Cancelled, None))?;
+        let next = unless_aborted(signal, generation.next())
+            .await
+            .ok_or((AskFailure::Cancelled, None))?;
         match next {
             None => break,
             Some(Err(cause)) => return Err((AskFailure::Internal, Some(cause))),
@@ -138,9 +149,16 @@ async fn answer(scope: &Scope, turn: &Turn, signal: &AbortSignal, out: &Out) -> 
             scope.metric(MetricName::CostUsd, cost, Outcome::Ok);
         }
     }
-    out.emit(&done_line(usage.as_ref().and_then(|u| u.model.as_deref())), false);
+    out.emit(
+        &done_line(usage.as_ref().and_then(|u| u.model.as_deref())),
+        false,
+    );
     scope.metric(MetricName::StreamBytes, out.bytes.get() as f64, Outcome::Ok);
-    scope.metric(MetricName::StreamEvents, out.events.get() as f64, Outcome::Ok);
+    scope.metric(
+        MetricName::StreamEvents,
+        out.events.get() as f64,
+        Outcome::Ok,
+    );
     scope.metric(MetricName::StreamSnapshots, 0.0, Outcome::Ok);
     scope.metric(MetricName::RequestTotalMs, scope.elapsed_ms(), Outcome::Ok);
     Ok(())
@@ -149,7 +167,9 @@ async fn answer(scope: &Scope, turn: &Turn, signal: &AbortSignal, out: &Out) -> 
 /// The session's CAS save: the stored history plus the question and the answer, expecting the
 /// revision that was loaded. `false` from the store is `ASK_PERSISTENCE_CONFLICT`.
 async fn save(scope: &Scope, turn: &Turn, answer: &str) -> Result<(), Stop> {
-    let (Some(key), Some(store)) = (&turn.key, &scope.options.session_store) else { return Ok(()) };
+    let (Some(key), Some(store)) = (&turn.key, &scope.options.session_store) else {
+        return Ok(());
+    };
     let started = scope.clock_ms();
     let (record, expected) = next_record(turn.stored.as_ref(), &turn.conversation, answer);
     let args = [
@@ -161,10 +181,19 @@ async fn save(scope: &Scope, turn: &Turn, answer: &str) -> Result<(), Stop> {
     let saved = unless_aborted(&turn.signal, call_method(store, "save", &args))
         .await
         .ok_or((AskFailure::Cancelled, None))?
-        .map_err(|e| (AskFailure::Internal, Some(format!("sessionStore.save failed: {}", describe(&e)))))?
+        .map_err(|e| {
+            (
+                AskFailure::Internal,
+                Some(format!("sessionStore.save failed: {}", describe(&e))),
+            )
+        })?
         .is_truthy();
     let outcome = if saved { Outcome::Ok } else { Outcome::Error };
-    scope.metric(MetricName::PersistenceTotalMs, scope.clock_ms() - started, outcome);
+    scope.metric(
+        MetricName::PersistenceTotalMs,
+        scope.clock_ms() - started,
+        outcome,
+    );
     if !saved {
         scope.metric(MetricName::ConflictCount, 1.0, Outcome::Error);
         return Err((AskFailure::PersistenceConflict, None));
@@ -182,7 +211,10 @@ struct Out {
 }
 
 impl Out {
-    fn new(scope: Rc<Scope>, on_cancel: Box<dyn FnOnce()>) -> Result<(Self, ReadableStream), JsValue> {
+    fn new(
+        scope: Rc<Scope>,
+        on_cancel: Box<dyn FnOnce()>,
+    ) -> Result<(Self, ReadableStream), JsValue> {
         let controller: Rc<RefCell<Option<JsValue>>> = Rc::new(RefCell::new(None));
         let source = Object::new();
         let started = controller.clone();
@@ -200,7 +232,10 @@ impl Out {
         set(&source, "start", start.into_js_value());
         set(&source, "cancel", cancel.into_js_value());
         let ctor = get(&js_sys::global(), "ReadableStream");
-        let stream = Reflect::construct(ctor.unchecked_ref::<Function>(), &js_sys::Array::of1(&source))?;
+        let stream = Reflect::construct(
+            ctor.unchecked_ref::<Function>(),
+            &js_sys::Array::of1(&source),
+        )?;
         let out = Self {
             scope,
             controller,
@@ -214,12 +249,22 @@ impl Out {
     /// Enqueues one line (dropped once the consumer cancelled) and records the first-event and
     /// first-token times.
     fn emit(&self, line: &str, is_text: bool) {
-        let Some(controller) = self.controller.borrow().clone() else { return };
+        let Some(controller) = self.controller.borrow().clone() else {
+            return;
+        };
         if self.events.get() == 0 {
-            self.scope.metric(MetricName::FirstEventMs, self.scope.elapsed_ms(), Outcome::Ok);
+            self.scope.metric(
+                MetricName::FirstEventMs,
+                self.scope.elapsed_ms(),
+                Outcome::Ok,
+            );
         }
         if is_text && !self.first_token.replace(true) {
-            self.scope.metric(MetricName::FirstTokenMs, self.scope.elapsed_ms(), Outcome::Ok);
+            self.scope.metric(
+                MetricName::FirstTokenMs,
+                self.scope.elapsed_ms(),
+                Outcome::Ok,
+            );
         }
         self.bytes.set(self.bytes.get() + line.len() as u64);
         self.events.set(self.events.get() + 1);

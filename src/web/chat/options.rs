@@ -35,16 +35,17 @@ impl HandlerOptions {
         if !options.is_object() {
             return Err(invalid("options must be an object"));
         }
-        let read = OptionReader { options, invalid: &invalid };
+        let read = OptionReader {
+            options,
+            invalid: &invalid,
+        };
         Ok(Self {
             authenticate: read.optional_fn("authenticate")?,
             resolve_definition: read.required_fn("resolveDefinition")?,
             session_storage: read.required_fn("sessionStorage")?,
             timeout_ms: read.positive_ms("timeoutMs", limits::TURN_TIMEOUT_MS_DEFAULT)?,
-            cleanup_timeout_ms: read.positive_ms(
-                "cleanupTimeoutMs",
-                limits::CLEANUP_TIMEOUT_MS_DEFAULT,
-            )?,
+            cleanup_timeout_ms: read
+                .positive_ms("cleanupTimeoutMs", limits::CLEANUP_TIMEOUT_MS_DEFAULT)?,
             body_bytes_max: read.positive_int("maxBodyBytes", limits::BODY_BYTES_MAX_DEFAULT)?,
             now: read.optional_fn("now")?,
             create_id: read.optional_fn("createId")?,

@@ -26,8 +26,8 @@ use crate::core::protocol::message::messages_to_value;
 use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::adapters::host::{port_error, signal_options};
-use crate::web::js::{get, get_fn, resolve};
 use crate::web::convert::{from_json, to_json};
+use crate::web::js::{get, get_fn, resolve};
 
 /// A host object with `stream(request, { signal })`.
 pub struct JsModel {

@@ -17,12 +17,12 @@ mod descriptor;
 mod openai;
 
 pub use crate::turn::DemoModel;
-pub use custom::JsModel;
 pub(crate) use custom::iterator_of;
-pub(crate) use openai::{call_quietly, swallow_rejection};
+pub use custom::JsModel;
 pub use demo::demo_model_from_descriptor;
 pub use descriptor::{DEMO_KIND, OPENAI_COMPATIBLE_KIND};
 pub use openai::OpenAiModel;
+pub(crate) use openai::{call_quietly, swallow_rejection};
 
 use wasm_bindgen::prelude::*;
 
