@@ -30,6 +30,15 @@ export {
   resolveChatSnapshot,
 } from '../pkg/turnkeep.js';
 
+// The Ask service (cited retrieval, AgentsKit-compatible), its built-in BM25 retriever, and
+// the MCP ui:// sandbox (Rust, over Web Request/Response).
+export {
+  createAskServiceHandler,
+  createLocalRetriever,
+  LocalRetriever,
+  createMcpSandboxHandler,
+} from '../pkg/turnkeep.js';
+
 // Chat definitions and model descriptors (plain JS, checked at definition time).
 export { defineChat, createDemoModel, createOpenAICompatibleModel } from './chat.mjs';
 

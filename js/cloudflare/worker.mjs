@@ -4,6 +4,8 @@
 //   POST /api/chat                  createChatHandler (demo model, or OPENAI_BASE_URL's model)
 //   GET  /api/sessions/:sessionId   { messages, session, offset, renderParts }
 //   /v1/stream/*, GET /api/chat/stream/:sessionId   the Durable Streams server (session-stream.mjs)
+//   POST /api/ask                   createAskServiceHandler over the docs (demo-ask.mjs)
+//   GET  /mcp/sandbox?uri=&theme=   createMcpSandboxHandler, ui://demo/hello and ui://demo/chart (demo-sandbox.mjs)
 //
 // Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant, else our own 401. Each
 // (tenant, session) lives in its own `ChatSession` Durable Object (named `<tenant>/<sessionId>`),
@@ -18,7 +20,9 @@ import {
   defineChat,
   resolveChatSnapshot,
 } from '../workerd.mjs';
+import { demoAskHandler } from './demo-ask.mjs';
 import { DEMO_PAGE_HTML } from './demo-page.mjs';
+import { CHART_SCRIPT, CHART_SCRIPT_PATH, demoSandboxHandler } from './demo-sandbox.mjs';
 import { routeStreams, sessionStreamLog } from './session-stream.mjs';
 import { readSessionView, SAFE_ID, sessionChatMemory, tenantSessionStorage } from './storage.mjs';
 
@@ -56,6 +60,12 @@ export default {
       });
     }
     if (pathname === '/api/chat') return chat(request, env, ctx);
+    if (pathname === '/api/ask') return demoAskHandler(env, { authenticate: demoAuth, modelFromEnv })(request);
+    if (pathname === '/mcp/sandbox') return demoSandboxHandler(request);
+    if (pathname === CHART_SCRIPT_PATH) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
+      return new Response(CHART_SCRIPT, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' } });
+    }
     const session = SESSION_ROUTE.exec(pathname);
     if (session) return sessionView(request, env, safeDecode(session[1]));
     const streams = routeStreams(request, env, url);

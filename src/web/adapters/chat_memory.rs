@@ -18,8 +18,8 @@ use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
 use crate::ports::{CancelToken, LocalFuture, PortError};
 pub use crate::storage::MemoryChatMemory;
-use crate::web::chat::js::resolve;
 use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::js::resolve;
 
 /// A host object implementing chat memory. Each call gets `{ signal }`, aborted when the
 /// caller's cancel token fires.

@@ -9,7 +9,7 @@ use web_sys::AbortSignal;
 use crate::core::limits::PORT_ERROR_DETAIL_CHARS_MAX;
 use crate::ports::chat::Sleep;
 use crate::ports::{CancelToken, LocalFuture, PortError};
-use crate::web::chat::js::{get_fn, set};
+use crate::web::js::{get_fn, set};
 
 /// `obj[key]` when it is a function, else a readable reason naming `what.key`.
 pub fn required_method(obj: &JsValue, what: &str, key: &str) -> Result<Function, String> {
@@ -99,7 +99,7 @@ pub fn token_of(signal: &JsValue) -> CancelToken {
         } else {
             let fire = token.clone();
             let callback = wasm_bindgen::closure::Closure::once_into_js(move || fire.cancel());
-            crate::web::chat::js::on_abort(signal, callback.unchecked_ref());
+            crate::web::js::on_abort(signal, callback.unchecked_ref());
         }
     }
     token
@@ -112,7 +112,7 @@ impl Sleep for HostSleep {
     fn sleep(&self, ms: u64) -> LocalFuture<'_, ()> {
         let ms = u32::try_from(ms).unwrap_or(crate::core::limits::TIMER_MS_MAX);
         Box::pin(async move {
-            let _ = crate::web::chat::js::sleep_ms(ms).await;
+            let _ = crate::web::js::sleep_ms(ms).await;
         })
     }
 }

@@ -16,7 +16,7 @@ use super::host::{port_error, required_method, signal_of, signal_options};
 use crate::core::streams::item_log::LogHead;
 use crate::ports::{CancelToken, LocalFuture, PortError};
 use crate::storage::LogStore;
-use crate::web::chat::js::resolve;
+use crate::web::js::resolve;
 
 pub struct JsLogStore {
     host: JsValue,

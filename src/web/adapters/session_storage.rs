@@ -15,8 +15,8 @@ use wasm_bindgen::prelude::*;
 use super::host::{port_error, signal_of, LoadSave};
 use crate::ports::session::SessionStorage;
 use crate::ports::{CancelToken, LocalFuture, PortError};
-use crate::web::chat::js::resolve;
 use crate::web::convert::from_json;
+use crate::web::js::resolve;
 use crate::web::session::stored_value;
 
 /// A host object implementing session storage. Each call gets an `AbortSignal` (the last

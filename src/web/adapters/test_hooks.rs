@@ -18,8 +18,8 @@ use crate::core::protocol::message::{decode_messages, messages_to_value};
 use crate::ports::chat::{CancelToken, ChatMemory, Tool};
 use crate::ports::session::SessionStorage;
 use crate::storage::check_session_storage;
-use crate::web::chat::js::{get, sleep_ms};
 use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::js::{get, sleep_ms};
 
 /// **Test only.** `__streamModelForTest(model, { messages, tools? }, { abortAfterChunks? })` ->
 /// Promise of `{ chunks, error?, afterAbort? }`: starts the model adapter `model_from_js` picks,

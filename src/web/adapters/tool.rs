@@ -25,8 +25,8 @@ use crate::core::limits::{
 };
 use crate::ports::chat::{CancelToken, Tool};
 use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::{get, resolve};
 use crate::web::convert::{from_json, to_json};
+use crate::web::js::{get, resolve};
 
 /// The fixed start of every failed tool's text.
 pub const TOOL_FAILED_TEXT: &str = "Tool failed.";

@@ -5,17 +5,19 @@
 //! - [`deadline`]: the request's timer and signal as interruptions.
 //! - [`response`] over [`stream`]: the pull-based coalescing NDJSON body, as the turn's sink.
 //! - [`host`]: the host's clock, ids and `onError` as ports.
-//! - [`http`], [`options`], [`definition`], [`js`]: request/response plumbing, options, the
-//!   resolved chat definition, JS interop helpers.
+//! - [`options`], [`definition`]: the handler's options and the resolved chat definition.
+//!
+//! Request/response plumbing and JS interop are shared with the other handlers
+//! (`crate::web::http`, `crate::web::js`); they are re-exported here under their old paths.
 
 mod deadline;
 mod definition;
 mod handler;
 mod host;
-mod http;
-pub(crate) mod js;
 mod options;
 mod response;
 mod stream;
+
+use crate::web::{http, js};
 
 pub use handler::create_chat_handler;

@@ -1,7 +1,9 @@
-//! Small JavaScript interop helpers for the chat shell: property access, calling host
-//! callbacks, timers and abort listeners. (Racing futures is host-independent: `crate::turn::race`.)
+//! Small JavaScript interop helpers for the handlers and adapters: property access, calling host
+//! callbacks, timers and abort signals. (Racing futures is host-independent: `crate::turn::race`.)
 //!
 //! Everything goes through `globalThis`, so the same code runs in workerd, Node and browsers.
+
+use std::future::Future;
 
 use js_sys::{Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -59,6 +61,12 @@ pub fn sleep_ms(ms: u32) -> JsFuture {
     JsFuture::from(promise)
 }
 
+/// A promise that resolves when `signal` aborts (at once when it already has).
+pub fn aborted(signal: &AbortSignal) -> JsFuture {
+    let promise = Promise::new(&mut |resolve, _reject| on_abort(signal, &resolve));
+    JsFuture::from(promise)
+}
+
 /// Calls `callback()` once when `signal` aborts (at once when it already has).
 pub fn on_abort(signal: &AbortSignal, callback: &Function) {
     if signal.aborted() {
@@ -67,6 +75,41 @@ pub fn on_abort(signal: &AbortSignal, callback: &Function) {
         let options = Object::new();
         set(&options, "once", true);
         let _ = add.call3(signal, &JsValue::from_str("abort"), callback, &options);
+    }
+}
+
+/// `AbortSignal.timeout(ms)`.
+pub fn timeout_signal(ms: u32) -> Result<AbortSignal, JsValue> {
+    let ctor = get(&js_sys::global(), "AbortSignal");
+    let f = get_fn(&ctor, "timeout")
+        .ok_or_else(|| JsValue::from_str("AbortSignal.timeout is missing"))?;
+    f.call1(&ctor, &JsValue::from(ms))?
+        .dyn_into::<AbortSignal>()
+}
+
+/// `AbortSignal.any(signals)`, or a controller that follows them where `any` is missing.
+pub fn any_signal(signals: &[&AbortSignal]) -> Result<AbortSignal, JsValue> {
+    let ctor = get(&js_sys::global(), "AbortSignal");
+    if let Some(any) = get_fn(&ctor, "any") {
+        let list: js_sys::Array = signals.iter().collect();
+        return any.call1(&ctor, &list)?.dyn_into::<AbortSignal>();
+    }
+    let controller = web_sys::AbortController::new()?;
+    for s in signals {
+        let c = controller.clone();
+        on_abort(s, Closure::once_into_js(move || c.abort()).unchecked_ref());
+    }
+    Ok(controller.signal())
+}
+
+/// Runs `fut` unless `signal` aborts first (`None` then).
+pub async fn unless_aborted<F: Future>(signal: &AbortSignal, fut: F) -> Option<F::Output> {
+    if signal.aborted() {
+        return None;
+    }
+    match crate::turn::race::race(fut, aborted(signal)).await {
+        crate::turn::race::Either::Left(v) => Some(v),
+        crate::turn::race::Either::Right(_) => None,
     }
 }
 
