@@ -26,7 +26,7 @@ cargo test --features cloudflare --lib cloudflare:: # src/cloudflare (feature-ga
 
 step "build pkg/"
 bash scripts/build.sh
-bash scripts/size.sh
+node scripts/size.mjs
 
 step "wasm-bindgen tests (Node and headless Chromium)"
 # The runner picks Node or the browser per test file; chromedriver drives Debian's Chromium.

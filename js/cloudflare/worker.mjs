@@ -8,7 +8,8 @@
 // Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant, else our own 401. Each
 // (tenant, session) lives in its own `ChatSession` Durable Object (named `<tenant>/<sessionId>`),
 // which holds the session envelope (compare-and-set) and the canonical messages.
-import { createChatHandler, createDemoModel, createOpenAICompatibleModel, defineChat } from '../workerd.mjs';
+import { createDemoModel, createOpenAICompatibleModel, defineChat } from '../chat.mjs';
+import { createChatHandler } from './wasm.mjs';
 import { DEMO_PAGE_HTML } from './demo-page.mjs';
 import { routeStreams } from './session-stream.mjs';
 import { readSessionView, SAFE_ID, sessionChatMemory, tenantSessionStorage, TurnWatch } from './storage.mjs';
