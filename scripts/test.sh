@@ -3,7 +3,8 @@
 #   1. setup (toolchain, npm deps, Chromium)   2. cargo test on the host
 #   3. build pkg/                              4. wasm-bindgen tests in Node and headless Chromium
 #   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
-#   6. node --test tests/workerd/ (the demo Worker)  7. the Durable Streams conformance suite
+#   6. the example apps (tests/examples/: Next.js edge, SvelteKit on Cloudflare)
+#   7. node --test tests/workerd/ (the demo Worker)  8. the Durable Streams conformance suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +37,11 @@ CHROMEDRIVER=/usr/bin/chromedriver \
 
 step "node --test tests/js/"
 node --test tests/js/
+
+step "the example apps: Next.js edge route, SvelteKit on Cloudflare (turnkeep from the packed tarball)"
+# One file per example, one at a time: each builds its app once (next build / vite build) and
+# serves it (next start / wrangler dev in workerd) for all of its scenarios.
+node --test --test-concurrency=1 tests/examples/
 
 step "node --test tests/workerd/ (the demo Worker and its Durable Object in workerd)"
 # One file at a time: each starts workerd (Miniflare or wrangler dev), one also Chromium.
