@@ -1,13 +1,15 @@
-// The public JS surface, shared by every entry point (node, browser, workerd).
+// The public JS surface, shared by every entry point (node, browser, edge-light, workerd).
 // Each entry point instantiates the wasm module its own way, then re-exports this module.
 // The functions call into wasm lazily, so importing them before instantiation is safe.
 
+// The turn and session protocol, with AgentsKit Chat's signatures and result shapes.
 export {
   version,
   decodeTurnEvent,
   encodeTurnEvent,
   createTurnSnapshotCursor,
-  TurnSnapshotCursor,
+  createSnapshotEvent,
+  snapshotMessages,
   decodeSessionSnapshot,
   resumeChatSession,
   createMemorySessionStorage,

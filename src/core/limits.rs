@@ -16,6 +16,15 @@ pub const BOUNDED_JSON_ARRAY_ITEMS_MAX: usize = 1_000;
 pub const BOUNDED_JSON_OBJECT_ENTRIES_MAX: usize = 1_000;
 pub const BOUNDED_JSON_KEY_UNITS_MAX: usize = 256;
 
+// ---- JS objects handed to the protocol exports (`decodeTurnEvent({...})`, `cursor.apply`, ...),
+// walked value by value (src/web/strict_json.rs). JSON text has serde_json's own depth limit (128).
+/// Nesting depth; matches serde_json's limit for text, far above any valid event (33).
+pub const JS_INPUT_DEPTH_MAX: usize = 128;
+/// Values visited in one input: ten times a message record's cap, so every valid turn event
+/// fits, while a hostile object graph (shared subtrees, cycles) stops after bounded work.
+/// Larger stored session envelopes can be passed as JSON text.
+pub const JS_INPUT_NODES_MAX: usize = 100_000;
+
 // ---- Message record structure (`{version: 1, messages}`), counted over the whole record. `wire`
 pub const MESSAGE_RECORD_NODES_MAX: usize = 10_000;
 pub const MESSAGE_RECORD_DEPTH_MAX: usize = 32;

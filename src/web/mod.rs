@@ -7,18 +7,22 @@
 
 pub mod adapters;
 mod chat;
+mod chat_session;
 mod convert;
 mod panic;
 mod protocol;
 mod session;
 mod storage;
+mod strict_json;
 
 pub use chat::create_chat_handler;
+pub use chat_session::{resume_chat_session, ChatSession};
 pub use panic::{install_panic_hook, PANIC_MESSAGE_PREFIX};
 pub use protocol::{
-    create_turn_snapshot_cursor, decode_turn_event, encode_turn_event, TurnSnapshotCursor,
+    create_snapshot_event, create_turn_snapshot_cursor, decode_turn_event, encode_turn_event,
+    snapshot_messages, TurnSnapshotCursor,
 };
-pub use session::{decode_session_snapshot, resume_chat_session};
+pub use session::decode_session_snapshot;
 pub use storage::{create_memory_session_storage, MemorySessionStorageHandle};
 
 use wasm_bindgen::prelude::*;

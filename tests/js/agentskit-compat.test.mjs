@@ -1,0 +1,275 @@
+// The names turnkeep shares with AgentsKit Chat (`@agentskit/chat-protocol`, `@agentskit/chat`)
+// have AgentsKit's signatures and result shapes (design §8). The expected values below are
+// AgentsKit's, restated from its public contract: result shapes, literal diagnostic messages,
+// the check order. Where turnkeep is deliberately stricter (a value JSON cannot hold is refused,
+// not dropped), the case says so.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import * as pkg from '../../js/node.mjs';
+
+const {
+  createMemorySessionStorage, createSnapshotEvent, createTurnSnapshotCursor, decodeSessionSnapshot,
+  decodeTurnEvent, encodeTurnEvent, resumeChatSession, snapshotMessages,
+} = pkg;
+
+const SUBMIT = Object.freeze({
+  protocol: 'agentskit.chat.turn', version: 1, eventId: 'e1', sessionId: 's1', turnId: 't1', sequence: 0,
+  emittedAt: '2026-07-11T03:00:00.000Z', event: 'client.turn.submit', payload: { input: 'hello' },
+});
+const MESSAGE = Object.freeze({ id: 'm1', role: 'user', content: 'hello', status: 'complete', createdAt: '2026-07-11T03:00:00.000Z' });
+const snapshot = (sequence, extra = {}) => ({
+  ...SUBMIT, eventId: `e${sequence}`, sequence, event: 'server.turn.snapshot',
+  payload: { messages: [MESSAGE], status: 'complete', usage: { promptTokens: 1, completionTokens: 0, totalTokens: 1 } },
+  ...extra,
+});
+const SECRET = 'SECRET-4711';
+
+const NOT_JSON = { code: 'PROTOCOL_INVALID_PAYLOAD', message: 'Turn event is not valid JSON.', retryable: false };
+const INVALID = { code: 'PROTOCOL_INVALID_PAYLOAD', message: 'Turn event payload is invalid.', retryable: false };
+const VERSION = { code: 'PROTOCOL_UNSUPPORTED_VERSION', message: 'Turn event uses an unsupported protocol version.', retryable: false };
+const UNKNOWN = { code: 'PROTOCOL_UNKNOWN_EVENT', message: 'Turn event kind is unknown.', retryable: false };
+const withId = (diagnostic, eventId = 'e1') => ({ ...diagnostic, eventId });
+
+/** A getter that records whether it ran and throws hostile text. */
+function hostileGetter(target, key) {
+  const probe = { called: false };
+  Object.defineProperty(target, key, {
+    enumerable: true,
+    get() { probe.called = true; throw new Error(SECRET); },
+  });
+  return probe;
+}
+
+function checkDecode(name, input, expected) {
+  const got = decodeTurnEvent(input);
+  if (expected.ok) {
+    assert.deepEqual(got, { ok: true, event: expected.event }, name);
+  } else {
+    assert.deepEqual(got, { ok: false, diagnostic: expected }, name);
+    assert.ok(!JSON.stringify(got).includes(SECRET), `${name}: the diagnostic echoes input`);
+  }
+}
+
+test('decodeTurnEvent: { ok: false, diagnostic } with the reference messages, in the reference check order', () => {
+  const cycle = { ...SUBMIT };
+  cycle.self = cycle;
+  const cases = [
+    ['text that is not JSON', '{"protocol":', NOT_JSON],
+    ['null', null, INVALID],
+    ['version 2 of our protocol', { ...SUBMIT, version: 2 }, withId(VERSION)],
+    ['an unknown event kind', { ...SUBMIT, event: 'client.turn.resume' }, withId(UNKNOWN)],
+    ['version "1" as a string', { ...SUBMIT, version: '1' }, withId(INVALID)],
+    ['a blank input', { ...SUBMIT, payload: { input: ' \n' } }, withId(INVALID)],
+    ['an eventId that is not a SafeId is not echoed', { ...SUBMIT, eventId: `${SECRET} x`, payload: {} }, INVALID],
+    ['a sessionId that is not a SafeId (its value is not quoted)', { ...SUBMIT, sessionId: `${SECRET} x` }, withId(INVALID)],
+    ['a valid event decodes, unknown fields dropped', { ...SUBMIT, extra: 'dropped' }, { ok: true, event: SUBMIT }],
+    ['a property that is undefined is absent', { ...SUBMIT, payload: { input: 'hello', note: undefined } }, { ok: true, event: SUBMIT }],
+    ['a null-prototype object is a plain object', Object.assign(Object.create(null), SUBMIT), { ok: true, event: SUBMIT }],
+    // Stricter than AgentsKit (which drops unknown fields before looking at them): a value JSON
+    // cannot hold is refused wherever it is, never dropped or coerced.
+    ['a function field', { ...SUBMIT, extra: () => SECRET }, INVALID],
+    ['NaN', { ...SUBMIT, payload: { input: 'hello', n: NaN } }, INVALID],
+    ['Infinity as the sequence', { ...SUBMIT, sequence: Infinity }, INVALID],
+    ['a BigInt', { ...SUBMIT, sequence: 1n }, INVALID],
+    ['a symbol', { ...SUBMIT, extra: Symbol(SECRET) }, INVALID],
+    ['a Date', { ...SUBMIT, extra: new Date(0) }, INVALID],
+    ['a Map', { ...SUBMIT, extra: new Map() }, INVALID],
+    ['undefined in an array', { ...SUBMIT, extra: [1, undefined] }, INVALID],
+    ['a hole in an array', { ...SUBMIT, extra: [1, , 3] }, INVALID], // eslint-disable-line no-sparse-arrays
+    ['a lone surrogate', { ...SUBMIT, payload: { input: '\ud800' } }, INVALID],
+    ['a cycle', cycle, INVALID],
+    ['a proxy that throws', new Proxy({ ...SUBMIT }, { ownKeys() { throw new Error(SECRET); } }), INVALID],
+    ['a revoked proxy', (() => { const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy; })(), INVALID],
+  ];
+  for (const [name, input, expected] of cases) checkDecode(name, input, expected);
+
+  const deep = { ...SUBMIT };
+  let at = deep;
+  for (let i = 0; i < 200; i += 1) at = at.extra = {};
+  checkDecode('nesting beyond 128 levels', deep, INVALID);
+});
+
+test('decodeTurnEvent never runs a getter of its input, nor quotes what one throws', () => {
+  const input = { ...SUBMIT };
+  const probe = hostileGetter(input, 'payload');
+  checkDecode('an accessor property', input, INVALID);
+  assert.equal(probe.called, false, 'the getter ran');
+  assert.throws(() => encodeTurnEvent(input), (error) => !String(error.message).includes(SECRET));
+  assert.equal(probe.called, false);
+});
+
+test('createTurnSnapshotCursor: { apply(input) -> boolean, getSnapshot() } with deep-frozen accepted state', () => {
+  const cursor = createTurnSnapshotCursor('s1');
+  assert.equal(cursor.getSnapshot(), undefined);
+  const steps = [
+    ['the first snapshot, whatever its sequence', snapshot(5), true],
+    ['the same sequence again', snapshot(5), false],
+    ['an older one', snapshot(4), false],
+    ['another session', snapshot(9, { sessionId: 's2' }), false],
+    ['a diagnostic', { ...SUBMIT, event: 'server.turn.diagnostic', sequence: 99, payload: { version: 1, code: 'SESSION_BUSY', message: 'busy', retryable: true } }, false],
+    ['a submit', { ...SUBMIT, sequence: 99 }, false],
+    ['undecodable text', '{', false],
+    ['a non-JSON value', snapshot(50, { extra: () => 1 }), false],
+    ['a newer one, as NDJSON text', JSON.stringify(snapshot(7)), true],
+  ];
+  for (const [name, input, accepted] of steps) assert.equal(cursor.apply(input), accepted, name);
+  const accepted = cursor.getSnapshot();
+  assert.equal(accepted.sequence, 7);
+  assert.equal(cursor.getSnapshot(), accepted, 'the same object until the next accept');
+  for (const part of [accepted, accepted.payload, accepted.payload.messages, accepted.payload.messages[0], accepted.payload.usage]) {
+    assert.ok(Object.isFrozen(part), 'accepted state is frozen all the way down');
+  }
+  assert.throws(() => { accepted.payload.messages[0].content = 'changed'; }, TypeError);
+  assert.throws(() => createTurnSnapshotCursor(`${SECRET} x`), (e) => e instanceof Error && !e.message.includes(SECRET));
+});
+
+test('decodeSessionSnapshot: { ok: true, snapshot } or { ok: false, diagnostic } with the reference messages', () => {
+  const v1 = {
+    protocol: 'agentskit.chat.session', version: 1, sessionId: 's1', definitionId: 'demo', definitionRevision: 1,
+    updatedAt: '2026-07-11T03:00:00.000Z', cursor: 3, confirmations: [],
+  };
+  const { protocol: _protocol, ...v0 } = { ...v1, version: 0 };
+  const fail = (code, message) => ({ ok: false, diagnostic: { code, message, retryable: false } });
+  const cases = [
+    ['JSON text', JSON.stringify(v1), { ok: true, snapshot: v1 }],
+    ['an object', v1, { ok: true, snapshot: v1 }],
+    ['v0 is migrated', v0, { ok: true, snapshot: v1 }],
+    ['text that is not JSON', '{', fail('SESSION_INVALID_SNAPSHOT', 'Session snapshot is not valid JSON.')],
+    ['version 7', { ...v1, version: 7 }, fail('SESSION_UNSUPPORTED_VERSION', 'Session snapshot uses an unsupported version.')],
+    ['a missing cursor', { ...v1, cursor: undefined }, fail('SESSION_INVALID_SNAPSHOT', 'Session snapshot payload is invalid.')],
+    ['a function inside (refused, not dropped)', { ...v1, extra: () => SECRET }, fail('SESSION_INVALID_SNAPSHOT', 'Session snapshot payload is invalid.')],
+    ['a foreign id is not quoted', { ...v1, sessionId: SECRET + ' !' }, fail('SESSION_INVALID_SNAPSHOT', 'Session snapshot payload is invalid.')],
+  ];
+  for (const [name, input, expected] of cases) assert.deepEqual(decodeSessionSnapshot(input), expected, name);
+});
+
+/** A CAS store over a Map that records every save; `conflict()` makes the next save lose. */
+function recordingStore(initial) {
+  const rows = new Map(initial ? [[initial.sessionId, JSON.stringify(initial)]] : []);
+  const saves = [];
+  let loseNext = false;
+  return {
+    saves,
+    conflict() { loseNext = true; },
+    row: (id) => (rows.has(id) ? JSON.parse(rows.get(id)) : undefined),
+    async load(id) { return rows.has(id) ? JSON.parse(rows.get(id)) : null; },
+    async save(snapshot, expectedCursor) {
+      saves.push({ cursor: snapshot.cursor, expectedCursor });
+      const current = rows.has(snapshot.sessionId) ? JSON.parse(rows.get(snapshot.sessionId)) : undefined;
+      const ok = !loseNext && (expectedCursor === undefined ? current === undefined : current?.cursor === expectedCursor);
+      loseNext = false;
+      if (ok) rows.set(snapshot.sessionId, JSON.stringify(snapshot));
+      return ok;
+    },
+  };
+}
+
+const DEFINITION = { id: 'demo', chat: { adapter: { createSource() {} } } };
+const clock = (ms) => () => new Date(ms);
+
+test('resumeChatSession(definition, { sessionId, storage, now }) -> a ChatSession: claim, replay, busy, release by CAS', async () => {
+  const store = recordingStore();
+  const session = await resumeChatSession(DEFINITION, { sessionId: 's1', storage: store, now: clock(1_000) });
+  assert.deepEqual([session.sessionId, session.definitionId, session.definitionRevision, session.getCursor()], ['s1', 'demo', 1, 0]);
+  assert.equal(session.chat, DEFINITION.chat);
+  assert.equal(session.getConversationSnapshot(), undefined);
+
+  assert.equal(await session.claimTurn('t1', 45_000), true);
+  assert.deepEqual(store.row('s1').activeTurn, { turnId: 't1', expiresAt: 46_000 });
+  assert.equal(store.row('s1').updatedAt, '1970-01-01T00:00:01.000Z');
+  assert.equal(await session.claimTurn('t2', 45_000), false, 'another turn holds the lease');
+  await session.releaseTurn('t2', 'completed'); // not the holder: nothing happens
+  await session.releaseTurn('t1', 'completed');
+  assert.equal(store.row('s1').activeTurn, undefined);
+  assert.deepEqual(store.row('s1').terminalTurns, [{ turnId: 't1', outcome: 'completed' }]);
+  assert.equal(await session.claimTurn('t1', 45_000), false, 'a finished turn never runs again');
+  await session.persist();
+  assert.deepEqual(store.saves, [
+    { cursor: 1, expectedCursor: undefined }, // the first save creates the record
+    { cursor: 2, expectedCursor: 1 },
+    { cursor: 3, expectedCursor: 2 },
+  ]);
+  assert.equal(session.getCursor(), 3);
+
+  const again = await resumeChatSession(DEFINITION, { sessionId: 's1', storage: store, now: clock(2_000) });
+  assert.equal(again.getCursor(), 3, 'a second client resumes from the stored cursor');
+});
+
+test('ChatSession: a lost compare-and-set rejects with SessionConflictError and commits nothing', async () => {
+  const store = recordingStore();
+  const a = await resumeChatSession(DEFINITION, { sessionId: 's1', storage: store });
+  const b = await resumeChatSession(DEFINITION, { sessionId: 's1', storage: store });
+  const claims = await Promise.allSettled([a.claimTurn('ta', 45_000), b.claimTurn('tb', 45_000)]);
+  assert.deepEqual(claims.map((c) => c.status), ['fulfilled', 'rejected'], 'both created the record; one won');
+  assert.equal(claims[1].reason.name, 'SessionConflictError');
+  assert.equal(claims[1].reason.message, 'Session snapshot changed in another client.');
+  assert.equal(b.getCursor(), 0, 'the loser committed nothing');
+  assert.equal(store.row('s1').activeTurn.turnId, 'ta');
+
+  store.conflict();
+  await assert.rejects(a.persist(), { name: 'SessionConflictError' });
+  assert.equal(a.getCursor(), 1);
+  await a.persist(); // the queue goes on after a failure
+  assert.equal(a.getCursor(), 2);
+});
+
+test('resumeChatSession rejects bad input with a ConfigError (AK_CONFIG_INVALID) and the reference texts', async () => {
+  const stored = {
+    protocol: 'agentskit.chat.session', version: 1, sessionId: 's1', definitionId: 'demo', definitionRevision: 1,
+    updatedAt: '2026-07-11T03:00:00.000Z', cursor: 3, confirmations: [],
+  };
+  const cases = [
+    ['a corrupt record', DEFINITION, { sessionId: 's1', storage: recordingStore({ ...stored, cursor: -1 }) }, 'Session snapshot payload is invalid.'],
+    ['another definition', { ...DEFINITION, id: 'other' }, { sessionId: 's1', storage: recordingStore(stored) }, 'Session snapshot is incompatible with this chat definition.'],
+    ['another revision', { ...DEFINITION, revision: 2 }, { sessionId: 's1', storage: recordingStore(stored) }, 'Session snapshot is incompatible with this chat definition.'],
+    ['a session id that is not a SafeId', DEFINITION, { sessionId: `${SECRET} x`, storage: recordingStore() }, 'Chat session identity is invalid.'],
+    ['a revision of 0', { ...DEFINITION, revision: 0 }, { sessionId: 's1', storage: recordingStore() }, 'Chat definition revision is invalid.'],
+  ];
+  for (const [name, definition, options, message] of cases) {
+    await assert.rejects(resumeChatSession(definition, options), { name: 'ConfigError', code: 'AK_CONFIG_INVALID', message }, name);
+  }
+  const session = await resumeChatSession(DEFINITION, { sessionId: 's1', storage: recordingStore() });
+  await assert.rejects(session.claimTurn('bad id', 45_000), { code: 'AK_CONFIG_INVALID', message: 'Turn claim is invalid.' });
+  await assert.rejects(session.claimTurn('t1', 0), { code: 'AK_CONFIG_INVALID', message: 'Turn claim is invalid.' });
+});
+
+test('createSnapshotEvent builds a canonical snapshot (Date createdAt, retry/edit/regenerate lineage); snapshotMessages reads it back', () => {
+  const at = new Date('2026-07-11T03:00:00.000Z');
+  const base = {
+    eventId: 'e2', sessionId: 's1', turnId: 't2', sequence: 12, emittedAt: '2026-07-11T03:00:01.000Z',
+    messages: [{ ...MESSAGE, createdAt: at }], status: 'complete', usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 },
+  };
+  for (const operation of ['retry', 'edit', 'regenerate']) {
+    const lineage = { operation, parentTurnId: 't1', sourceMessageId: 'm1' };
+    const event = createSnapshotEvent({ ...base, lineage });
+    assert.deepEqual(event, {
+      protocol: 'agentskit.chat.turn', version: 1, eventId: 'e2', sessionId: 's1', turnId: 't2', sequence: 12,
+      emittedAt: '2026-07-11T03:00:01.000Z', event: 'server.turn.snapshot',
+      payload: { messages: [MESSAGE], status: 'complete', usage: base.usage, lineage },
+    });
+    assert.equal(decodeTurnEvent(event).ok, true);
+  }
+  const error = { version: 1, code: 'CHAT_TURN_FAILED', message: 'The chat turn failed.', retryable: true };
+  assert.deepEqual(createSnapshotEvent({ ...base, status: 'error', error }).payload.error, error);
+  assert.throws(() => createSnapshotEvent({ ...base, lineage: { operation: 'retry', parentTurnId: 't1' } }), /createSnapshotEvent: .*sourceMessageId/);
+  assert.throws(() => createSnapshotEvent({ ...base, status: 'done' }), /createSnapshotEvent: .*status/);
+  assert.throws(() => createSnapshotEvent({ ...base, messages: [{ ...MESSAGE, createdAt: new Date(NaN) }] }), /createSnapshotEvent/);
+
+  const messages = snapshotMessages(createSnapshotEvent(base));
+  assert.equal(messages.length, 1);
+  assert.ok(messages[0].createdAt instanceof Date);
+  assert.equal(messages[0].createdAt.toISOString(), MESSAGE.createdAt);
+  assert.equal(messages[0].content, 'hello');
+  assert.throws(() => snapshotMessages(SUBMIT), /snapshotMessages: event must be a server.turn.snapshot/);
+  assert.throws(() => snapshotMessages({ ...snapshot(1), payload: {} }), /snapshotMessages/);
+});
+
+test('the in-memory session storage is a SessionStorage a ChatSession can use', async () => {
+  const storage = createMemorySessionStorage();
+  const session = await resumeChatSession(DEFINITION, { sessionId: 'mem', storage });
+  assert.equal(await session.claimTurn('t1', 1_000), true);
+  const stored = decodeSessionSnapshot(await storage.load('mem'));
+  assert.equal(stored.ok, true);
+  assert.equal(stored.snapshot.activeTurn.turnId, 't1');
+});
