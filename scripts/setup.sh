@@ -31,6 +31,16 @@ if [ "$have" != "$want" ] || [ "$have_runner" != "$want" ]; then
 fi
 command -v wasm-bindgen >/dev/null || die "wasm-bindgen is installed but not on PATH: add ~/.cargo/bin to PATH."
 
+# 2b. wasm-pack, which `npm test` runs the wasm-bindgen tests with (Node and headless Chromium).
+#     scripts/test.sh passes `--mode no-install` (use the wasm-bindgen CLI above, never download
+#     one) and `--chromedriver /usr/bin/chromedriver` (Debian's, step 4).
+want_wasm_pack=0.15.1
+have_wasm_pack="$(wasm-pack --version 2>/dev/null | awk '{print $2}' || true)"
+if [ "$have_wasm_pack" != "$want_wasm_pack" ]; then
+  say "installing wasm-pack $want_wasm_pack (found '${have_wasm_pack:-none}'; takes ~3 min cold)"
+  cargo install wasm-pack --version "=$want_wasm_pack" --locked || die "cargo install wasm-pack =$want_wasm_pack failed."
+fi
+
 # npm_locked DIR: installs DIR's locked npm dependencies, when its lockfile changed since the last
 # install there (the lockfile's hash is kept in node_modules/, so a cached node_modules is reused).
 npm_locked() {
@@ -70,4 +80,4 @@ for example in examples/*/; do
   [ -f "$example/package-lock.json" ] && npm_locked "${example%/}"
 done
 
-say "ready (wasm-bindgen $want, node $(node --version), $(/usr/bin/chromium --version 2>/dev/null | head -1))"
+say "ready (wasm-bindgen $want, wasm-pack $want_wasm_pack, node $(node --version), $(/usr/bin/chromium --version 2>/dev/null | head -1))"

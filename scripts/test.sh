@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: everything CI runs, in order, failing on the first broken step.
 #   1. setup (toolchain, npm deps, Chromium)   2. cargo test on the host
-#   3. build pkg/                              4. wasm-bindgen tests in Node and headless Chromium
+#   3. build pkg/ and pkg-worker/, size report    4. wasm-pack test (Node and headless Chromium)
 #   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
 #   6. the example apps (tests/examples/: Next.js edge, SvelteKit on Cloudflare)
 #   7. node --test tests/workerd/ (the demo Worker)  8. the Durable Streams conformance suite
@@ -25,15 +25,16 @@ step "cargo test (host)"
 cargo test
 cargo test --features cloudflare --lib cloudflare:: # src/cloudflare (feature-gated)
 
-step "build pkg/"
+step "build pkg/ (npm) and pkg-worker/ (demo Worker), and their sizes"
 bash scripts/build.sh
 node scripts/size.mjs
 
-step "wasm-bindgen tests (Node and headless Chromium)"
-# The runner picks Node or the browser per test file; chromedriver drives Debian's Chromium.
-CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-CHROMEDRIVER=/usr/bin/chromedriver \
-  cargo test --target wasm32-unknown-unknown --test wasm_node --test wasm_browser --test wasm_panic
+step "wasm-pack test --node --headless --chrome (the wasm-bindgen tests in Node and headless Chromium)"
+# --mode no-install: the wasm-bindgen CLI from scripts/setup.sh, never a download. Each test file
+# runs where it is configured to (wasm_browser in Chromium, the others in Node); host-only test
+# files compile to nothing for wasm32.
+wasm-pack test --mode no-install --node --headless --chrome --chromedriver /usr/bin/chromedriver \
+  -- --test wasm_node --test wasm_browser --test wasm_panic
 
 step "node --test tests/js/"
 node --test tests/js/

@@ -53,7 +53,11 @@ fn chunks_translate_as_the_table_says() {
             json!({ "type": "usage", "usage": { "promptTokens": 3, "completionTokens": 4, "totalTokens": 7 } }),
             json!({ "type": "done" }),
         ],
-        Ok(vec![text("Hel"), text("lo"), finish(FinishReason::Stop, Some(usage))]),
+        Ok(vec![
+            text("Hel"),
+            text("lo"),
+            finish(FinishReason::Stop, Some(usage)),
+        ]),
     );
     check(
         "no done: the end of the stream finishes",
@@ -86,7 +90,11 @@ fn chunks_translate_as_the_table_says() {
     );
     check(
         "nothing after done is read",
-        &[json!({ "type": "done" }), json!({ "type": "text", "content": "late" }), json!(42)],
+        &[
+            json!({ "type": "done" }),
+            json!({ "type": "text", "content": "late" }),
+            json!(42),
+        ],
         Ok(vec![finish(FinishReason::Stop, None)]),
     );
 }
@@ -106,7 +114,11 @@ fn bad_chunks_fail_the_call_without_quoting_them() {
     for chunk in cases {
         let error = run(&[json!({ "type": "text", "content": "ok" }), chunk.clone()])
             .expect_err(&format!("{chunk} must fail"));
-        assert!(!error.message().contains(secret), "{chunk}: {}", error.message());
+        assert!(
+            !error.message().contains(secret),
+            "{chunk}: {}",
+            error.message()
+        );
     }
     assert_eq!(
         run(&[json!({ "type": "error", "content": "upstream said no" })]),

@@ -186,11 +186,10 @@ impl ChatSession {
         ))
     }
 
-    /// `persist(signal?)`: saves the session as it is with cursor + 1.
+    /// `persist(signal?)` -> Promise of `undefined`: saves the session as it is with cursor + 1.
     pub fn persist(&self, signal: JsValue) -> Promise {
-        self.enqueue(signal, |envelope, now| {
-            Ok(Some(advance_cursor(envelope, now)?))
-        })
+        let decide = |envelope: &SessionEnvelope, now| Ok(Some(advance_cursor(envelope, now)?));
+        self.enqueue(signal, decide, Resolve::Nothing)
     }
 
     /// `claimTurn(turnId, leaseMs, signal?)` -> Promise of `true` when this turn now holds the
@@ -205,12 +204,13 @@ impl ChatSession {
         let (Some(turn_id), Some(lease_ms)) = (turn_id, lease_ms) else {
             return Promise::reject(&config_error(CLAIM_INVALID));
         };
-        self.enqueue(signal, move |envelope, now| {
-            match claim_turn(envelope, &turn_id, now, lease_ms)? {
-                ClaimDecision::Claimed(next) => Ok(Some(next)),
-                ClaimDecision::Busy { .. } | ClaimDecision::Replayed { .. } => Ok(None),
-            }
-        })
+        let decide = move |envelope: &SessionEnvelope, now| match claim_turn(
+            envelope, &turn_id, now, lease_ms,
+        )? {
+            ClaimDecision::Claimed(next) => Ok(Some(next)),
+            ClaimDecision::Busy { .. } | ClaimDecision::Replayed { .. } => Ok(None),
+        };
+        self.enqueue(signal, decide, Resolve::Saved)
     }
 
     /// `releaseTurn(turnId, outcome, signal?)`: ends the turn that holds the lease with
@@ -223,7 +223,7 @@ impl ChatSession {
             _ => return Promise::reject(&config_error("Turn outcome is invalid.")),
         };
         let turn_id = turn_id.as_string().unwrap_or_default();
-        self.enqueue(signal, move |envelope, now| {
+        let decide = move |envelope: &SessionEnvelope, now| {
             let holds = envelope
                 .active_turn
                 .as_ref()
@@ -233,18 +233,27 @@ impl ChatSession {
             } else {
                 None
             })
-        })
+        };
+        self.enqueue(signal, decide, Resolve::Nothing)
     }
 }
 
 /// What a queued job decided: the envelope to save, or `None` for "nothing to save".
 type Decide = Result<Option<SessionEnvelope>, session::LeaseError>;
 
+/// What a job's promise resolves to.
+#[derive(Clone, Copy)]
+enum Resolve {
+    /// Whether something was saved (`claimTurn`).
+    Saved,
+    /// `undefined` (`persist`, `releaseTurn`).
+    Nothing,
+}
+
 impl ChatSession {
     /// Runs `decide` after every earlier job settled, against the committed envelope; saves and
-    /// commits its envelope. Resolves `true` when something was saved, `false` when `decide`
-    /// returned nothing (for `persist` and `releaseTurn` the value is ignored by callers).
-    fn enqueue<F>(&self, signal: JsValue, decide: F) -> Promise
+    /// commits its envelope. Resolves as `resolve` says.
+    fn enqueue<F>(&self, signal: JsValue, decide: F, resolve: Resolve) -> Promise
     where
         F: FnOnce(&SessionEnvelope, u64) -> Decide + 'static,
     {
@@ -254,7 +263,11 @@ impl ChatSession {
             if let Some(previous) = previous {
                 let _ = JsFuture::from(previous).await; // its failure is its caller's
             }
-            shared.run(signal, decide).await.map(JsValue::from)
+            let saved = shared.run(signal, decide).await?;
+            Ok(match resolve {
+                Resolve::Saved => JsValue::from(saved),
+                Resolve::Nothing => JsValue::UNDEFINED,
+            })
         });
         // Awaiting it is the next job's first step, and a failure there is ignored: the queue
         // keeps going after a failed job (its caller got the rejection).

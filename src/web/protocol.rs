@@ -13,12 +13,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::chat::js::set;
-use super::convert::{from_json, js_error};
+use super::convert::{from_json, js_error, messages_with_dates};
 use super::strict_json::{to_json_strict, to_json_strict_with_dates};
 use crate::core::protocol::{
     decode_turn_event as decode_value, decode_turn_event_text, encode_turn_event as encode,
-    messages_to_value, DecodeDiagnostic, EventBody, TurnEvent, TurnSnapshotCursor as CoreCursor,
-    TURN_PROTOCOL, TURN_PROTOCOL_VERSION,
+    DecodeDiagnostic, EventBody, TurnEvent, TurnSnapshotCursor as CoreCursor, TURN_PROTOCOL,
+    TURN_PROTOCOL_VERSION,
 };
 
 /// `decodeTurnEvent(input)`: JSON text or a value -> `{ ok: true, event }` or
@@ -140,14 +140,7 @@ pub fn snapshot_messages(event: JsValue) -> Result<JsValue, JsValue> {
     let EventBody::Snapshot(snapshot) = event.body else {
         return Err(fail("event must be a server.turn.snapshot"));
     };
-    let messages = from_json(&messages_to_value(&snapshot.messages));
-    let array = js_sys::Array::from(&messages);
-    for message in array.iter() {
-        let created_at = super::chat::js::get(&message, "createdAt");
-        let date = js_sys::Date::new(&created_at); // canonical ISO text: always a valid date
-        let _ = js_sys::Reflect::set(&message, &"createdAt".into(), &date);
-    }
-    Ok(array.into())
+    Ok(messages_with_dates(&snapshot.messages))
 }
 
 /// Decodes JSON text with the text decoder, any other value through the strict conversion.

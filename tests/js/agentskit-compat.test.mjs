@@ -273,3 +273,144 @@ test('the in-memory session storage is a SessionStorage a ChatSession can use', 
   assert.equal(stored.ok, true);
   assert.equal(stored.snapshot.activeTurn.turnId, 't1');
 });
+
+// ---- createChatHandler with AgentsKit-shaped definitions and adapters
+
+/**
+ * An AgentsKit adapter (`createSource(request) -> { stream(), abort() }`) that streams the
+ * chunk lists of `script` (one list per model call) and records what it was asked and told.
+ */
+function scriptedAdapter(script, { delayMs = 0 } = {}) {
+  const log = { requests: [], aborted: 0, finished: 0 };
+  let call = 0;
+  const adapter = {
+    createSource(request) {
+      log.requests.push(request);
+      const chunks = script[Math.min(call, script.length - 1)];
+      call += 1;
+      let aborted = false;
+      return {
+        async *stream() {
+          try {
+            for (const chunk of chunks) {
+              if (aborted) return;
+              if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
+              yield chunk;
+            }
+          } finally {
+            log.finished += 1;
+          }
+        },
+        abort() { aborted = true; log.aborted += 1; },
+      };
+    },
+  };
+  return { adapter, log };
+}
+
+/** An AgentsKit ChatMemory: messages with `Date` timestamps in and out. */
+function agentskitMemory(initial = []) {
+  const memory = {
+    messages: initial,
+    saved: [],
+    async load() { return memory.messages; },
+    async save(messages) { memory.saved.push(messages); memory.messages = messages; },
+  };
+  return memory;
+}
+
+async function turn(handler, { sessionId = 'ak', turnId = 't1', input = 'hello', signal } = {}) {
+  const response = await handler(new Request('http://127.0.0.1/api/chat', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...SUBMIT, sessionId, turnId, payload: { input } }),
+    signal,
+  }));
+  return response;
+}
+
+const lines = async (response) => (await response.text()).trimEnd().split('\n').map((l) => JSON.parse(l));
+
+test('createChatHandler runs an AgentsKit definition { id, chat: { adapter, memory } } unchanged', async () => {
+  const { adapter, log } = scriptedAdapter([[
+    { type: 'text', content: 'Hello ' },
+    { type: 'reasoning', content: 'not shown' },
+    { type: 'text', content: 'from AgentsKit' },
+    { type: 'usage', usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5 } },
+    { type: 'done' },
+  ]]);
+  const earlier = [{ id: 'm0', role: 'system', content: 'be brief', status: 'complete', createdAt: new Date('2026-07-11T02:00:00.000Z') }];
+  const memory = agentskitMemory(earlier);
+  const definition = { id: 'support', chat: { adapter, memory } };
+  const handler = pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => createMemorySessionStorage() });
+
+  const response = await turn(handler);
+  assert.equal(response.status, 200);
+  const last = (await lines(response)).at(-1).payload;
+  assert.equal(last.status, 'complete');
+  assert.deepEqual(last.messages.map((m) => [m.role, m.content]), [['system', 'be brief'], ['user', 'hello'], ['assistant', 'Hello from AgentsKit']]);
+  assert.deepEqual(last.usage, { promptTokens: 3, completionTokens: 2, totalTokens: 5 });
+
+  // The adapter got AgentsKit's AdapterRequest: Messages with Date timestamps, context.tools.
+  const [request] = log.requests;
+  assert.deepEqual(request.messages.map((m) => m.content), ['be brief', 'hello']);
+  assert.ok(request.messages.every((m) => m.createdAt instanceof Date));
+  assert.deepEqual(request.context, { tools: [] });
+  assert.equal(log.finished, 1);
+  // The memory got AgentsKit Messages back.
+  const saved = memory.saved.at(-1);
+  assert.deepEqual(saved.map((m) => m.content), ['be brief', 'hello', 'Hello from AgentsKit']);
+  assert.ok(saved.every((m) => m.createdAt instanceof Date));
+  assert.equal(saved[0].createdAt.toISOString(), '2026-07-11T02:00:00.000Z');
+});
+
+test('an AgentsKit adapter\'s tool_call chunks run the definition\'s tools, then the model answers', async () => {
+  const { adapter, log } = scriptedAdapter([
+    [{ type: 'tool_call', toolCall: { id: 'call-1', name: 'lookup', args: '{"query":"cats"}' } }, { type: 'done' }],
+    [{ type: 'text', content: 'found it' }, { type: 'done' }],
+  ]);
+  const lookup = {
+    name: 'lookup', description: 'Looks a thing up', parameters: { type: 'object', properties: { query: { type: 'string' } } },
+    execute: async ({ query }) => `result for ${query}`,
+  };
+  const definition = { id: 'tools', chat: { adapter, memory: agentskitMemory(), tools: [lookup] } };
+  const handler = pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => createMemorySessionStorage() });
+  const last = (await lines(await turn(handler, { input: 'find cats' }))).at(-1).payload;
+  const calls = last.messages.flatMap((m) => m.toolCalls ?? []);
+  assert.deepEqual(calls.map((c) => [c.name, c.args, c.status, c.result]), [['lookup', { query: 'cats' }, 'complete', 'result for cats']]);
+  assert.equal(last.messages.at(-1).content, 'found it');
+  assert.equal(log.requests.length, 2, 'the tool result went back to the model');
+  assert.deepEqual(log.requests[0].context.tools, [{ name: 'lookup', description: 'Looks a thing up', schema: lookup.parameters, requiresConfirmation: false }]);
+});
+
+test('a client abort calls the AgentsKit source\'s abort() and ends its generator', async () => {
+  const endless = Array.from({ length: 10_000 }, (_, i) => ({ type: 'text', content: `w${i} ` }));
+  const { adapter, log } = scriptedAdapter([endless], { delayMs: 2 });
+  const memory = agentskitMemory();
+  const definition = { id: 'stop', chat: { adapter, memory } };
+  const handler = pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => createMemorySessionStorage() });
+  const controller = new AbortController();
+  const response = await turn(handler, { signal: controller.signal });
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  for (let seen = ''; !seen.includes('w0 w1 '); ) seen += decoder.decode((await reader.read()).value, { stream: true });
+  controller.abort();
+  await reader.read().catch(() => undefined);
+  // The generator is suspended in its own await when return() comes: its finally runs once that settles.
+  for (let i = 0; i < 200 && (memory.saved.length === 0 || log.finished === 0); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(log.aborted, 1, 'abort() was called once');
+  assert.equal(log.finished, 1, `the generator's finally ran: ${JSON.stringify({ ...log, requests: log.requests.length, saved: memory.saved.length })}`);
+  assert.ok(memory.saved.at(-1).at(-1).content.startsWith('w0 '), 'the partial answer was saved');
+});
+
+test('an AgentsKit error chunk fails the turn with the safe diagnostic, never the provider\'s text', async () => {
+  const { adapter } = scriptedAdapter([[{ type: 'text', content: 'par' }, { type: 'error', content: SECRET }]]);
+  const definition = { id: 'fails', chat: { adapter, memory: agentskitMemory() } };
+  const handler = pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => createMemorySessionStorage() });
+  const response = await turn(handler);
+  const text = await response.text();
+  assert.ok(!text.includes(SECRET));
+  const last = text.trimEnd().split('\n').map((l) => JSON.parse(l)).at(-1).payload;
+  assert.equal(last.status, 'error');
+  assert.equal(last.error.code, 'CHAT_TURN_FAILED');
+});

@@ -72,9 +72,7 @@ impl AgentsKitStream {
             Some("done") => Ok(self.end()),
             Some("error") => Err(AgentsKitChunkError::Reported),
             Some(_) => Ok(None),
-            None => Err(AgentsKitChunkError::Invalid(
-                "a chunk needs a string type",
-            )),
+            None => Err(AgentsKitChunkError::Invalid("a chunk needs a string type")),
         }
     }
 
@@ -99,8 +97,15 @@ impl AgentsKitStream {
         const BAD: AgentsKitChunkError = AgentsKitChunkError::Invalid(
             "a tool_call chunk needs toolCall { id, name, args? } with non-empty strings",
         );
-        let call = chunk.get("toolCall").and_then(Value::as_object).ok_or(BAD)?;
-        let text = |key: &str| call.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let call = chunk
+            .get("toolCall")
+            .and_then(Value::as_object)
+            .ok_or(BAD)?;
+        let text = |key: &str| {
+            call.get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
         let (Some(id), Some(name)) = (text("id"), text("name")) else {
             return Err(BAD);
         };

@@ -4,7 +4,8 @@
 //!
 //! Loaded messages are validated through the wire decoder (`decode_messages`): a store that
 //! hands back something that is not a valid message array is a `PortError`, never a half-read
-//! conversation. Saved messages are their canonical JSON projection, as plain objects.
+//! conversation. Saved messages are their canonical JSON projection, as plain objects; for an
+//! AgentsKit memory (`with_dates`) `createdAt` is a `Date`, as AgentsKit's `Message` has it.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -20,24 +21,35 @@ use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
 use crate::ports::{LocalFuture, PortError};
 use crate::web::chat::js::resolve;
-use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::convert::{from_json, js_error, messages_with_dates, to_json};
 
 /// A host object implementing chat memory, plus the signal handed to each of its calls.
 pub struct JsChatMemory {
     inner: LoadSave,
+    /// Save messages with `createdAt` as a `Date` (an AgentsKit `ChatMemory`).
+    dates: bool,
 }
 
 impl JsChatMemory {
     /// Wraps `host` after checking that `load` and `save` are functions. `signal` is passed as
     /// `{ signal }` to every call.
     pub fn from_js(host: &JsValue, signal: Option<AbortSignal>) -> Result<Self, String> {
-        LoadSave::from_js(host, "memory", signal).map(|inner| Self { inner })
+        LoadSave::from_js(host, "memory", signal).map(|inner| Self {
+            inner,
+            dates: false,
+        })
+    }
+
+    /// The same memory, handing `save` AgentsKit `Message`s (`createdAt` a `Date`) when `dates`.
+    pub fn with_dates(self, dates: bool) -> Self {
+        Self { dates, ..self }
     }
 
     /// The same memory with another signal (one definition serves many turns).
     pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
         Self {
             inner: self.inner.with_signal(signal),
+            dates: self.dates,
         }
     }
 
@@ -68,8 +80,12 @@ impl ChatMemory for JsChatMemory {
 
     fn save<'a>(&'a self, messages: &'a [Message]) -> LocalFuture<'a, Result<(), PortError>> {
         Box::pin(async move {
-            let args =
-                js_sys::Array::of2(&from_json(&messages_to_value(messages)), &self.options());
+            let messages = if self.dates {
+                messages_with_dates(messages)
+            } else {
+                from_json(&messages_to_value(messages))
+            };
+            let args = js_sys::Array::of2(&messages, &self.options());
             resolve(self.inner.save.apply(&self.inner.host, &args))
                 .await
                 .map(|_| ())

@@ -157,7 +157,7 @@ impl Drop for JsModelStream {
 }
 
 /// `value[Symbol.asyncIterator]()`, else `value[Symbol.iterator]()`.
-fn iterator_of(value: &JsValue) -> Option<JsValue> {
+pub(super) fn iterator_of(value: &JsValue) -> Option<JsValue> {
     if !value.is_object() {
         return None;
     }
