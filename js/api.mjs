@@ -16,6 +16,18 @@ export {
   MemorySessionStorage,
 } from '../pkg/turnkeep.js';
 
+// Component frames and the ordered assistant content envelope (AgentsKit Chat's protocol package).
+export {
+  decodeComponentFrame,
+  isComponentFrameCandidate,
+  createSelectionEvent,
+  createInteractionEvent,
+  createAssistantContentEncoder,
+  decodeAssistantContent,
+  isAssistantContentCandidate,
+} from '../pkg/turnkeep.js';
+export * from './protocol.mjs';
+
 // The chat handler (Rust, over Web Request/Response/ReadableStream).
 export { createChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
 

@@ -168,6 +168,97 @@ export function createSnapshotEvent(options: CreateSnapshotEventOptions): TurnSn
 /** The messages of a valid snapshot event, as AgentsKit Messages. Throws for anything else. */
 export function snapshotMessages(event: unknown): ChatMessage[];
 
+// ---- Component frames and the assistant content envelope (AgentsKit Chat's protocol package) ----
+
+export const TURN_PROTOCOL: 'agentskit.chat.turn';
+export const TURN_PROTOCOL_VERSION: 1;
+export const SESSION_PROTOCOL: 'agentskit.chat.session';
+export const SESSION_PROTOCOL_VERSION: 1;
+export const COMPONENT_PROTOCOL: 'agentskit.chat.component';
+export const COMPONENT_PROTOCOL_VERSION: 1;
+export const ASSISTANT_CONTENT_PROTOCOL: 'agentskit.chat.content';
+export const ASSISTANT_CONTENT_PROTOCOL_VERSION: 1;
+/** `\u001e` + `agentskit.chat.content/1` + `\n`: the header of a version 1 envelope. */
+export const ASSISTANT_CONTENT_PREFIX: string;
+/** UTF-8 bytes of a whole envelope. */
+export const ASSISTANT_CONTENT_MAX_BYTES: 262144;
+export const ASSISTANT_CONTENT_MAX_RECORDS: 512;
+
+export interface ComponentRenderFrame {
+  protocol: 'agentskit.chat.component';
+  version: 1;
+  type: 'render';
+  /** `^[a-z][a-z0-9-]{0,63}$` */
+  componentKey: string;
+  instanceId: SafeId;
+  /** Bounded JSON: at most 1000 values, depth 20, strings of 16384 UTF-16 units. */
+  props: unknown;
+  fallback: { kind: string; summary: string };
+}
+
+export interface ComponentSelectionEvent {
+  protocol: 'agentskit.chat.component';
+  version: 1;
+  type: 'select';
+  componentKey: string;
+  instanceId: SafeId;
+  choiceId: SafeId;
+}
+
+export interface ComponentInteractionEvent {
+  protocol: 'agentskit.chat.component';
+  version: 1;
+  type: 'interact';
+  componentKey: string;
+  instanceId: SafeId;
+  /** `^[a-z][a-z0-9-]{0,63}$` */
+  event: string;
+  value?: unknown;
+}
+
+export type DecodeComponentFrameResult =
+  | { ok: true; frame: ComponentRenderFrame }
+  | {
+      ok: false;
+      diagnostic: { code: 'COMPONENT_UNSUPPORTED_VERSION' | 'COMPONENT_UNKNOWN_TYPE' | 'COMPONENT_INVALID_FRAME'; message: string; retryable: false };
+    };
+
+/** A render frame from JSON text or a value, in canonical form. Never throws. */
+export function decodeComponentFrame(input: unknown): DecodeComponentFrameResult;
+/** Whether `input` (text or an object) names the component protocol, valid or not. */
+export function isComponentFrameCandidate(input: unknown): boolean;
+/** Throws an `Error` naming the failing field. */
+export function createSelectionEvent(frame: ComponentRenderFrame, choiceId: SafeId): ComponentSelectionEvent;
+/** Throws an `Error` naming the failing field; `value` must be bounded JSON. */
+export function createInteractionEvent(frame: ComponentRenderFrame, event: string, value?: unknown): ComponentInteractionEvent;
+
+export type AssistantContentPart =
+  | { kind: 'text'; text: string }
+  | { kind: 'component'; frame: ComponentRenderFrame };
+
+export interface AssistantContentEncoder {
+  /** The text to append for `part` (the first part carries the header). Throws naming the failing field. */
+  encode(part: AssistantContentPart): string;
+}
+
+export function createAssistantContentEncoder(): AssistantContentEncoder;
+
+export type DecodeAssistantContentResult =
+  | { ok: true; parts: readonly AssistantContentPart[]; complete: boolean }
+  | {
+      ok: false;
+      diagnostic: {
+        code: 'ASSISTANT_CONTENT_UNSUPPORTED_VERSION' | 'ASSISTANT_CONTENT_INVALID_RECORD' | 'ASSISTANT_CONTENT_LIMIT_EXCEEDED';
+        message: string;
+        retryable: false;
+      };
+    };
+
+/** Reads an envelope, also one still being streamed (`complete: false`). Never throws. */
+export function decodeAssistantContent(input: unknown): DecodeAssistantContentResult;
+/** A string that starts like an envelope (`\u001e`). */
+export function isAssistantContentCandidate(input: unknown): input is string;
+
 export type ConfirmationStatus =
   | 'pending' | 'approving' | 'rejecting' | 'expiring' | 'approved' | 'rejected' | 'expired';
 

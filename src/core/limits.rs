@@ -25,6 +25,18 @@ pub const JS_INPUT_DEPTH_MAX: usize = 128;
 /// Larger stored session envelopes can be passed as JSON text.
 pub const JS_INPUT_NODES_MAX: usize = 100_000;
 
+// ---- Component frames and the assistant content envelope (`agentskit.chat.component` v1,
+// `agentskit.chat.content` v1). `wire`
+/// A component key or an interaction event name: `^[a-z][a-z0-9-]{0,63}$`.
+pub const COMPONENT_NAME_CHARS_MAX: usize = 64;
+pub const COMPONENT_FALLBACK_KIND_CHARS_MAX: usize = 64;
+pub const COMPONENT_FALLBACK_SUMMARY_CHARS_MAX: usize = 4_096;
+/// One text part of an assistant content envelope, in UTF-16 units.
+pub const ASSISTANT_CONTENT_TEXT_UNITS_MAX: usize = 16_384;
+/// A whole assistant content envelope, in UTF-8 bytes.
+pub const ASSISTANT_CONTENT_ENVELOPE_BYTES_MAX: usize = 262_144;
+pub const ASSISTANT_CONTENT_RECORDS_MAX: usize = 512;
+
 // ---- Message record structure (`{version: 1, messages}`), counted over the whole record. `wire`
 pub const MESSAGE_RECORD_NODES_MAX: usize = 10_000;
 pub const MESSAGE_RECORD_DEPTH_MAX: usize = 32;

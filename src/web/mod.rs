@@ -8,6 +8,7 @@
 pub mod adapters;
 mod chat;
 mod chat_session;
+mod components;
 mod convert;
 mod panic;
 mod protocol;
@@ -17,6 +18,11 @@ mod strict_json;
 
 pub use chat::create_chat_handler;
 pub use chat_session::{resume_chat_session, ChatSession};
+pub use components::{
+    create_assistant_content_encoder, create_interaction_event, create_selection_event,
+    decode_assistant_content, decode_component_frame, is_assistant_content_candidate,
+    is_component_frame_candidate, ContentEncoder,
+};
 pub use panic::{install_panic_hook, PANIC_MESSAGE_PREFIX};
 pub use protocol::{
     create_snapshot_event, create_turn_snapshot_cursor, decode_turn_event, encode_turn_event,

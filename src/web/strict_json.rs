@@ -183,6 +183,17 @@ fn data_value(descriptor: &JsValue) -> Result<JsValue, NotJson> {
     Reflect::get(descriptor, &"value".into()).map_err(|_| NotJson)
 }
 
+/// `object[key]` when `object` is an object and `key` an own data property of it; `None` for
+/// anything else (an accessor is not run).
+pub fn own_data_property(object: &JsValue, key: &str) -> Option<JsValue> {
+    if !object.is_object() {
+        return None;
+    }
+    own_data_value(object, &JsValue::from_str(key))
+        .ok()
+        .filter(|v| !v.is_undefined())
+}
+
 /// `object[key]` when `key` is an own data property (absent: `undefined`).
 fn own_data_value(object: &JsValue, key: &JsValue) -> Result<JsValue, NotJson> {
     let object_ref = object.unchecked_ref::<Object>();

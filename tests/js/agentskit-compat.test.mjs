@@ -414,3 +414,81 @@ test('an AgentsKit error chunk fails the turn with the safe diagnostic, never th
   assert.equal(last.status, 'error');
   assert.equal(last.error.code, 'CHAT_TURN_FAILED');
 });
+
+// ---- Component frames and the assistant content envelope
+
+const FRAME = Object.freeze({
+  protocol: 'agentskit.chat.component', version: 1, type: 'render', componentKey: 'choice-list', instanceId: 'c1',
+  props: { choices: [{ id: 'a', label: 'A' }] }, fallback: { kind: 'choices', summary: 'Pick A' },
+});
+
+test('decodeComponentFrame: { ok, frame } or { ok: false, diagnostic } with the reference texts', () => {
+  const fail = (code, message) => ({ ok: false, diagnostic: { code, message, retryable: false } });
+  const invalid = fail('COMPONENT_INVALID_FRAME', 'Component frame payload is invalid.');
+  const cases = [
+    ['a frame', FRAME, { ok: true, frame: FRAME }],
+    ['as text, unknown keys dropped', JSON.stringify({ ...FRAME, extra: 1 }), { ok: true, frame: FRAME }],
+    ['text that is not JSON', '{', fail('COMPONENT_INVALID_FRAME', 'Component frame is not valid JSON.')],
+    ['version 2', { ...FRAME, version: 2 }, fail('COMPONENT_UNSUPPORTED_VERSION', 'Component frame uses an unsupported version.')],
+    ['a select event', { ...FRAME, type: 'select' }, fail('COMPONENT_UNKNOWN_TYPE', 'Component frame type is unknown.')],
+    ['props with a function (refused, not dropped)', { ...FRAME, props: { onClick: () => SECRET } }, invalid],
+    ['a bad key', { ...FRAME, componentKey: SECRET }, invalid],
+  ];
+  for (const [name, input, expected] of cases) assert.deepEqual(pkg.decodeComponentFrame(input), expected, name);
+  assert.equal(pkg.isComponentFrameCandidate({ protocol: pkg.COMPONENT_PROTOCOL, version: 7 }), true);
+  assert.equal(pkg.isComponentFrameCandidate(JSON.stringify(FRAME)), true);
+  assert.equal(pkg.isComponentFrameCandidate('{'), false);
+  assert.equal(pkg.isComponentFrameCandidate([FRAME]), false);
+});
+
+test('createSelectionEvent / createInteractionEvent answer a frame; bad input throws naming the field', () => {
+  assert.deepEqual(pkg.createSelectionEvent(FRAME, 'a'), {
+    protocol: 'agentskit.chat.component', version: 1, type: 'select', componentKey: 'choice-list', instanceId: 'c1', choiceId: 'a',
+  });
+  assert.deepEqual(pkg.createInteractionEvent(FRAME, 'submit', { n: 1 }), {
+    protocol: 'agentskit.chat.component', version: 1, type: 'interact', componentKey: 'choice-list', instanceId: 'c1', event: 'submit', value: { n: 1 },
+  });
+  assert.equal('value' in pkg.createInteractionEvent(FRAME, 'open'), false);
+  assert.throws(() => pkg.createSelectionEvent(FRAME, 'not safe'), /createSelectionEvent: choiceId/);
+  assert.throws(() => pkg.createInteractionEvent(FRAME, 'Open'), /createInteractionEvent: event/);
+  assert.throws(() => pkg.createInteractionEvent(FRAME, 'open', NaN), /createInteractionEvent: value must be a JSON value/);
+});
+
+test('the assistant content envelope: the encoder writes what decodeAssistantContent reads, also mid-stream', () => {
+  const encoder = pkg.createAssistantContentEncoder();
+  const envelope = encoder.encode({ kind: 'text', text: 'Pick one:' }) + encoder.encode({ kind: 'component', frame: FRAME });
+  assert.ok(envelope.startsWith(pkg.ASSISTANT_CONTENT_PREFIX));
+  assert.equal(envelope.split(pkg.ASSISTANT_CONTENT_PREFIX).length, 2, 'one header');
+  const decoded = pkg.decodeAssistantContent(envelope);
+  assert.deepEqual(decoded, { ok: true, parts: [{ kind: 'text', text: 'Pick one:' }, { kind: 'component', frame: FRAME }], complete: true });
+  assert.ok(Object.isFrozen(decoded.parts));
+  assert.deepEqual(pkg.decodeAssistantContent(envelope.slice(0, -3)), { ok: true, parts: [{ kind: 'text', text: 'Pick one:' }], complete: false });
+  assert.deepEqual(pkg.decodeAssistantContent(pkg.ASSISTANT_CONTENT_PREFIX.slice(0, 5)), { ok: true, parts: [], complete: false });
+  assert.throws(() => encoder.encode({ kind: 'text', text: '' }), /encode: text/);
+
+  const fail = (code, message) => ({ ok: false, diagnostic: { code, message, retryable: false } });
+  const record = `${JSON.stringify({ kind: 'text', text: 't' })}\n`;
+  const cases = [
+    ['not a string', 42, fail('ASSISTANT_CONTENT_INVALID_RECORD', 'Assistant content envelope is invalid.')],
+    ['plain text', 'hello', fail('ASSISTANT_CONTENT_INVALID_RECORD', 'Assistant content envelope is invalid.')],
+    ['version 2', '\u001eagentskit.chat.content/2\n', fail('ASSISTANT_CONTENT_UNSUPPORTED_VERSION', 'Assistant content envelope uses an unsupported version.')],
+    ['a bad record', `${pkg.ASSISTANT_CONTENT_PREFIX}{"kind":"${SECRET}"}\n`, fail('ASSISTANT_CONTENT_INVALID_RECORD', 'Assistant content record is invalid.')],
+    ['over the byte limit', pkg.ASSISTANT_CONTENT_PREFIX + 'x'.repeat(pkg.ASSISTANT_CONTENT_MAX_BYTES), fail('ASSISTANT_CONTENT_LIMIT_EXCEEDED', 'Assistant content envelope exceeds its safety limit.')],
+    ['over the record limit', pkg.ASSISTANT_CONTENT_PREFIX + record.repeat(pkg.ASSISTANT_CONTENT_MAX_RECORDS + 1), fail('ASSISTANT_CONTENT_LIMIT_EXCEEDED', 'Assistant content envelope exceeds its record limit.')],
+  ];
+  for (const [name, input, expected] of cases) assert.deepEqual(pkg.decodeAssistantContent(input), expected, name);
+  assert.equal(pkg.decodeAssistantContent(pkg.ASSISTANT_CONTENT_PREFIX + record.repeat(pkg.ASSISTANT_CONTENT_MAX_RECORDS)).parts.length, 512);
+  assert.equal(pkg.isAssistantContentCandidate('\u001eanything'), true);
+  assert.equal(pkg.isAssistantContentCandidate({}), false);
+});
+
+test('the protocol constants are the ones the core speaks', () => {
+  assert.equal(decodeTurnEvent({ ...SUBMIT, protocol: pkg.TURN_PROTOCOL, version: pkg.TURN_PROTOCOL_VERSION }).ok, true);
+  assert.equal(decodeSessionSnapshot({
+    protocol: pkg.SESSION_PROTOCOL, version: pkg.SESSION_PROTOCOL_VERSION, sessionId: 's1', definitionId: 'd', definitionRevision: 1,
+    updatedAt: '2026-07-11T03:00:00.000Z', cursor: 0, confirmations: [],
+  }).ok, true);
+  assert.equal(pkg.decodeComponentFrame({ ...FRAME, protocol: pkg.COMPONENT_PROTOCOL, version: pkg.COMPONENT_PROTOCOL_VERSION }).ok, true);
+  assert.equal(pkg.ASSISTANT_CONTENT_PREFIX, `\u001e${pkg.ASSISTANT_CONTENT_PROTOCOL}/${pkg.ASSISTANT_CONTENT_PROTOCOL_VERSION}\n`);
+  assert.equal(pkg.createAssistantContentEncoder().encode({ kind: 'text', text: 'x' }).startsWith(pkg.ASSISTANT_CONTENT_PREFIX), true);
+});
