@@ -208,6 +208,9 @@ fn the_encoder_writes_what_the_decoder_reads() {
     );
 }
 
+/// `Ok((parts read, complete))` or the decode error.
+type ContentCase = Result<(usize, bool), ContentDecodeError>;
+
 #[test]
 fn envelopes_decode_while_streaming_and_fail_with_the_reference_codes() {
     use ContentDecodeError::*;
@@ -218,7 +221,7 @@ fn envelopes_decode_while_streaming_and_fail_with_the_reference_codes() {
             .collect::<Vec<_>>()
     };
     let full = format!("{ASSISTANT_CONTENT_PREFIX}{}\n{}\n", text("t0"), text("t1"));
-    let cases: Vec<(&str, String, Result<(usize, bool), ContentDecodeError>)> = vec![
+    let cases: Vec<(&str, String, ContentCase)> = vec![
         ("two whole records", full.clone(), Ok((2, true))),
         (
             "the last record still being written",
