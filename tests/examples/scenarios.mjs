@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ndjson, postTurn } from '../support/http-chat.mjs';
+import { ndjson, postTurn, readUntil } from '../support/http-chat.mjs';
 
 const SNAPSHOT = 'server.turn.snapshot';
 const NDJSON = 'application/x-ndjson; charset=utf-8';
@@ -73,14 +73,7 @@ export function chatScenarios(baseUrl) {
     // abort triggers frees the session within seconds.
     const response = await postTurn(baseUrl(), 'leaver', 'gone-s', '/words 2000', { signal: controller.signal });
     assert.equal(response.status, 200);
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    while (!/"content":"w1 w2 w3/.test(text)) {
-      const { value, done } = await reader.read();
-      assert.ok(!done, 'the stream ended before the answer started');
-      text += decoder.decode(value, { stream: true });
-    }
+    await readUntil(response, /"content":"w1 w2 w3/);
     controller.abort();
 
     const leftAt = Date.now();

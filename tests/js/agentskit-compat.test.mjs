@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import * as pkg from '../../js/node.mjs';
+import { readUntil } from '../support/http-chat.mjs';
 
 const {
   createMemorySessionStorage, createSnapshotEvent, createTurnSnapshotCursor, decodeSessionSnapshot,
@@ -391,11 +392,8 @@ test('a client abort calls the AgentsKit source\'s abort() and ends its generato
   const handler = pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => createMemorySessionStorage() });
   const controller = new AbortController();
   const response = await turn(handler, { signal: controller.signal });
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  for (let seen = ''; !seen.includes('w0 w1 '); ) seen += decoder.decode((await reader.read()).value, { stream: true });
+  await readUntil(response, /w0 w1 /);
   controller.abort();
-  await reader.read().catch(() => undefined);
   // The generator is suspended in its own await when return() comes: its finally runs once that settles.
   for (let i = 0; i < 200 && (memory.saved.length === 0 || log.finished === 0); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
   assert.equal(log.aborted, 1, 'abort() was called once');

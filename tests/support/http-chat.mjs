@@ -22,3 +22,16 @@ export async function ndjson(response) {
   if (!text.endsWith('\n')) throw new Error(`NDJSON body does not end with a newline: ${JSON.stringify(text.slice(-80))}`);
   return text.slice(0, -1).split('\n').map((line) => JSON.parse(line));
 }
+
+/** Reads `response`'s body until its text so far matches `pattern`; throws if it ends first. */
+export async function readUntil(response, pattern) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!pattern.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before ${pattern} appeared`);
+    text += decoder.decode(value, { stream: true });
+  }
+  return text;
+}

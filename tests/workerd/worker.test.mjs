@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 
 import { filesUnder, getSession, ndjson, postTurn, removeDir, startWorker, tempDir } from './harness.mjs';
+import { readUntil } from '../support/http-chat.mjs';
 
 let worker;
 let state;
@@ -108,14 +109,7 @@ test('a client that disconnects mid-answer frees the lease at once and its parti
   // 2000 words at 20 ms each would take 40 s; the client leaves after the first words.
   const response = await postTurn(worker.url, 'gone-tenant', 'gone', '/words 2000', { signal: controller.signal });
   assert.equal(response.status, 200);
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  while (!/"content":"w1 w2 w3/.test(text)) {
-    const { value, done } = await reader.read();
-    assert.ok(!done, 'the stream ended before the answer started');
-    text += decoder.decode(value, { stream: true });
-  }
+  await readUntil(response, /"content":"w1 w2 w3/);
   controller.abort();
 
   // The lease lasts 45 s; only an explicit release frees it within a second.
