@@ -95,15 +95,15 @@ export function createOpenAICompatibleModel(options) {
 }
 
 function checkModel(where, model) {
-  if (!isObject(model)) invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel() or an object with stream()');
+  if (!isObject(model)) invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel(), an object with stream() or an AgentsKit adapter');
   if (model.kind === DEMO_MODEL_KIND) {
     createDemoModel({ chunkDelayMs: model.chunkDelayMs }); // re-check a hand-built descriptor
   } else if (model.kind === OPENAI_COMPATIBLE_MODEL_KIND) {
     createOpenAICompatibleModel(model);
   } else if (typeof model.kind === 'string' && model.kind.startsWith('turnkeep.')) {
     invalid(where, `model.kind ${JSON.stringify(model.kind)} is not a model this version knows`);
-  } else if (typeof model.stream !== 'function') {
-    invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel() or an object with stream(request, { signal })');
+  } else if (typeof model.stream !== 'function' && typeof model.createSource !== 'function') {
+    invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel(), an object with stream(request, { signal }) or an AgentsKit adapter (createSource)');
   }
 }
 

@@ -1,5 +1,6 @@
 //! OpenAI-compatible streaming: the event stream to model chunks (golden fixtures, split at
 //! every byte), single-chunk translation rules, stream errors, and the request body.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 mod chat_support;
 

@@ -1,5 +1,6 @@
 //! Turn lease (wire facts §5 steps 7 and cleanup 4): claim, busy, replay, release, and a seeded
 //! simulation of racing clients over the in-memory CAS storage.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use std::collections::HashSet;
 use std::future::Future;

@@ -1,5 +1,6 @@
 //! Resume rules (wire facts §3 "Resume"): missing → new session; every incompatibility is a
 //! distinct typed error.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use serde_json::{json, Value};
 use turnkeep::core::session::{resume_session, ResumeError, SessionIdentity};

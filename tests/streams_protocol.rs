@@ -1,5 +1,6 @@
 //! Durable Streams pure rules other than offsets and producers: `Stream-Seq`, TTL / Expires-At,
 //! cursors, JSON mode (fixture-driven), content types and closure.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use proptest::prelude::*;
 use serde_json::Value;

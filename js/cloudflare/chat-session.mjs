@@ -3,8 +3,7 @@
 // `ChatSessionStore` (src/cloudflare/store.rs), which runs it as one synchronous transaction on
 // `ctx.storage.sql`. The Worker calls these methods over RPC through a stub (see storage.mjs).
 import { DurableObject } from 'cloudflare:workers';
-import '../workerd.mjs'; // instantiates the wasm module (initSync) before any class is built
-import { ChatSessionStore } from '../../pkg/turnkeep.js';
+import { ChatSessionStore } from './wasm.mjs';
 
 export class ChatSession extends DurableObject {
   constructor(ctx, env) {

@@ -2,7 +2,7 @@
 // (README and ARCHITECTURE by section, js/cloudflare/docs-corpus.mjs) with the built-in BM25
 // retriever, and the Worker's chat model (the demo model, or OPENAI_BASE_URL's) as generator.
 // Authentication is the demo's `Authorization: Bearer <tenant>`; the tenant is the subject.
-import { createAskServiceHandler, createLocalRetriever } from '../workerd.mjs';
+import { createAskServiceHandler, createLocalRetriever } from './wasm.mjs';
 import DOCS_CORPUS from './docs-corpus.mjs';
 
 /** The trusted site policy: the client may only name it (`?corpus=turnkeep-docs`), not pick another. */

@@ -2,7 +2,7 @@
 //   ui://demo/hello  no script and no external origin (its CSP allows nothing but its theme)
 //   ui://demo/chart  declares one script origin: the Worker's own, which serves
 //                    /mcp/assets/chart.js (the only script its CSP lets run)
-import { createMcpSandboxHandler } from '../workerd.mjs';
+import { createMcpSandboxHandler } from './wasm.mjs';
 
 export const CHART_SCRIPT_PATH = '/mcp/assets/chart.js';
 

@@ -16,8 +16,7 @@
 // (the server-side bearer token), STREAMS_LONG_POLL_MS (default 20000; the tests use 3000),
 // STREAMS_SSE_MS (how long an SSE response stays open; default and maximum 60000).
 import { DurableObject } from 'cloudflare:workers';
-import '../workerd.mjs'; // instantiates the wasm module (initSync) before any class is built
-import { createDurableStreamsLog, SessionStreamCore, sessionStreamLimits } from '../../pkg/turnkeep.js';
+import { createDurableStreamsLog, SessionStreamCore, sessionStreamLimits } from './wasm.mjs';
 import { SAFE_ID } from './storage.mjs';
 
 const LIMITS = sessionStreamLimits();

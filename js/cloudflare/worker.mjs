@@ -14,13 +14,11 @@
 // object, reached through its stub: no hop through the Worker), which every tab reads.
 import {
   createChatHandler,
-  createDemoModel,
   createDurableStreamsLog,
-  createOpenAICompatibleModel,
-  defineChat,
   resolveChatSnapshot,
-} from '../workerd.mjs';
+} from './wasm.mjs';
 import { demoAskHandler } from './demo-ask.mjs';
+import { createDemoModel, createOpenAICompatibleModel, defineChat } from '../chat.mjs';
 import { DEMO_PAGE_HTML } from './demo-page.mjs';
 import { CHART_SCRIPT, CHART_SCRIPT_PATH, demoSandboxHandler } from './demo-sandbox.mjs';
 import { routeStreams, sessionStreamLog } from './session-stream.mjs';

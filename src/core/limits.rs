@@ -16,6 +16,27 @@ pub const BOUNDED_JSON_ARRAY_ITEMS_MAX: usize = 1_000;
 pub const BOUNDED_JSON_OBJECT_ENTRIES_MAX: usize = 1_000;
 pub const BOUNDED_JSON_KEY_UNITS_MAX: usize = 256;
 
+// ---- JS objects handed to the protocol exports (`decodeTurnEvent({...})`, `cursor.apply`, ...),
+// walked value by value (src/web/strict_json.rs). JSON text has serde_json's own depth limit (128).
+/// Nesting depth; matches serde_json's limit for text, far above any valid event (33).
+pub const JS_INPUT_DEPTH_MAX: usize = 128;
+/// Values visited in one input: ten times a message record's cap, so every valid turn event
+/// fits, while a hostile object graph (shared subtrees, cycles) stops after bounded work.
+/// Larger stored session envelopes can be passed as JSON text.
+pub const JS_INPUT_NODES_MAX: usize = 100_000;
+
+// ---- Component frames and the assistant content envelope (`agentskit.chat.component` v1,
+// `agentskit.chat.content` v1). `wire`
+/// A component key or an interaction event name: `^[a-z][a-z0-9-]{0,63}$`.
+pub const COMPONENT_NAME_CHARS_MAX: usize = 64;
+pub const COMPONENT_FALLBACK_KIND_CHARS_MAX: usize = 64;
+pub const COMPONENT_FALLBACK_SUMMARY_CHARS_MAX: usize = 4_096;
+/// One text part of an assistant content envelope, in UTF-16 units.
+pub const ASSISTANT_CONTENT_TEXT_UNITS_MAX: usize = 16_384;
+/// A whole assistant content envelope, in UTF-8 bytes.
+pub const ASSISTANT_CONTENT_ENVELOPE_BYTES_MAX: usize = 262_144;
+pub const ASSISTANT_CONTENT_RECORDS_MAX: usize = 512;
+
 // ---- Message record structure (`{version: 1, messages}`), counted over the whole record. `wire`
 pub const MESSAGE_RECORD_NODES_MAX: usize = 10_000;
 pub const MESSAGE_RECORD_DEPTH_MAX: usize = 32;

@@ -575,8 +575,8 @@ describe('snapshots: coalescing and sequences', () => {
       assert.deepEqual(turn.faults, []);
       assert.equal(turn.diagnostics.length, 0);
       for (const line of turn.text.trimEnd().split('\n')) {
-        const accepted = cursor.accept(line);
-        assert.ok(accepted, `turn ${i}: the cursor accepted ${line.slice(0, 120)}`);
+        assert.ok(cursor.apply(line), `turn ${i}: the cursor accepted ${line.slice(0, 120)}`);
+        const accepted = cursor.getSnapshot();
         assert.ok(accepted.sequence > previous);
         previous = accepted.sequence;
         snapshots += 1;
@@ -584,7 +584,7 @@ describe('snapshots: coalescing and sequences', () => {
       assert.equal(assistantText(turn.last.payload.messages), words(n));
       if (turn.snapshots.length < n) coalescedTurns += 1;
     }
-    assert.equal(cursor.lastSequence, previous);
+    assert.equal(cursor.getSnapshot().sequence, previous);
     assert.ok(coalescedTurns > 0, 'some turns had snapshots dropped by coalescing');
     assert.ok(snapshots >= 100);
     const stored = await storage.stored('long');

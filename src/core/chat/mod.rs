@@ -5,7 +5,9 @@
 //! - [`controller`]: the turn state machine: inputs in, the next [`Action`] out.
 //! - [`demo`]: the deterministic demo model and its two tools, as pure scripts.
 //! - [`openai`]: pure translation to and from an OpenAI-compatible streaming endpoint.
+//! - [`agentskit`]: the chunks an AgentsKit adapter streams, as [`ModelChunk`]s.
 
+pub mod agentskit;
 pub mod controller;
 pub mod demo;
 pub mod model;

@@ -1,5 +1,15 @@
-//! The chat definition a host's `resolveDefinition` returns (built by `defineChat`), turned
-//! into the ports the turn needs.
+//! The chat definition a host's `resolveDefinition` returns, turned into the ports the turn
+//! needs. Two shapes are read:
+//!
+//! - turnkeep's, from `defineChat`: `{ id, revision, model, memory, tools, maxToolIterations,
+//!   initialMessages }`;
+//! - AgentsKit Chat's `ChatDefinition`: `{ id, revision?, chat: { adapter, memory, tools?,
+//!   maxToolIterations?, initialMessages? } }`, where `adapter` is an AgentsKit adapter
+//!   (`createSource`) and `memory` an AgentsKit `ChatMemory` (it is handed messages with `Date`
+//!   timestamps). turnkeep always saves the conversation, so `chat.memory` is required here.
+//!
+//! A `{ chat: defineChat(...) }` wrapper works too: `id` and `revision` are read from `chat`
+//! when the outer object has none.
 
 use std::rc::Rc;
 
@@ -32,13 +42,17 @@ impl Definition {
     /// Reads and checks a definition object; the error says which field is wrong (for logs).
     pub fn from_js(value: &JsValue) -> Result<Self, String> {
         let chat = get(value, "chat");
-        // `defineChat` returns the definition itself; a `{ chat }` wrapper is accepted too.
         let def = if chat.is_object() { &chat } else { value };
-        let id = get(def, "id")
+        // The outer object's `id` and `revision`, else the wrapped definition's.
+        let outer_or_def = |key: &str| match get(value, key) {
+            v if v.is_undefined() => get(def, key),
+            v => v,
+        };
+        let id = outer_or_def("id")
             .as_string()
             .filter(|s| is_safe_id(s))
             .ok_or("definition id must be a SafeId")?;
-        let revision = match get(def, "revision") {
+        let revision = match outer_or_def("revision") {
             v if v.is_undefined() => 1,
             v => to_json(&v)
                 .ok()
@@ -47,8 +61,18 @@ impl Definition {
                 .filter(|r| *r > 0)
                 .ok_or("definition revision must be a positive safe integer")?,
         };
-        let model: Rc<dyn ModelAdapter> = Rc::from(model_from_js(&get(def, "model"))?);
-        let memory = Rc::new(JsChatMemory::from_js(&get(def, "memory"))?);
+        let adapter = get(def, "adapter");
+        let agentskit = !adapter.is_undefined();
+        let model = if agentskit {
+            adapter
+        } else {
+            get(def, "model")
+        };
+        let model: Rc<dyn ModelAdapter> = Rc::from(model_from_js(&model)?);
+        let memory = JsChatMemory::from_js(&get(def, "memory")).map_err(|m| {
+            format!("{m} (turnkeep saves every conversation: chat.memory is required)")
+        })?;
+        let memory = Rc::new(memory.with_dates(agentskit));
         let tools = read_tools(&get(def, "tools"))?;
         let max_tool_iterations = match get(def, "maxToolIterations") {
             v if v.is_undefined() => limits::TOOL_ITERATIONS_MAX_DEFAULT,
