@@ -20,9 +20,10 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::AbortSignal;
 
+use super::adapters::host::token_of;
 use super::adapters::JsSessionStorage;
-use super::chat::js::{get, get_fn, set};
 use super::convert::js_error;
+use super::js::{get, get_fn, set};
 use crate::core::checks::{is_safe_id, safe_uint};
 use crate::core::session::{
     self, advance_cursor, claim_turn, release_turn, ClaimDecision, ResumeError, SessionEnvelope,
@@ -74,11 +75,11 @@ pub fn resume_chat_session(definition: JsValue, options: JsValue) -> Promise {
 async fn resume(definition: &JsValue, options: &JsValue) -> Result<ChatSession, JsValue> {
     let identity = identity(definition, options)?;
     let signal = get(options, "signal").dyn_into::<AbortSignal>().ok();
-    let storage = JsSessionStorage::from_js(&get(options, "storage"), signal.clone())
+    let storage = JsSessionStorage::from_js(&get(options, "storage"))
         .map_err(|m| js_error(&format!("resumeChatSession: {m}")))?;
     let now = get_fn(options, "now");
     let stored = storage
-        .load(&identity.session_id)
+        .load(&identity.session_id, &token_of(&get(options, "signal")))
         .await
         .map_err(|e| js_error(&e.message))?;
     let resumed = session::resume_session(stored.as_ref(), &identity, now_ms(now.as_ref())?)
@@ -294,10 +295,10 @@ impl Shared {
             .dyn_into::<AbortSignal>()
             .ok()
             .or_else(|| self.signal.clone());
+        let cancel = token_of(&signal.map_or(JsValue::UNDEFINED, JsValue::from));
         let saved = self
             .storage
-            .with_signal(signal)
-            .save(&next.to_value(), expected_cursor)
+            .save(&next.to_value(), expected_cursor, &cancel)
             .await
             .map_err(|e| js_error(&e.message))?;
         if !saved {

@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::set;
 use super::convert::{from_json, js_error, messages_with_dates};
+use super::js::set;
 use super::strict_json::{to_json_strict, to_json_strict_with_dates};
 use crate::core::protocol::{
     decode_turn_event as decode_value, decode_turn_event_text, encode_turn_event as encode,

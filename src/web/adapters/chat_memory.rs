@@ -43,7 +43,6 @@ impl JsChatMemory {
     pub fn with_dates(self, dates: bool) -> Self {
         Self { dates, ..self }
     }
-    }
 }
 
 fn options(cancel: &CancelToken) -> Object {

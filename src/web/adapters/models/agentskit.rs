@@ -20,8 +20,8 @@ use crate::core::chat::model::{ModelChunk, ModelRequest, ToolSpec};
 use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::adapters::host::port_error;
-use crate::web::chat::js::{get, get_fn, resolve, set};
 use crate::web::convert::{from_json, messages_with_dates, to_json};
+use crate::web::js::{get, get_fn, resolve, set};
 
 /// A host object with `createSource(request)`.
 pub struct AgentsKitAdapter {

@@ -19,8 +19,8 @@ mod descriptor;
 mod openai;
 
 pub use crate::turn::DemoModel;
-pub(crate) use custom::iterator_of;
 pub use agentskit::AgentsKitAdapter;
+pub(crate) use custom::iterator_of;
 pub use custom::JsModel;
 pub use demo::demo_model_from_descriptor;
 pub use descriptor::{DEMO_KIND, OPENAI_COMPATIBLE_KIND};
