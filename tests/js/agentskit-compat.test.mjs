@@ -395,7 +395,7 @@ test('a client abort calls the AgentsKit source\'s abort() and ends its generato
   await readUntil(response, /w0 w1 /);
   controller.abort();
   // The generator is suspended in its own await when return() comes: its finally runs once that settles.
-  for (let i = 0; i < 200 && (memory.saved.length === 0 || log.finished === 0); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (let i = 0; i < 2000 && (memory.saved.length === 0 || log.finished === 0); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
   assert.equal(log.aborted, 1, 'abort() was called once');
   assert.equal(log.finished, 1, `the generator's finally ran: ${JSON.stringify({ ...log, requests: log.requests.length, saved: memory.saved.length })}`);
   assert.ok(memory.saved.at(-1).at(-1).content.startsWith('w0 '), 'the partial answer was saved');
