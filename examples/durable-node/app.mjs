@@ -72,8 +72,8 @@ async function sessionView(store, request, sessionId) {
     const { tenant } = auth.context;
     const stored = await store.sessionStorage(tenant).load(sessionId);
     const decoded = stored === undefined ? undefined : decodeSessionSnapshot(stored);
-    if (decoded && !decoded.ok) throw new Error(`stored session ${sessionId}: ${decoded.error.code} ${decoded.error.message}`);
-    const session = decoded?.session;
+    if (decoded && !decoded.ok) throw new Error(`stored session ${sessionId}: ${decoded.diagnostic.code} ${decoded.diagnostic.message}`);
+    const session = decoded?.snapshot;
     const messages = await store.memory(tenant, sessionId).load();
     const body = {
       messages,

@@ -132,15 +132,15 @@ for (const [name, db] of Object.entries(DATABASES)) {
     // history from before t2, whole.
     const { storage, memory } = db.stores(healthy.client, 's', namespace);
     const stored = pkg.decodeSessionSnapshot(await storage.load('s'));
-    assert.equal(stored.ok, true, JSON.stringify(stored.error));
-    assert.equal(stored.session.activeTurn?.turnId, 't2');
+    assert.equal(stored.ok, true, JSON.stringify(stored.diagnostic));
+    assert.equal(stored.snapshot.activeTurn?.turnId, 't2');
     assert.deepEqual(await memory.load(), history);
 
     const busy = await turn(fresh, 't3', 'anyone?');
     assert.equal(busy.status, 409);
     assert.equal(busy.body.error.code, 'SESSION_BUSY');
 
-    await sleep(Math.max(0, stored.session.activeTurn.expiresAt - Date.now()) + 50);
+    await sleep(Math.max(0, stored.snapshot.activeTurn.expiresAt - Date.now()) + 50);
     const resumed = await turn(fresh, 't4', 'back again');
     assert.equal(resumed.status, 200, 'the expired lease is claimed');
     assert.equal(resumed.last.event, SNAPSHOT);
@@ -148,7 +148,7 @@ for (const [name, db] of Object.entries(DATABASES)) {
     assert.deepEqual(resumed.last.payload.messages.slice(0, 2), history);
     assert.deepEqual(await memory.load(), resumed.last.payload.messages);
     const final = pkg.decodeSessionSnapshot(await storage.load('s'));
-    assert.equal(final.session.activeTurn, undefined);
+    assert.equal(final.snapshot.activeTurn, undefined);
   });
 
   test(`${name}: a client that reconnects carries the turn over the same kill`, async (t) => {
@@ -160,6 +160,6 @@ for (const [name, db] of Object.entries(DATABASES)) {
     assert.equal(healed.last.payload.status, 'complete');
     const { storage, memory } = db.stores(victim.client, 's', namespace);
     assert.deepEqual(await memory.load(), healed.last.payload.messages);
-    assert.equal(pkg.decodeSessionSnapshot(await storage.load('s')).session.activeTurn, undefined);
+    assert.equal(pkg.decodeSessionSnapshot(await storage.load('s')).snapshot.activeTurn, undefined);
   });
 }
