@@ -259,7 +259,7 @@ impl LogSender {
             while index < in_flight.len() {
                 match in_flight[index].as_mut().poll(cx) {
                     Poll::Ready((pending, result)) => {
-                        drop(in_flight.swap_remove(index));
+                        drop(in_flight.remove(index)); // in seq order: the next poll tries the oldest first
                         self.state.borrow_mut().in_flight = in_flight.len();
                         self.settle(pending, result);
                         progressed = true;

@@ -285,7 +285,14 @@ impl Projection {
                 call.error = None;
             }
         });
+        // turnkeep names the `tool` message; TanStack names the assistant message that made
+        // the call (its results are parts of that message), which must keep its own text.
         let message_id = str_field(chunk, "messageId")
+            .filter(|id| {
+                self.by_id
+                    .get(*id)
+                    .is_none_or(|&at| self.entries[at].message.role == Role::Tool)
+            })
             .map(str::to_owned)
             .unwrap_or_else(|| format!("tool-{call_id}"));
         let status = if failed {
