@@ -28,7 +28,9 @@ export {
   projectChatSnapshot,
   ChatProjection,
   resolveChatSnapshot,
+  toChatResponse,
 } from '../pkg/turnkeep.js';
+export { ChatProducerError } from './errors.mjs';
 
 // Chat definitions and model descriptors (plain JS, checked at definition time).
 export { defineChat, createDemoModel, createOpenAICompatibleModel } from './chat.mjs';

@@ -7,6 +7,7 @@
 
 pub mod adapters;
 mod chat;
+mod chat_response;
 mod convert;
 mod panic;
 mod projection;
