@@ -5,7 +5,8 @@
 //! - **Fenced** (a producer `(id, epoch)`): each chunk is its own producer batch, seq = its index
 //!   among the chunks this sender was given (a chunk keeps its seq and text across retries), with
 //!   at most `LOG_APPENDS_IN_FLIGHT_MAX` appends in flight. A replay under the same `(id, epoch)`
-//!   is deduplicated chunk by chunk by the log; a stale epoch ends the sender (`Fenced`).
+//!   is deduplicated chunk by chunk by the log; a stale epoch ends the sender (`Fenced`). The
+//!   first append goes alone (it may create the stream).
 //! - **Unfenced** (no producer): one append at a time (order is all the log can go by), carrying
 //!   everything queued so far as one batch.
 //!
@@ -80,6 +81,8 @@ struct State {
     retry: VecDeque<Pending>,
     next_seq: u64,
     in_flight: usize,
+    /// An append was acknowledged: the stream exists and knows this producer.
+    acknowledged: bool,
     /// No more chunks will be pushed.
     closed: bool,
     ended: Option<SendEnd>,
@@ -113,6 +116,7 @@ impl LogSender {
                 retry: VecDeque::new(),
                 next_seq: first_seq,
                 in_flight: 0,
+                acknowledged: false,
                 closed: false,
                 ended: None,
                 wakers: Vec::new(),
@@ -228,10 +232,13 @@ impl LogSender {
         !st.queue.is_empty() || !st.retry.is_empty()
     }
 
+    /// One append until the first is acknowledged (it may create the stream, and appends that
+    /// all find it missing would race to create it and then arrive out of order), then up to
+    /// `LOG_APPENDS_IN_FLIGHT_MAX` when fenced.
     fn in_flight_max(&self) -> usize {
         match self.options.producer {
-            Some(_) => LOG_APPENDS_IN_FLIGHT_MAX,
-            None => 1,
+            Some(_) if self.state.borrow().acknowledged => LOG_APPENDS_IN_FLIGHT_MAX,
+            _ => 1,
         }
     }
 
@@ -337,7 +344,10 @@ impl LogSender {
             return self.end_with(SendEnd::Lapsed);
         };
         match result {
-            Ok(_) => return,
+            Ok(_) => {
+                self.state.borrow_mut().acknowledged = true;
+                return;
+            }
             Err(LogError::StaleEpoch { current_epoch }) => {
                 return self.end_with(SendEnd::Fenced { current_epoch });
             }
