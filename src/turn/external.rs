@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::race::{join, race, Either};
 use super::send::{LogSender, Producer, SendEnd, SendOptions};
-use crate::core::limits::{LOG_APPENDS_IN_FLIGHT_MAX, RESOLVE_READS_MAX};
+use crate::core::limits::{LOG_SOURCE_CHUNKS_AHEAD_MAX, RESOLVE_READS_MAX};
 use crate::core::projection::native::{echo_chunks, native_batch, sanitize_chunk, NewMessage};
 use crate::core::projection::Projection;
 use crate::ports::chat::Sleep;
@@ -52,9 +52,6 @@ impl ResponseError {
         }))
     }
 }
-
-/// How many chunks may wait for the log before the source is read further.
-const SOURCE_AHEAD_MAX: usize = 4 * LOG_APPENDS_IN_FLIGHT_MAX;
 
 /// Writes one session response to `log`.
 pub struct ResponseWriter {
@@ -114,7 +111,7 @@ impl ResponseWriter {
         let feed = async {
             let mut index = 0u64;
             loop {
-                sender.room(SOURCE_AHEAD_MAX).await;
+                sender.room(LOG_SOURCE_CHUNKS_AHEAD_MAX).await;
                 let next = match race(source.next(), sender.finished()).await {
                     Either::Left(next) => next,
                     Either::Right(()) => None, // the log gave up on this writer
