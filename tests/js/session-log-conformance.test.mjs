@@ -5,11 +5,10 @@
 // ignores producer stamps fails every fencing case.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DurableStreamTestServer } from '@durable-streams/server';
 
 import { createDurableStreamsLog, createMemorySessionLog, createStoreSessionLog } from '../../js/node.mjs';
 import { CASES, checkSessionLog } from '../../js/testing/session-log-conformance.mjs';
-import { removeDir, startWorker, tempDir } from '../workerd/harness.mjs';
+import { startStreamServers } from '../support/stream-servers.mjs';
 
 const ALL = Object.values(CASES);
 const FENCING = [CASES.staleEpoch, CASES.replayedSeq, CASES.racingReplays, CASES.newEpoch, CASES.sequenceGap];
@@ -53,22 +52,14 @@ function stampIgnoringLog() {
   };
 }
 
-let worker;
-let workerState;
-let reference;
-let referenceUrl;
+let servers;
 
 before(async () => {
-  workerState = tempDir('turnkeep-log-conformance-');
-  worker = await startWorker({ persistDir: workerState, bindings: { STREAMS_PUBLIC: '1', STREAMS_LONG_POLL_MS: '1000' } });
-  reference = new DurableStreamTestServer({ host: '127.0.0.1', port: 0, longPollTimeout: 1000 });
-  referenceUrl = (await reference.start()).replace(/\/$/, '');
+  servers = await startStreamServers('log-conformance');
 });
 
 after(async () => {
-  await worker?.stop();
-  if (workerState) removeDir(workerState);
-  await reference?.stop();
+  await servers?.stop();
 });
 
 let streams = 0;
@@ -83,11 +74,11 @@ test('createStoreSessionLog over a JS item store is conformant', async () => {
 });
 
 test('createDurableStreamsLog against the demo Worker in workerd is conformant', async () => {
-  assertConformant(await checkSessionLog(() => createDurableStreamsLog({ url: streamUrl(worker.url) })));
+  assertConformant(await checkSessionLog(() => createDurableStreamsLog({ url: streamUrl(servers.workerUrl) })));
 });
 
 test('createDurableStreamsLog against the reference Durable Streams server is conformant', async () => {
-  assertConformant(await checkSessionLog(() => createDurableStreamsLog({ url: streamUrl(referenceUrl) })));
+  assertConformant(await checkSessionLog(() => createDurableStreamsLog({ url: streamUrl(servers.referenceUrl) })));
 });
 
 test('the suite fails a log that ignores producer stamps, on every fencing case and no other', async () => {

@@ -16,7 +16,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { DurableStreamTestServer } from '@durable-streams/server';
 import {
   durableStreamConnection,
   materializeSnapshotFromDurableStream,
@@ -32,28 +31,22 @@ import {
   createMemorySessionStorage,
   defineChat,
   resolveChatSnapshot,
+  toChatResponse,
 } from '../../js/node.mjs';
 import { chatRequest, submitEvent } from '../support/chat-harness.mjs';
-import { postTurn, removeDir, startWorker, tempDir } from '../workerd/harness.mjs';
+import { postTurn } from '../workerd/harness.mjs';
+import { startStreamServers } from '../support/stream-servers.mjs';
 
 const TURN = JSON.parse(readFileSync(new URL('./fixtures/tanstack-0.58-turn.json', import.meta.url), 'utf8'));
 
-let worker;
-let workerState;
-let reference;
-let referenceUrl;
+let servers;
 
 before(async () => {
-  workerState = tempDir('turnkeep-interop-');
-  worker = await startWorker({ persistDir: workerState, bindings: { STREAMS_PUBLIC: '1', STREAMS_LONG_POLL_MS: '1000' } });
-  reference = new DurableStreamTestServer({ host: '127.0.0.1', port: 0, longPollTimeout: 1000 });
-  referenceUrl = (await reference.start()).replace(/\/$/, '');
+  servers = await startStreamServers('interop');
 });
 
 after(async () => {
-  await worker?.stop();
-  if (workerState) removeDir(workerState);
-  await reference?.stop();
+  await servers?.stop();
 });
 
 const unique = (label) => `${label}-${process.pid}-${Date.now().toString(36)}`;
@@ -159,10 +152,10 @@ async function checkTransportWritten(url) {
 
 test('(a) Worker in workerd: a turnkeep chat turn with a tool call reads the same through the transport and TanStack', async () => {
   const sessionId = unique('tk-writes');
-  const response = await postTurn(worker.url, 'interop', sessionId, '/tool cats');
+  const response = await postTurn(servers.workerUrl, 'interop', sessionId, '/tool cats');
   assert.equal(response.status, 200);
   await response.text();
-  const native = await checkTurnkeepWritten(`${worker.url}/v1/stream/chat/interop/${sessionId}`);
+  const native = await checkTurnkeepWritten(`${servers.workerUrl}/v1/stream/chat/interop/${sessionId}`);
   assert.deepEqual(native.map((m) => m.role), ['user', 'assistant', 'assistant']);
 });
 
@@ -196,14 +189,14 @@ async function nodeTurn(url, execute) {
 }
 
 test('(a) reference server: a turnkeep chat turn with a tool call reads the same through the transport and TanStack', async () => {
-  const url = `${referenceUrl}/v1/stream/${unique('tk-writes')}`;
+  const url = `${servers.referenceUrl}/v1/stream/${unique('tk-writes')}`;
   await nodeTurn(url, ({ query }) => `result for ${query}`);
   const native = await checkTurnkeepWritten(url);
   assert.deepEqual(tools(native)[1].map((p) => [p.type, p.state]), [['tool-call', 'complete'], ['tool-result', 'complete']]);
 });
 
 test('(a) reference server: a tool that fails reads as the same error through TanStack', async () => {
-  const url = `${referenceUrl}/v1/stream/${unique('tk-fails')}`;
+  const url = `${servers.referenceUrl}/v1/stream/${unique('tk-fails')}`;
   await nodeTurn(url, () => {
     throw new Error('lookup service down');
   });
@@ -215,10 +208,37 @@ test('(a) reference server: a tool that fails reads as the same error through Ta
 });
 
 test('(b) Worker in workerd: a session written by the transport resolves in turnkeep as TanStack reads it', async () => {
-  await checkTransportWritten(`${worker.url}/v1/stream/${unique('ts-writes')}`);
+  await checkTransportWritten(`${servers.workerUrl}/v1/stream/${unique('ts-writes')}`);
 });
 
 test('(b) reference server: a session written by the transport resolves in turnkeep as TanStack reads it', async () => {
-  const ours = await checkTransportWritten(`${referenceUrl}/v1/stream/${unique('ts-writes')}`);
+  const ours = await checkTransportWritten(`${servers.referenceUrl}/v1/stream/${unique('ts-writes')}`);
   assert.deepEqual(ours.messages.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
+});
+
+test('toChatResponse (reference server): its echoes, native batch and the 0.58 turn read the same through the transport and TanStack', async () => {
+  const url = `${servers.referenceUrl}/v1/stream/${unique('tk-respond')}`;
+  const image = { type: 'image', source: { type: 'url', value: 'https://example.test/paris.png' } };
+  const user = { ...TURN.userMessage, parts: [...TURN.userMessage.parts, image], metadata: { origin: 'interop' } };
+  async function* source() {
+    for (const chunk of TURN.source) yield chunk;
+  }
+  const response = await toChatResponse({
+    target: { url },
+    authorize: false,
+    newMessages: [user],
+    source: source(),
+    mode: 'await',
+    producer: { id: 'chat-turn:interop:t1', epoch: 1 },
+  });
+  assert.equal(response.status, 200);
+  const ours = await resolveChatSnapshot({ target: { url } });
+  const tanstack = processed(await storedChunks(url));
+  assert.deepEqual(understood(ours.nativeMessages), understood(tanstack));
+  assert.deepEqual(tools(ours.nativeMessages), tools(tanstack));
+  assert.deepEqual(tanstack[0].parts, user.parts, 'TanStack keeps the native parts of the batch');
+  assert.deepEqual(ours.nativeMessages[0], user, 'so does turnkeep');
+  const materialized = await materializeSnapshotFromDurableStream({ readUrl: url });
+  assert.deepEqual(understood(materialized.messages), understood(tanstack));
+  assert.deepEqual(materialized.messages[0].parts, user.parts);
 });
