@@ -98,7 +98,7 @@ impl Tool for JsTool {
             let call_args = js_sys::Array::of2(&from_json(&Value::Object(args)), &options);
             let result = resolve(self.execute.apply(&self.host, &call_args))
                 .await
-                .map_err(|e| PortError::new(tool_error_text(&e)))?;
+                .map_err(|e| PortError::with_cause(tool_error_text(&e), std::rc::Rc::new(e)))?;
             result_text(&result).map_err(PortError::new)
         })
     }
