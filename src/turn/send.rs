@@ -8,7 +8,8 @@
 //!   is deduplicated chunk by chunk by the log; a stale epoch ends the sender (`Fenced`). The
 //!   first append goes alone (it may create the stream).
 //! - **Unfenced** (no producer): one append at a time (order is all the log can go by), carrying
-//!   everything queued so far as one batch.
+//!   everything queued so far as one batch. A retried append that had in fact been stored is
+//!   stored twice: only a producer makes retries safe.
 //!
 //! Retryable failures (and a sequence gap behind an earlier chunk still in flight) are retried
 //! with a growing pause, up to `LOG_APPEND_ATTEMPTS_MAX` attempts; anything else ends the sender.
