@@ -10,6 +10,11 @@
 //    with results, runs): turnkeep's wasm `projectChatSnapshot(chunks)` and `ChatProjection`
 //    (fed chunk by chunk) against @tanstack/ai's own StreamProcessor (processChunk each, then
 //    finalizeStream and getMessages). Interleaved runs, medians, ratios.
+//
+// `BENCH_ONLY=<reader>` (`wasm` or `tanstack`) projects the log once with that reader and exits,
+// for whole-process A/B timing: farm-bench -- env BENCH_ONLY=wasm node bench/durable-chat.mjs
+// --vs 'env BENCH_ONLY=tanstack node bench/durable-chat.mjs' (each run then also pays its start-up,
+// building the log and, for wasm, loading the module).
 import { performance } from 'node:perf_hooks';
 import { DurableStreamTestServer } from '@durable-streams/server';
 import { StreamProcessor } from '@tanstack/ai';
@@ -100,9 +105,9 @@ function tanstackLog(count) {
   return out.slice(0, count);
 }
 
-function projection() {
-  const chunks = tanstackLog(LOG_CHUNKS);
-  const candidates = [
+/** The readers compared: `[name, () => messages projected]`. */
+function readers(chunks) {
+  return [
     ['turnkeep projectChatSnapshot (wasm)', () => pkg.projectChatSnapshot(chunks).messages.length],
     [
       'turnkeep ChatProjection, chunk by chunk (wasm)',
@@ -124,6 +129,10 @@ function projection() {
       },
     ],
   ];
+}
+
+function projection() {
+  const candidates = readers(tanstackLog(LOG_CHUNKS));
   const times = candidates.map(() => []);
   const sizes = candidates.map(() => 0);
   for (let run = 0; run < RUNS + 2; run++) {
@@ -142,6 +151,13 @@ function projection() {
   console.log('(messages: turnkeep counts each tool result as a `tool` message; TanStack keeps it as a part.)');
 }
 
-console.log(`node ${process.version}, turnkeep ${pkg.version()}`);
-await perTurn();
-projection();
+const only = process.env.BENCH_ONLY;
+if (only) {
+  const reader = { wasm: 0, tanstack: 2 }[only];
+  if (reader === undefined) throw new Error('BENCH_ONLY must be wasm or tanstack');
+  console.log(readers(tanstackLog(LOG_CHUNKS))[reader][1]());
+} else {
+  console.log(`node ${process.version}, turnkeep ${pkg.version()}`);
+  await perTurn();
+  projection();
+}
