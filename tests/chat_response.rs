@@ -63,7 +63,9 @@ impl SessionLog for Recording {
                     return Err(LogError::Failed(PortError::new("executor died")));
                 }
             }
-            self.stamps.borrow_mut().push((producer.cloned(), chunks.len()));
+            self.stamps
+                .borrow_mut()
+                .push((producer.cloned(), chunks.len()));
             self.in_flight.set(self.in_flight.get() + 1);
             self.in_flight_max
                 .set(self.in_flight_max.get().max(self.in_flight.get()));
@@ -200,27 +202,50 @@ fn writes_echoes_then_one_native_batch_then_the_sanitized_source() {
     let types: Vec<&str> = chunks.iter().map(|c| c["type"].as_str().unwrap()).collect();
     assert_eq!(
         &types[..4],
-        ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT"]
+        [
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "MESSAGES_SNAPSHOT"
+        ]
     );
     assert_eq!(chunks[0]["model"], "client");
     assert_eq!(chunks[1]["delta"], "hello there");
-    assert_eq!(chunks[3]["messages"], json!([user_message()]), "the native message, whole");
+    assert_eq!(
+        chunks[3]["messages"],
+        json!([user_message()]),
+        "the native message, whole"
+    );
     assert_eq!(chunks.len(), 4 + 10);
     for chunk in &chunks[4..] {
         if chunk["type"] == "TEXT_MESSAGE_CONTENT" {
-            assert!(chunk.get("content").is_none(), "content is dropped like the transport does");
+            assert!(
+                chunk.get("content").is_none(),
+                "content is dropped like the transport does"
+            );
         }
     }
     let projection = projected(&chunks);
     let native = projection.native_messages();
-    assert_eq!(native[0], user_message(), "opaque parts and metadata survive");
+    assert_eq!(
+        native[0],
+        user_message(),
+        "opaque parts and metadata survive"
+    );
     let ids: Vec<String> = projection.messages().map(|m| m.id.clone()).collect();
-    assert_eq!(ids, ["u1", "a1", "tool-call_1"], "the result as a canonical tool message");
+    assert_eq!(
+        ids,
+        ["u1", "a1", "tool-call_1"],
+        "the result as a canonical tool message"
+    );
     assert_eq!(native.len(), 2, "natively the result is a part of a1");
     let answer = projection.messages().nth(1).unwrap().clone();
     assert_eq!(answer.content, "Let me check.");
     let call = &answer.tool_calls.unwrap()[0];
-    assert_eq!((call.name.as_str(), call.result.as_deref()), ("lookup", Some("found x")));
+    assert_eq!(
+        (call.name.as_str(), call.result.as_deref()),
+        ("lookup", Some("found x"))
+    );
     // Unfenced: the echoes and the batch went out together, then one append at a time.
     assert!(log.stamps.borrow().iter().all(|(stamp, _)| stamp.is_none()));
     assert_eq!(log.in_flight_max.get(), 1);
@@ -239,7 +264,11 @@ fn the_native_batch_holds_the_complete_state_and_reconciles_ids() {
     let plain = json!({"id": "u2", "role": "user", "content": "and now?"});
     respond(&world, &log, None, &[again.clone(), plain], &second).unwrap();
     let chunks = log.chunks();
-    let batch = chunks.iter().rev().find(|c| c["type"] == "MESSAGES_SNAPSHOT").unwrap();
+    let batch = chunks
+        .iter()
+        .rev()
+        .find(|c| c["type"] == "MESSAGES_SNAPSHOT")
+        .unwrap();
     let ids: Vec<&str> = batch["messages"]
         .as_array()
         .unwrap()
@@ -249,8 +278,17 @@ fn the_native_batch_holds_the_complete_state_and_reconciles_ids() {
     assert_eq!(ids, ["u1", "a1", "u2"]);
     assert_eq!(batch["messages"][0], again);
     let a1 = &batch["messages"][1];
-    let kinds: Vec<&str> = a1["parts"].as_array().unwrap().iter().map(|p| p["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["text", "tool-call", "tool-result"], "history as TanStack UI messages");
+    let kinds: Vec<&str> = a1["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["text", "tool-call", "tool-result"],
+        "history as TanStack UI messages"
+    );
     let projection = projected(&chunks);
     let ids: Vec<String> = projection.messages().map(|m| m.id.clone()).collect();
     assert_eq!(ids, ["u1", "a1", "u2"]);
@@ -269,10 +307,17 @@ fn fenced_each_chunk_is_its_own_batch_with_its_index_at_most_five_in_flight() {
     assert!(matches!(r, Ok(40)), "{r:?}");
     let stamps = log.stamps.borrow();
     assert!(stamps.iter().all(|(_, n)| *n == 1), "one chunk per append");
-    let mut seqs: Vec<u64> = stamps.iter().map(|(s, _)| s.as_ref().unwrap().seq).collect();
+    let mut seqs: Vec<u64> = stamps
+        .iter()
+        .map(|(s, _)| s.as_ref().unwrap().seq)
+        .collect();
     seqs.sort_unstable();
     seqs.dedup(); // an append that overtook an earlier one was retried after it
-    assert_eq!(seqs, (0..44).collect::<Vec<_>>(), "3 echoes + 1 batch + 40 chunks");
+    assert_eq!(
+        seqs,
+        (0..44).collect::<Vec<_>>(),
+        "3 echoes + 1 batch + 40 chunks"
+    );
     assert!(stamps.iter().all(|(s, _)| s.as_ref().unwrap().epoch == 3));
     assert_eq!(log.in_flight_max.get(), 5);
     assert_eq!(log.chunks().len(), 44);
@@ -283,23 +328,65 @@ fn a_replay_under_the_same_producer_appends_only_what_is_missing() {
     let world = World::new();
     // The uninterrupted run, for comparison.
     let whole = Recording::new(&world);
-    respond(&world, &whole, producer(1), &[user_message()], &Chunks::new(assistant_chunks())).unwrap();
+    respond(
+        &world,
+        &whole,
+        producer(1),
+        &[user_message()],
+        &Chunks::new(assistant_chunks()),
+    )
+    .unwrap();
 
     let log = Recording::new(&world);
     log.die_at_seq.set(Some(9)); // the first executor stored seqs 0..=8, then died
-    let died = respond(&world, &log, producer(1), &[user_message()], &Chunks::new(assistant_chunks()));
-    assert!(matches!(died, Err(ResponseError::Log(LogError::Failed(_)))), "{died:?}");
+    let died = respond(
+        &world,
+        &log,
+        producer(1),
+        &[user_message()],
+        &Chunks::new(assistant_chunks()),
+    );
+    assert!(
+        matches!(died, Err(ResponseError::Log(LogError::Failed(_)))),
+        "{died:?}"
+    );
     let stored = log.chunks().len();
-    assert!((4..=9).contains(&stored), "the echoes, the batch and a few chunks: {stored}");
+    assert!(
+        (4..=9).contains(&stored),
+        "the echoes, the batch and a few chunks: {stored}"
+    );
     log.die_at_seq.set(None);
-    let replay = respond(&world, &log, producer(1), &[user_message()], &Chunks::new(assistant_chunks()));
+    let replay = respond(
+        &world,
+        &log,
+        producer(1),
+        &[user_message()],
+        &Chunks::new(assistant_chunks()),
+    );
     assert!(matches!(replay, Ok(10)), "{replay:?}");
     let strip = |chunks: Vec<Value>| -> Vec<Value> {
-        chunks.into_iter().map(|mut c| { c.as_object_mut().unwrap().remove("timestamp"); c }).collect()
+        chunks
+            .into_iter()
+            .map(|mut c| {
+                c.as_object_mut().unwrap().remove("timestamp");
+                c
+            })
+            .collect()
     };
-    assert_eq!(strip(log.chunks()), strip(whole.chunks()), "no chunk twice, none missing");
+    assert_eq!(
+        strip(log.chunks()),
+        strip(whole.chunks()),
+        "no chunk twice, none missing"
+    );
     // A third replay stores nothing at all.
-    respond(&world, &log, producer(1), &[user_message()], &Chunks::new(assistant_chunks())).unwrap();
+    respond(
+        &world,
+        &log,
+        producer(1),
+        &[user_message()],
+        &Chunks::new(assistant_chunks()),
+    )
+    .unwrap();
     assert_eq!(log.chunks().len(), whole.chunks().len());
 }
 
@@ -307,16 +394,41 @@ fn a_replay_under_the_same_producer_appends_only_what_is_missing() {
 fn a_stale_epoch_is_refused_with_the_current_epoch_and_stores_nothing() {
     let world = World::new();
     let log = Recording::new(&world);
-    respond(&world, &log, producer(5), &[user_message()], &Chunks::new(vec![])).unwrap();
+    respond(
+        &world,
+        &log,
+        producer(5),
+        &[user_message()],
+        &Chunks::new(vec![]),
+    )
+    .unwrap();
     let before = log.chunks().len();
-    let stale = respond(&world, &log, producer(4), &[user_message()], &Chunks::new(assistant_chunks()));
+    let stale = respond(
+        &world,
+        &log,
+        producer(4),
+        &[user_message()],
+        &Chunks::new(assistant_chunks()),
+    );
     assert!(
-        matches!(stale, Err(ResponseError::Log(LogError::StaleEpoch { current_epoch: 5 }))),
+        matches!(
+            stale,
+            Err(ResponseError::Log(LogError::StaleEpoch {
+                current_epoch: 5
+            }))
+        ),
         "{stale:?}"
     );
     assert_eq!(log.chunks().len(), before);
     // A newer epoch starts again at seq 0 and is stored.
-    respond(&world, &log, producer(6), &[user_message()], &Chunks::new(assistant_chunks())).unwrap();
+    respond(
+        &world,
+        &log,
+        producer(6),
+        &[user_message()],
+        &Chunks::new(assistant_chunks()),
+    )
+    .unwrap();
     assert_eq!(log.chunks().len(), before + 4 + 10);
 }
 
@@ -326,18 +438,36 @@ fn fenced_while_piping_stops_reading_the_source() {
     let log = Recording::new(&world);
     let new = read_new_messages(&[user_message()], &mut || "x".into()).unwrap();
     let old = writer(&log, &world, producer(1));
-    let source = Chunks::new((0..200).map(|i| json!({"type":"CUSTOM","name":"n","value":i})).collect());
+    let source = Chunks::new(
+        (0..200)
+            .map(|i| json!({"type":"CUSTOM","name":"n","value":i}))
+            .collect(),
+    );
     let result = block_on(&world, async {
         let first = old.open(&new, 1, &CancelToken::new()).await?;
         // A newer claim writes before the old executor's source chunks go out.
-        writer(&log, &world, producer(2)).open(&new, 2, &CancelToken::new()).await?;
+        writer(&log, &world, producer(2))
+            .open(&new, 2, &CancelToken::new())
+            .await?;
         old.pipe(&source, first).await
     });
-    assert!(matches!(result, Err(ResponseError::Log(LogError::StaleEpoch { current_epoch: 2 }))));
+    assert!(matches!(
+        result,
+        Err(ResponseError::Log(LogError::StaleEpoch {
+            current_epoch: 2
+        }))
+    ));
     assert!(source.stopped.get(), "the source was told to stop");
     assert!(source.at.get() < 200, "the source was not read to its end");
-    let custom = log.chunks().iter().filter(|c| c["type"] == "CUSTOM").count();
-    assert_eq!(custom, 0, "nothing of the old epoch after the newer one wrote");
+    let custom = log
+        .chunks()
+        .iter()
+        .filter(|c| c["type"] == "CUSTOM")
+        .count();
+    assert_eq!(
+        custom, 0,
+        "nothing of the old epoch after the newer one wrote"
+    );
 }
 
 #[test]
@@ -347,15 +477,29 @@ fn a_failing_source_keeps_what_it_yielded_and_a_bad_chunk_is_refused() {
     let mut source = Chunks::new(assistant_chunks());
     source.fail_after = Some(3);
     let failed = respond(&world, &log, None, &[user_message()], &source);
-    assert!(matches!(failed, Err(ResponseError::Source(_))), "{failed:?}");
+    assert!(
+        matches!(failed, Err(ResponseError::Source(_))),
+        "{failed:?}"
+    );
     assert_eq!(log.chunks().len(), 4 + 3);
 
     let log = Recording::new(&world);
-    let bad = Chunks::new(vec![json!({"type":"RUN_STARTED"}), json!("not a chunk"), json!({"type":"X"})]);
+    let bad = Chunks::new(vec![
+        json!({"type":"RUN_STARTED"}),
+        json!("not a chunk"),
+        json!({"type":"X"}),
+    ]);
     let refused = respond(&world, &log, None, &[], &bad);
-    assert!(matches!(refused, Err(ResponseError::InvalidChunk { index: 1, .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(ResponseError::InvalidChunk { index: 1, .. })),
+        "{refused:?}"
+    );
     assert!(bad.stopped.get());
-    assert_eq!(log.chunks().len(), 1 + 1, "the batch and the chunk before the bad one");
+    assert_eq!(
+        log.chunks().len(),
+        1 + 1,
+        "the batch and the chunk before the bad one"
+    );
 }
 
 /// The three accepted shapes, each `(input, shape, expected native message)`.
@@ -385,19 +529,26 @@ fn new_messages_in_the_three_shapes() {
         ),
     ];
     for (input, shape, expected) in cases {
-        let read = read_new_messages(&[input.clone()], &mut || "gen".into()).unwrap();
+        let read = read_new_messages(std::slice::from_ref(&input), &mut || "gen".into()).unwrap();
         assert_eq!(read[0].shape, shape, "{input}");
         assert_eq!(read[0].native, expected, "{input}");
     }
     let bad = [
         (json!("text"), "newMessages[0]"),
         (json!({"role":"robot","content":"x"}), "newMessages[0].role"),
-        (json!({"id":"","role":"user","content":"x"}), "newMessages[0].id"),
+        (
+            json!({"id":"","role":"user","content":"x"}),
+            "newMessages[0].id",
+        ),
         (json!({"role":"user","content":5}), "newMessages[0].content"),
-        (json!({"role":"assistant","toolCalls":[{"id":"c","function":{}}]}), "newMessages[0].toolCalls[0].function.name"),
+        (
+            json!({"role":"assistant","toolCalls":[{"id":"c","function":{}}]}),
+            "newMessages[0].toolCalls[0].function.name",
+        ),
     ];
     for (input, path) in bad {
-        let error = read_new_messages(&[input.clone()], &mut || "gen".into()).unwrap_err();
+        let error =
+            read_new_messages(std::slice::from_ref(&input), &mut || "gen".into()).unwrap_err();
         assert_eq!(error.path, path, "{input}");
     }
 }
@@ -413,16 +564,31 @@ fn a_model_tool_message_is_anchored_on_the_call_it_answers() {
     ];
     respond(&world, &log, None, &new, &Chunks::new(vec![])).unwrap();
     let chunks = log.chunks();
-    let starts = chunks.iter().filter(|c| c["type"] == "TEXT_MESSAGE_START").count();
+    let starts = chunks
+        .iter()
+        .filter(|c| c["type"] == "TEXT_MESSAGE_START")
+        .count();
     assert_eq!(starts, 2, "tool messages are not echoed");
-    let batch = chunks.iter().find(|c| c["type"] == "MESSAGES_SNAPSHOT").unwrap();
+    let batch = chunks
+        .iter()
+        .find(|c| c["type"] == "MESSAGES_SNAPSHOT")
+        .unwrap();
     let messages = batch["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 2, "no tool-role UI message");
     let parts = &messages[1]["parts"];
     assert_eq!(parts[0]["output"], json!({"hit": true}));
     assert_eq!(parts[0]["state"], "complete");
-    assert_eq!(parts[1], json!({"type":"tool-result","toolCallId":"c1","content":"{\"hit\":true}","state":"complete"}));
+    assert_eq!(
+        parts[1],
+        json!({"type":"tool-result","toolCallId":"c1","content":"{\"hit\":true}","state":"complete"})
+    );
     let projection = projected(&chunks);
-    let call = projection.messages().nth(1).unwrap().tool_calls.clone().unwrap();
+    let call = projection
+        .messages()
+        .nth(1)
+        .unwrap()
+        .tool_calls
+        .clone()
+        .unwrap();
     assert_eq!(call[0].result.as_deref(), Some("{\"hit\":true}"));
 }

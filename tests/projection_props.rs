@@ -34,11 +34,21 @@ fn check_log(chunks: &[Value]) -> Result<(), TestCaseError> {
         let seen = (live.to_messages(), live.native_messages());
         let mut continued = live.clone();
         continued.feed_all(&chunks[cut..]);
-        prop_assert_eq!(&continued, &whole, "prefix {} then suffix differs from the whole log", cut);
+        prop_assert_eq!(
+            &continued,
+            &whole,
+            "prefix {} then suffix differs from the whole log",
+            cut
+        );
         prop_assert_eq!(&seen.0, &live.to_messages());
 
         let ids: Vec<&str> = seen.0.iter().map(|m| m.id.as_str()).collect();
-        prop_assert_eq!(ids.iter().collect::<HashSet<_>>().len(), ids.len(), "a message id twice: {:?}", ids);
+        prop_assert_eq!(
+            ids.iter().collect::<HashSet<_>>().len(),
+            ids.len(),
+            "a message id twice: {:?}",
+            ids
+        );
         let native_ids: Vec<&str> = seen.1.iter().filter_map(|m| m["id"].as_str()).collect();
         prop_assert_eq!(
             native_ids.iter().collect::<HashSet<_>>().len(),
@@ -48,10 +58,22 @@ fn check_log(chunks: &[Value]) -> Result<(), TestCaseError> {
         );
 
         for part in render_parts(&seen.0) {
-            if let RenderPart::ToolCard { message_id, tool_call_id, name, status, .. } = part {
+            if let RenderPart::ToolCard {
+                message_id,
+                tool_call_id,
+                name,
+                status,
+                ..
+            } = part
+            {
                 let status = parse_status(status);
                 if let Some((was_message, was_name, was_status)) = cards.get(&tool_call_id) {
-                    prop_assert_eq!(was_message, &message_id, "card {} moved to another message", tool_call_id);
+                    prop_assert_eq!(
+                        was_message,
+                        &message_id,
+                        "card {} moved to another message",
+                        tool_call_id
+                    );
                     prop_assert_eq!(was_name, &name, "card {} was renamed", tool_call_id);
                     prop_assert!(
                         forward(*was_status, status),
@@ -148,12 +170,18 @@ fn apply(messages: &mut Vec<Message>, step: &Step, counter: &mut usize) {
         }
         Step::Assistant => messages.push(message(n, Role::Assistant, n)),
         Step::Text(text) => {
-            if let Some(m) = messages.last_mut().filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming) {
+            if let Some(m) = messages
+                .last_mut()
+                .filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming)
+            {
                 m.content.push_str(text);
             }
         }
         Step::Call(name) => {
-            if let Some(m) = messages.last_mut().filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming) {
+            if let Some(m) = messages
+                .last_mut()
+                .filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming)
+            {
                 let mut args = Map::new();
                 args.insert("n".into(), json!(n));
                 m.tool_calls.get_or_insert_with(Vec::new).push(ToolCall {
@@ -173,7 +201,9 @@ fn apply(messages: &mut Vec<Message>, step: &Step, counter: &mut usize) {
                     (ToolCallStatus::Pending, false) if call.name == "transfer" => {
                         call.status = ToolCallStatus::RequiresConfirmation
                     }
-                    (ToolCallStatus::Pending | ToolCallStatus::RequiresConfirmation, _) => call.status = ToolCallStatus::Running,
+                    (ToolCallStatus::Pending | ToolCallStatus::RequiresConfirmation, _) => {
+                        call.status = ToolCallStatus::Running
+                    }
                     (ToolCallStatus::Running, true) => {
                         call.status = ToolCallStatus::Complete;
                         call.result = Some(format!("result {n}"));
@@ -189,18 +219,37 @@ fn apply(messages: &mut Vec<Message>, step: &Step, counter: &mut usize) {
         Step::Answer(k) => {
             let Some((i, j)) = nth_call(*k) else { return };
             let call = messages[i].tool_calls.as_ref().unwrap()[j].clone();
-            let answered = messages.iter().any(|m| m.tool_call_id.as_deref() == Some(&call.id));
-            if answered || !matches!(call.status, ToolCallStatus::Complete | ToolCallStatus::Error) {
+            let answered = messages
+                .iter()
+                .any(|m| m.tool_call_id.as_deref() == Some(&call.id));
+            if answered
+                || !matches!(
+                    call.status,
+                    ToolCallStatus::Complete | ToolCallStatus::Error
+                )
+            {
                 return;
             }
             let mut m = message(n, Role::Tool, n);
             m.tool_call_id = Some(call.id.clone());
-            m.content = call.result.clone().or(call.error.clone()).unwrap_or_default();
-            m.status = if call.status == ToolCallStatus::Error { MessageStatus::Error } else { MessageStatus::Complete };
+            m.content = call
+                .result
+                .clone()
+                .or(call.error.clone())
+                .unwrap_or_default();
+            m.status = if call.status == ToolCallStatus::Error {
+                MessageStatus::Error
+            } else {
+                MessageStatus::Complete
+            };
             messages.push(m);
         }
         Step::EndMessage => {
-            if let Some(m) = messages.iter_mut().rev().find(|m| m.status == MessageStatus::Streaming) {
+            if let Some(m) = messages
+                .iter_mut()
+                .rev()
+                .find(|m| m.status == MessageStatus::Streaming)
+            {
                 m.status = MessageStatus::Complete;
             }
         }
@@ -212,7 +261,12 @@ fn encoded_turn(steps: &[Step]) -> (Vec<Value>, Vec<Message>, u64) {
     let mut encoder = TurnEncoder::new();
     let mut chunks = encoder.begin(&[], false, true);
     chunks.extend(encoder.run_started("s1", "t1", 1_000));
-    let mut state = ChatState { messages: Vec::new(), status: ChatStatus::Streaming, usage: Usage::default(), error: None };
+    let mut state = ChatState {
+        messages: Vec::new(),
+        status: ChatStatus::Streaming,
+        usage: Usage::default(),
+        error: None,
+    };
     let mut counter = 0;
     for (i, step) in steps.iter().enumerate() {
         apply(&mut state.messages, step, &mut counter);
@@ -369,7 +423,8 @@ fn opaque_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(3, 12, 4, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
-            proptest::collection::btree_map("[a-z]{1,4}", inner, 0..3).prop_map(|m| Value::Object(m.into_iter().collect())),
+            proptest::collection::btree_map("[a-z]{1,4}", inner, 0..3)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }
@@ -379,9 +434,16 @@ fn opaque_value() -> impl Strategy<Value = Value> {
 #[test]
 fn golden_projections() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/projection");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("fixtures").map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
-    assert!(files.len() >= 3, "golden fixtures missing in {}", dir.display());
+    assert!(
+        files.len() >= 3,
+        "golden fixtures missing in {}",
+        dir.display()
+    );
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
@@ -398,7 +460,11 @@ fn golden_projections() {
         });
         if update {
             fixture["expected"] = actual;
-            std::fs::write(&path, serde_json::to_string_pretty(&fixture).unwrap() + "\n").unwrap();
+            std::fs::write(
+                &path,
+                serde_json::to_string_pretty(&fixture).unwrap() + "\n",
+            )
+            .unwrap();
             continue;
         }
         assert_eq!(actual, fixture["expected"], "{}", path.display());

@@ -106,7 +106,11 @@ impl ResponseWriter {
 
     /// Appends the source's chunks from seq `first_seq` until the source ends; returns how many.
     /// Chunks yielded before a source failure are still stored.
-    pub async fn pipe(&self, source: &dyn ChunkSource, first_seq: u64) -> Result<u64, ResponseError> {
+    pub async fn pipe(
+        &self,
+        source: &dyn ChunkSource,
+        first_seq: u64,
+    ) -> Result<u64, ResponseError> {
         let sender = self.sender(first_seq);
         let feed = async {
             let mut index = 0u64;

@@ -98,11 +98,7 @@ impl Publisher {
         let chunks = {
             let mut encoder = self.encoder.borrow_mut();
             let mut chunks = encoder.begin(history, in_log, log_empty);
-            chunks.extend(encoder.run_started(
-                &submission.session_id,
-                &submission.turn_id,
-                now_ms,
-            ));
+            chunks.extend(encoder.run_started(&submission.session_id, &submission.turn_id, now_ms));
             chunks.extend(encoder.diff(state, now_ms));
             chunks
         };
@@ -176,7 +172,10 @@ impl Publisher {
             SendEnd::Failed(error) => fault(match error {
                 crate::ports::log::LogError::Retryable(_)
                 | crate::ports::log::LogError::SequenceGap { .. } => {
-                    format!("an append failed {} times", crate::core::limits::LOG_APPEND_ATTEMPTS_MAX)
+                    format!(
+                        "an append failed {} times",
+                        crate::core::limits::LOG_APPEND_ATTEMPTS_MAX
+                    )
                 }
                 other => other.to_string(),
             }),

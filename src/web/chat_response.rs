@@ -187,12 +187,19 @@ async fn respond(options: ResponseOptions) -> Result<JsValue, JsValue> {
             return Ok(diagnostic(BoundaryError::InvalidMessages)?.into());
         }
     };
-    let writer = ResponseWriter::new(options.log.clone(), Rc::new(HostSleep), options.producer.clone());
+    let writer = ResponseWriter::new(
+        options.log.clone(),
+        Rc::new(HostSleep),
+        options.producer.clone(),
+    );
     let first_seq = opened(&writer, &new, now_ms).await?;
     let source = JsChunkSource::from_js(&options.source);
     match options.mode {
         Mode::Await => {
-            writer.pipe(&source, first_seq).await.map_err(|e| error_to_js(&e))?;
+            writer
+                .pipe(&source, first_seq)
+                .await
+                .map_err(|e| error_to_js(&e))?;
             Ok(empty_response(200)?.into())
         }
         Mode::Immediate => {
@@ -226,10 +233,12 @@ async fn opened(writer: &ResponseWriter, new: &[NewMessage], now_ms: u64) -> Res
 fn error_to_js(error: &ResponseError) -> JsValue {
     match error {
         ResponseError::Log(e) => log_error_to_js(e),
-        ResponseError::Source(e) => match e.cause.as_ref().and_then(|c| c.downcast_ref::<JsValue>()) {
-            Some(thrown) => thrown.clone(),
-            None => js_sys::Error::new(&e.message).into(),
-        },
+        ResponseError::Source(e) => {
+            match e.cause.as_ref().and_then(|c| c.downcast_ref::<JsValue>()) {
+                Some(thrown) => thrown.clone(),
+                None => js_sys::Error::new(&e.message).into(),
+            }
+        }
         ResponseError::InvalidChunk { index, rule } => coded_error(
             "CHAT_INVALID_CHUNK",
             &format!("toChatResponse: source chunk {index} {rule}"),
@@ -262,14 +271,22 @@ impl Reporter {
 
 fn diagnostic(error: BoundaryError) -> Result<Response, JsValue> {
     let body = error.diagnostic().error_body_json(None);
-    respond_with(error.status(), Some(&body), Some("application/json; charset=utf-8"))
+    respond_with(
+        error.status(),
+        Some(&body),
+        Some("application/json; charset=utf-8"),
+    )
 }
 
 fn empty_response(status: u16) -> Result<Response, JsValue> {
     respond_with(status, None, None)
 }
 
-fn respond_with(status: u16, body: Option<&str>, content_type: Option<&str>) -> Result<Response, JsValue> {
+fn respond_with(
+    status: u16,
+    body: Option<&str>,
+    content_type: Option<&str>,
+) -> Result<Response, JsValue> {
     let headers = Headers::new()?;
     headers.set("cache-control", "no-store")?;
     if let Some(content_type) = content_type {

@@ -66,21 +66,29 @@ fn read_one(
     let id = match object.get("id") {
         None | Some(Value::Null) => fresh_id(),
         Some(Value::String(id)) if !id.is_empty() => id.clone(),
-        Some(_) => return Err(FieldError::new(&format!("{path}.id"), "must be a non-empty string")),
+        Some(_) => {
+            return Err(FieldError::new(
+                format!("{path}.id"),
+                "must be a non-empty string",
+            ))
+        }
     };
     let role = object
         .get("role")
         .and_then(Value::as_str)
         .filter(|r| ROLES.contains(r))
         .ok_or_else(|| {
-            FieldError::new(&format!("{path}.role"), "must be user, assistant, system or tool")
+            FieldError::new(
+                format!("{path}.role"),
+                "must be user, assistant, system or tool",
+            )
         })?
         .to_owned();
     let mut native = object.clone();
     native.insert("id".into(), Value::String(id.clone()));
     let (shape, answers) = match object.get("parts") {
         Some(Value::Array(_)) => (MessageShape::Ui, None),
-        Some(_) => return Err(FieldError::new(&format!("{path}.parts"), "must be an array")),
+        Some(_) => return Err(FieldError::new(format!("{path}.parts"), "must be an array")),
         None => {
             let (shape, parts) = replay_parts(object, path)?;
             native.insert("parts".into(), Value::Array(parts));
@@ -102,7 +110,10 @@ fn read_one(
 
 /// The parts of a message given without any: its content (text, or content parts as they are)
 /// and its tool calls as `tool-call` parts.
-fn replay_parts(object: &Map<String, Value>, path: &str) -> Result<(MessageShape, Vec<Value>), FieldError> {
+fn replay_parts(
+    object: &Map<String, Value>,
+    path: &str,
+) -> Result<(MessageShape, Vec<Value>), FieldError> {
     let mut parts = Vec::new();
     let tool_calls = object.get("toolCalls");
     let mut shape = if tool_calls.is_some() || object.contains_key("toolCallId") {
@@ -130,7 +141,7 @@ fn replay_parts(object: &Map<String, Value>, path: &str) -> Result<(MessageShape
         }
         Some(_) => {
             return Err(FieldError::new(
-                &format!("{path}.content"),
+                format!("{path}.content"),
                 "must be a string, an array of content parts or null",
             ))
         }
@@ -142,7 +153,12 @@ fn replay_parts(object: &Map<String, Value>, path: &str) -> Result<(MessageShape
                 parts.push(tool_call_part(call, &format!("{path}.toolCalls[{i}]"))?);
             }
         }
-        Some(_) => return Err(FieldError::new(&format!("{path}.toolCalls"), "must be an array")),
+        Some(_) => {
+            return Err(FieldError::new(
+                format!("{path}.toolCalls"),
+                "must be an array",
+            ))
+        }
     }
     Ok((shape, parts))
 }
@@ -154,7 +170,8 @@ fn content_part(part: &Value, path: &str) -> Result<Value, FieldError> {
         .as_object()
         .filter(|o| o.get("type").is_some_and(Value::is_string))
         .ok_or_else(|| FieldError::new(path, "must be an object with a string type"))?;
-    if object.get("type").and_then(Value::as_str) == Some("text") && !object.contains_key("content") {
+    if object.get("type").and_then(Value::as_str) == Some("text") && !object.contains_key("content")
+    {
         let mut text = object.clone();
         let value = text.remove("text").unwrap_or(Value::String(String::new()));
         text.insert("content".into(), value);
@@ -169,13 +186,16 @@ fn tool_call_part(call: &Value, path: &str) -> Result<Value, FieldError> {
         .get("id")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| FieldError::new(&format!("{path}.id"), "must be a non-empty string"))?;
+        .ok_or_else(|| FieldError::new(format!("{path}.id"), "must be a non-empty string"))?;
     let name = call
         .pointer("/function/name")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| {
-            FieldError::new(&format!("{path}.function.name"), "must be a non-empty string")
+            FieldError::new(
+                format!("{path}.function.name"),
+                "must be a non-empty string",
+            )
         })?;
     let arguments = match call.pointer("/function/arguments") {
         Some(Value::String(text)) => text.clone(),
@@ -271,7 +291,10 @@ fn anchor_result(messages: &mut [Value], call_id: &str, result: &Value) -> bool 
     }) else {
         return false;
     };
-    let content = result.get("content").cloned().unwrap_or(Value::String(String::new()));
+    let content = result
+        .get("content")
+        .cloned()
+        .unwrap_or(Value::String(String::new()));
     let Some(parts) = owner.get_mut("parts").and_then(Value::as_array_mut) else {
         return false;
     };

@@ -251,8 +251,14 @@ impl Projection {
         let error = str_field(chunk, "error").map(str::to_owned);
         // Older TanStack writers put a server tool's output on the end chunk; turnkeep writes a
         // failure there as `{ error }`.
-        let failure = chunk.pointer("/result/error").and_then(Value::as_str).map(str::to_owned);
-        let result = chunk.get("result").filter(|_| failure.is_none()).map(value_text);
+        let failure = chunk
+            .pointer("/result/error")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let result = chunk
+            .get("result")
+            .filter(|_| failure.is_none())
+            .map(value_text);
         self.with_call(call_id, |call| {
             if let Some(args) = input {
                 call.args = args;
@@ -280,10 +286,16 @@ impl Projection {
             return;
         };
         let failed = str_field(chunk, "state") == Some("output-error")
-            || chunk.pointer("/metadata/tanstack/state").and_then(Value::as_str)
+            || chunk
+                .pointer("/metadata/tanstack/state")
+                .and_then(Value::as_str)
                 == Some("output-error");
         let content = chunk.get("content").map(value_text).unwrap_or_default();
-        let content = if failed { result_error(&content) } else { content };
+        let content = if failed {
+            result_error(&content)
+        } else {
+            content
+        };
         self.with_call(call_id, |call| {
             if failed {
                 call.status = ToolCallStatus::Error;
