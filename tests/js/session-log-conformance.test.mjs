@@ -22,7 +22,7 @@ function assertConformant(report) {
  * The item store a Redis or Postgres adapter would implement, over arrays: `commit` compares the
  * head's version and writes items and head in one synchronous step (atomic on one event loop).
  */
-export function arrayItemStore() {
+function arrayItemStore() {
   let head = null;
   const items = [];
   return {
