@@ -8,6 +8,7 @@
 pub mod adapters;
 mod ask;
 mod chat;
+mod chat_response;
 mod chat_session;
 mod components;
 mod convert;
