@@ -66,6 +66,7 @@ async function streamRoute(request, env, url) {
   if (name === null) return secured(diagnostic(400, 'streams.v1.name_invalid', 'the stream name is empty, too long or badly encoded'));
   const length = Number(request.headers.get('content-length') ?? 0);
   if (length > LIMITS.appendBytesMax) {
+    await dropBody(request, LIMITS.refusedBodyDrainBytesMax);
     return appendTooLarge();
   }
   if (!env.SESSION_STREAM) return secured(diagnostic(500, 'streams.v1.not_configured', 'the SESSION_STREAM binding is missing'));
@@ -168,6 +169,31 @@ function secured(response) {
   const out = new Response(response.body, response);
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) out.headers.set(name, value);
   return out;
+}
+
+/**
+ * Reads and drops a refused body (up to `maxBytes`) so the client, still uploading, gets the
+ * answer rather than a connection closed under it.
+ */
+async function dropBody(request, maxBytes) {
+  if (request.body) await dropRest(request.body.getReader(), 0, maxBytes);
+}
+
+/** Reads and drops what is left of a body, `total` bytes in, up to `maxBytes` in all. */
+async function dropRest(reader, total, maxBytes) {
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        reader.cancel().catch(() => {});
+        return;
+      }
+    }
+  } catch {
+    // the client went away: nothing left to answer
+  }
 }
 
 /** 413: checked at the route from Content-Length, and again in the object as the body is read. */
@@ -380,7 +406,7 @@ async function readBody(request) {
     if (done) break;
     total += value.byteLength;
     if (total > LIMITS.appendBytesMax) {
-      reader.cancel().catch(() => {});
+      await dropRest(reader, total, LIMITS.refusedBodyDrainBytesMax);
       return null;
     }
     parts.push(value);

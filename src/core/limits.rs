@@ -73,6 +73,10 @@ pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
 pub const STREAM_OFFSET_COMPONENT_MAX: u64 = 9_999_999_999_999_999;
 /// One POST body (or initial PUT body); larger is 413. The conformance suite appends 100 KiB.
 pub const STREAM_APPEND_BYTES_MAX: u64 = 1_048_576;
+/// A body refused as too large (413) is still read and dropped up to this many bytes before the
+/// answer goes out: a client that is still uploading when the server answers and closes sees a
+/// broken connection instead of the 413 (undici does). Beyond it the connection is closed.
+pub const STREAM_REFUSED_BODY_DRAIN_BYTES_MAX: u64 = 33_554_432;
 /// Everything one stream may hold; an append past it is 413.
 pub const STREAM_BYTES_MAX: u64 = 134_217_728;
 /// A catch-up response stops adding messages past this many bytes (it always holds at least one).
