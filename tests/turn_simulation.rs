@@ -33,6 +33,7 @@ const SESSION: &str = "s1";
 const LIMITS_SIM: TurnLimits = TurnLimits {
     lease_ms: 3_000,
     cleanup_budget_ms: 500,
+    confirmation_ttl_ms: 2_000,
 };
 const TIMEOUT_MS: u64 = 1_500;
 

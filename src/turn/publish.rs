@@ -32,6 +32,7 @@ use crate::core::limits::{
 };
 use crate::core::projection::{merge_queued, TurnEncoder};
 use crate::core::protocol::Message;
+use crate::core::session::{Confirmation, ConfirmationStatus};
 use crate::ports::chat::{Clock, Sleep};
 use crate::ports::log::{AppendAck, LogError, ProducerStamp, SessionLog};
 use crate::ports::CancelToken;
@@ -169,15 +170,35 @@ impl Publisher {
         self.enqueue(chunks);
     }
 
-    /// The turn is over: its last difference and the run's end are queued; nothing follows.
-    pub fn end(&self, state: &ChatState, now_ms: u64) {
+    /// The state of confirmation records the turn changed (a continuation's claimed record).
+    pub fn confirmations(&self, records: &[Confirmation], now_ms: u64) {
         let chunks = {
             let mut st = self.state.borrow_mut();
             if st.ended.is_some() || st.closed {
                 return;
             }
+            st.encoder.confirmations(records, now_ms)
+        };
+        self.enqueue(chunks);
+    }
+
+    /// The turn is over: its last difference, the records it changed (`changed`: a resolved one
+    /// now final, new pending ones) and the run's end (interrupted by the pending ones) are
+    /// queued; nothing follows.
+    pub fn end(&self, state: &ChatState, changed: &[Confirmation], now_ms: u64) {
+        let chunks = {
+            let mut st = self.state.borrow_mut();
+            if st.ended.is_some() || st.closed {
+                return;
+            }
+            let waiting: Vec<Confirmation> = changed
+                .iter()
+                .filter(|c| c.status == ConfirmationStatus::Pending)
+                .cloned()
+                .collect();
             let mut chunks = st.encoder.diff(state, now_ms);
-            chunks.extend(st.encoder.run_ended(state, now_ms));
+            chunks.extend(st.encoder.confirmations(changed, now_ms));
+            chunks.extend(st.encoder.run_ended(state, &waiting, now_ms));
             st.closed = true;
             chunks
         };

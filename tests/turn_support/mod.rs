@@ -232,7 +232,7 @@ pub fn chat_setup(session_id: &str) -> ChatSetup {
             session_id: session_id.into(),
             definition_id: "demo".into(),
             definition_revision: 1,
-            initial_conversation_state: None,
+            conversation: None,
         },
         config: ChatConfig {
             tools: demo_tools(),
@@ -253,4 +253,5 @@ pub fn submission(session_id: &str, turn_id: &str, input: &str) -> Submission {
 pub const LIMITS: TurnLimits = TurnLimits {
     lease_ms: 45_000,
     cleanup_budget_ms: 5_000,
+    confirmation_ttl_ms: 60_000,
 };
