@@ -164,6 +164,10 @@ impl Turn {
         &self.ports
     }
 
+    pub fn limits(&self) -> TurnLimits {
+        self.limits
+    }
+
     pub fn has_log(&self) -> bool {
         self.ports.log.is_some()
     }

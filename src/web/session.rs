@@ -9,7 +9,9 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{from_json, js_error, to_json};
 use crate::core::checks::safe_uint;
-use crate::core::session::{self, ResumeError, SessionDecodeError, SessionIdentity};
+use crate::core::session::{
+    self, ConversationChart, ResumeError, SessionDecodeError, SessionIdentity,
+};
 
 /// `decodeSessionSnapshot(input)`: a stored value (object or JSON text) -> `{ ok: true, session }`
 /// with a v0 envelope migrated to v1, or `{ ok: false, error: { code, message, retryable } }`.
@@ -25,9 +27,12 @@ pub fn decode_session_snapshot(input: JsValue) -> JsValue {
     from_json(&result)
 }
 
-/// `resumeChatSession(stored, { sessionId, definitionId, definitionRevision, initialState? }, nowMs)`
+/// `resumeChatSession(stored, { sessionId, definitionId, definitionRevision, conversation? }, nowMs)`
 /// -> `{ ok: true, session, expectedCursor }` (expectedCursor `undefined` for a new session)
-/// or `{ ok: false, error: { code, message, retryable: false } }`.
+/// or `{ ok: false, error: { code, message, retryable: false } }`. `conversation` is the
+/// definition's statechart (as `defineChat` takes it); a stored conversation must replay through
+/// it. The older `initialState: name` stands for a chart of that one state (it accepts only a
+/// conversation without decisions).
 #[wasm_bindgen(js_name = resumeChatSession)]
 pub fn resume_chat_session(
     stored: JsValue,
@@ -85,16 +90,21 @@ fn read_identity(value: &JsValue) -> Result<SessionIdentity, String> {
             safe_uint(v).ok_or("identity.definitionRevision must be a positive safe integer")?
         }
     };
-    let initial_conversation_state = match value.get("initialState") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err("identity.initialState must be a string when given".into()),
+    let conversation = match (value.get("conversation"), value.get("initialState")) {
+        (Some(chart), _) if !chart.is_null() => {
+            let chart = ConversationChart::from_json(chart)
+                .map_err(|m| format!("identity.conversation: {m}"))?;
+            Some(chart)
+        }
+        (_, None | Some(Value::Null)) => None,
+        (_, Some(Value::String(s))) => Some(ConversationChart::single_state(s)),
+        (_, Some(_)) => return Err("identity.initialState must be a string when given".into()),
     };
     Ok(SessionIdentity {
         session_id,
         definition_id,
         definition_revision,
-        initial_conversation_state,
+        conversation,
     })
 }
 

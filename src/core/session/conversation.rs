@@ -11,6 +11,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use serde_json::Value;
+
 use super::envelope::Conversation;
 use crate::core::checks::{is_safe_id, utf16_len};
 use crate::core::limits::{
@@ -43,6 +45,66 @@ impl ConversationChart {
             states: BTreeMap::from([(state.to_owned(), BTreeMap::new())]),
             routes: Vec::new(),
         }
+    }
+
+    /// Reads a chart as a definition gives it (AgentsKit's `ConversationDefinition` as JSON:
+    /// `{ initial, states: { name: { on?: { event: target }, actions? } }, routes: [{ id, event,
+    /// states? }] }`; a route's `match` and `response` are the host's functions and have no JSON
+    /// form) and checks it. `Err` names the field.
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let text = |v: &Value, what: &str| {
+            v.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{what} must be a string"))
+        };
+        let initial = text(&value["initial"], "initial")?;
+        let states_json = value["states"]
+            .as_object()
+            .ok_or("states must be an object of states")?;
+        let mut states = BTreeMap::new();
+        for (name, state) in states_json {
+            let mut on = BTreeMap::new();
+            match &state["on"] {
+                Value::Null => {}
+                Value::Object(events) => {
+                    for (event, target) in events {
+                        let what = format!("states.{name}.on.{event}");
+                        on.insert(event.clone(), text(target, &what)?);
+                    }
+                }
+                _ => return Err(format!("states.{name}.on must be an object")),
+            }
+            states.insert(name.clone(), on);
+        }
+        let routes_json: &[Value] = match &value["routes"] {
+            Value::Null => &[],
+            Value::Array(items) => items,
+            _ => return Err("routes must be an array".into()),
+        };
+        let mut routes = Vec::with_capacity(routes_json.len());
+        for (i, route) in routes_json.iter().enumerate() {
+            let states = match &route["states"] {
+                Value::Null => None,
+                Value::Array(list) => Some(
+                    list.iter()
+                        .map(|s| text(s, &format!("routes[{i}].states[]")))
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+                _ => return Err(format!("routes[{i}].states must be an array")),
+            };
+            routes.push(ChartRoute {
+                id: text(&route["id"], &format!("routes[{i}].id"))?,
+                event: text(&route["event"], &format!("routes[{i}].event"))?,
+                states,
+            });
+        }
+        let chart = Self {
+            initial,
+            states,
+            routes,
+        };
+        chart.check()?;
+        Ok(chart)
     }
 
     /// Checks the chart itself (definition time): names within limits, every target and route
