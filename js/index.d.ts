@@ -90,7 +90,7 @@ export interface SnapshotPayload {
 export interface Confirmation {
   /** `confirm-<toolCallId>`: what `client.confirmation.resolve` takes. */
   token: SafeId;
-  /** The tool's name (`_` written as `.`). */
+  /** The tool's name (`tool:<name>` for a name that starts with `_` or `-`). */
   action: SafeId;
   input: Record<string, unknown>;
   toolCallId: SafeId;

@@ -34,8 +34,7 @@ fn snapshot_of(projection: &Projection) -> Object {
         "nativeMessages",
         from_json(&Value::Array(projection.native_messages())),
     );
-    let confirmations =
-        serde_json::to_value(projection.confirmations()).unwrap_or(Value::Null);
+    let confirmations = serde_json::to_value(projection.confirmations()).unwrap_or(Value::Null);
     set(&out, "confirmations", from_json(&confirmations));
     out
 }

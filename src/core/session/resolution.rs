@@ -32,15 +32,14 @@ pub fn confirmation_token(call_id: &str) -> String {
     format!("{CONFIRMATION_TOKEN_PREFIX}{call_id}")
 }
 
-/// A record's `action` (a SafeId) for a tool name (`[A-Za-z0-9_-]{1,64}`): the name with `_`
-/// written as `.`, prefixed `tool:` when it does not start alphanumeric. Tool names hold no `.`
-/// or `:`, so different tools never share an action.
+/// A record's `action` (a SafeId) for a tool name (`[A-Za-z0-9_-]{1,64}`): the name itself, or
+/// `tool:<name>` for a name that starts with `_` or `-` (tool names hold no `:`, so different
+/// tools never share an action).
 pub fn confirmation_action(tool_name: &str) -> String {
-    let action = tool_name.replace('_', ".");
-    if action.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-        action
+    if is_safe_id(tool_name) {
+        tool_name.to_owned()
     } else {
-        format!("tool:{action}")
+        format!("tool:{tool_name}")
     }
 }
 

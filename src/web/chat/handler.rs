@@ -39,7 +39,7 @@ use crate::core::protocol::{
 use crate::ports::log::SessionLog;
 use crate::ports::PortError;
 use crate::turn::{
-    self, ChatSetup, Fault, FaultReport, Ports, Refusal, ResolveRequest, Resolution, Stage,
+    self, ChatSetup, Fault, FaultReport, Ports, Refusal, Resolution, ResolveRequest, Stage,
     StopAnswer, Submission, Turn,
 };
 use crate::web::adapters::host::HostSleep;
@@ -149,7 +149,10 @@ async fn handle(
     let client = read_request(options, request, &deadline).await?;
     named.session_id = Some(client.envelope.session_id.clone());
     named.turn_id = Some(client.envelope.turn_id.clone());
-    let named_ids = (client.envelope.session_id.as_str(), Some(client.envelope.turn_id.as_str()));
+    let named_ids = (
+        client.envelope.session_id.as_str(),
+        Some(client.envelope.turn_id.as_str()),
+    );
     let (ports, chat) = resolve(options, &context, named_ids, &deadline).await?;
     match client.kind {
         RequestKind::Submit { input } => {
@@ -355,7 +358,11 @@ async fn decide(
 
 /// Answers with the turn's NDJSON stream and runs the turn in a task the host keeps alive. A
 /// stream that cannot be built gives the claim up.
-async fn stream(turn: Rc<Turn>, deadline: RequestDeadline, host: &JsValue) -> Result<Response, Failure> {
+async fn stream(
+    turn: Rc<Turn>,
+    deadline: RequestDeadline,
+    host: &JsValue,
+) -> Result<Response, Failure> {
     let answer =
         ResponseSink::open(&turn).and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
     let (sink, response) = match answer {

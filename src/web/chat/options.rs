@@ -65,10 +65,8 @@ impl HandlerOptions {
             create_id: read.optional_fn("createId")?,
             session_log: read.optional_fn("sessionLog")?,
             on_error: read.optional_fn("onError")?,
-            confirmation_ttl_ms: read.positive_int(
-                "confirmationTtlMs",
-                limits::CONFIRMATION_TTL_MS_DEFAULT,
-            )?,
+            confirmation_ttl_ms: read
+                .positive_int("confirmationTtlMs", limits::CONFIRMATION_TTL_MS_DEFAULT)?,
         })
     }
 }

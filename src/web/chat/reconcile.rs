@@ -59,13 +59,20 @@ async fn list_stuck(
 ) -> Result<JsValue, JsValue> {
     let session_id = safe_id(&session_id, "sessionId")?;
     let deadline = deadline_of(options, &extra);
-    let (ports, chat) = resolve(options, &get(&extra, "context"), (&session_id, None), &deadline)
-        .await
-        .map_err(|f| failure_error(options, f, &session_id))?;
+    let (ports, chat) = resolve(
+        options,
+        &get(&extra, "context"),
+        (&session_id, None),
+        &deadline,
+    )
+    .await
+    .map_err(|f| failure_error(options, f, &session_id))?;
     let records = turn::list_stuck(&ports, &chat, &session_id, deadline.interrupt())
         .await
         .map_err(|r| failure_error(options, Failure::Refused(r), &session_id))?;
-    Ok(from_json(&serde_json::to_value(records).unwrap_or(Value::Null)))
+    Ok(from_json(
+        &serde_json::to_value(records).unwrap_or(Value::Null),
+    ))
 }
 
 async fn reconcile(
@@ -87,9 +94,14 @@ async fn reconcile(
         })?),
     };
     let deadline = deadline_of(options, &extra);
-    let (ports, chat) = resolve(options, &get(&extra, "context"), (&session_id, None), &deadline)
-        .await
-        .map_err(|f| failure_error(options, f, &session_id))?;
+    let (ports, chat) = resolve(
+        options,
+        &get(&extra, "context"),
+        (&session_id, None),
+        &deadline,
+    )
+    .await
+    .map_err(|f| failure_error(options, f, &session_id))?;
     let done = turn::reconcile(
         &ports,
         &chat,
@@ -100,7 +112,9 @@ async fn reconcile(
     )
     .await;
     match done {
-        Ok(record) => Ok(from_json(&serde_json::to_value(record).unwrap_or(Value::Null))),
+        Ok(record) => Ok(from_json(
+            &serde_json::to_value(record).unwrap_or(Value::Null),
+        )),
         Err(ReconcileError::NotFound) => Err(coded_error(
             "CONFIRMATION_NOT_FOUND",
             "No such confirmation in this session.",

@@ -122,7 +122,7 @@ impl PendingCalls {
 /// A call that waits for a person is bound to its confirmation record by id, and the record is
 /// stored in the session envelope, whose ids are SafeIds (token `confirm-<id>`): such a call keeps
 /// the model's id when it is a SafeId of at most `CONFIRMATION_CALL_ID_CHARS_MAX` characters and
-/// gets a drawn one otherwise (OpenAI's `call_…` ids have an underscore). Its arguments become
+/// gets a drawn one otherwise (models may send any string). Its arguments become
 /// the record's `input`, so they must fit the bounded-JSON limits, or the call is not run.
 pub(super) fn resolve(
     call: PendingCall,
