@@ -24,14 +24,14 @@ use std::rc::Rc;
 use turn_support::faults::{FaultyMemory, FaultyStorage, Rng};
 use turn_support::*;
 use turnkeep::core::session::{decode_session_snapshot, ConfirmationStatus, SessionEnvelope};
-use turnkeep::ports::chat::{Sleep, Tool};
+use turnkeep::ports::chat::Sleep;
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::CancelToken;
 use turnkeep::storage::{MemoryChatMemory, MemorySessionStorage};
 use turnkeep::turn::race::{join, race, Either};
 use turnkeep::turn::{
-    admit, list_stuck, open, reconcile, resolve, run, DemoTool, Interrupt, Ports, Resolution,
-    ResolveRequest, Turn, TurnLimits,
+    admit, list_stuck, open, reconcile, resolve, run, Interrupt, Ports, Resolution, ResolveRequest,
+    Turn, TurnLimits,
 };
 
 const SESSION: &str = "s1";
@@ -88,10 +88,7 @@ impl Sim {
         let mut ports = self.base.ports(true, self.rng.below(20));
         ports.storage = self.storage.clone();
         ports.memory = self.memory.clone();
-        let lookup = DemoTool::all().into_iter().next().expect("lookup");
-        let tools: Vec<Box<dyn Tool>> =
-            vec![Box::new(lookup), Box::new(Shared(self.transfer.clone()))];
-        ports.tools = Rc::new(tools);
+        ports.tools = tools_counting(&self.transfer);
         ports
     }
 
@@ -310,23 +307,19 @@ fn simulate(seed: u64, cas: bool) -> (Vec<String>, u64) {
     (sim.violations.take(), sim.continuations.get())
 }
 
-fn seeds() -> u64 {
-    std::env::var("TURNKEEP_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(200)
-}
+/// Seeds run by default (`TURNKEEP_SIM_SEEDS` overrides).
+const SEEDS: u64 = 200;
 
 #[test]
 fn confirmations_keep_every_invariant_under_races_expiry_and_crashes() {
     let mut continuations = 0;
-    for seed in 1..=seeds() {
+    for seed in 1..=seeds(SEEDS) {
         let (violations, ran) = simulate(seed, true);
         assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
         continuations += ran;
     }
     assert!(
-        continuations > seeds(),
+        continuations > seeds(SEEDS),
         "the schedules resolve confirmations too ({continuations})"
     );
 }

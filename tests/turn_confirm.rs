@@ -18,13 +18,12 @@ use turnkeep::core::protocol::{BoundaryError, Role, ToolCallStatus};
 use turnkeep::core::session::{
     decode_session_snapshot, ConfirmationStatus, ConversationChart, SessionEnvelope,
 };
-use turnkeep::ports::chat::Tool;
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::CancelToken;
 use turnkeep::storage::MemorySessionStorage;
 use turnkeep::turn::{
-    admit, list_stuck, open, reconcile, resolve, run, ChatSetup, DemoTool, Interrupt, Ports,
-    ReconcileError, Resolution, ResolveRequest, Turn, TurnEnd,
+    admit, list_stuck, open, reconcile, resolve, run, ChatSetup, Interrupt, Ports, ReconcileError,
+    Resolution, ResolveRequest, Turn, TurnEnd,
 };
 
 const SESSION: &str = "s1";
@@ -114,10 +113,7 @@ impl Bench {
         let mut ports = self.session.ports(true, 2);
         ports.storage = self.storage.clone();
         ports.memory = self.memory.clone();
-        let lookup = DemoTool::all().into_iter().next().expect("lookup");
-        let tools: Vec<Box<dyn Tool>> =
-            vec![Box::new(lookup), Box::new(Shared(self.transfer.clone()))];
-        ports.tools = Rc::new(tools);
+        ports.tools = tools_counting(&self.transfer);
         ports
     }
 

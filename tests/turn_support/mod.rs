@@ -283,6 +283,23 @@ impl CountingTransfer {
     }
 }
 
+/// The demo tools with `transfer` counted: `lookup` as the demo has it, then `transfer`.
+pub fn tools_counting(transfer: &Rc<CountingTransfer>) -> Rc<Vec<Box<dyn Tool>>> {
+    let lookup = DemoTool::all().into_iter().next().expect("lookup");
+    Rc::new(vec![
+        Box::new(lookup) as Box<dyn Tool>,
+        Box::new(Shared(transfer.clone())),
+    ])
+}
+
+/// How many seeds a simulation runs: `TURNKEEP_SIM_SEEDS`, else `default`.
+pub fn seeds(default: u64) -> u64 {
+    std::env::var("TURNKEEP_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
 /// A shared tool behind a `Box<dyn Tool>` (the ports own their tools).
 pub struct Shared<T: Tool>(pub Rc<T>);
 

@@ -30,7 +30,7 @@ use super::options::HandlerOptions;
 use crate::core::checks::is_safe_id;
 use crate::core::protocol::BoundaryError;
 use crate::core::session::ConfirmationStatus;
-use crate::turn::{self, FaultReport, ReconcileError, Refusal};
+use crate::turn::{self, ChatSetup, FaultReport, Ports, ReconcileError, Refusal};
 use crate::web::convert::from_json;
 
 /// Adds the two methods to `handler`.
@@ -58,15 +58,7 @@ async fn list_stuck(
     extra: JsValue,
 ) -> Result<JsValue, JsValue> {
     let session_id = safe_id(&session_id, "sessionId")?;
-    let deadline = deadline_of(options, &extra);
-    let (ports, chat) = resolve(
-        options,
-        &get(&extra, "context"),
-        (&session_id, None),
-        &deadline,
-    )
-    .await
-    .map_err(|f| failure_error(options, f, &session_id))?;
+    let (ports, chat, deadline) = ports_of(options, &session_id, &extra).await?;
     let records = turn::list_stuck(&ports, &chat, &session_id, deadline.interrupt())
         .await
         .map_err(|r| failure_error(options, Failure::Refused(r), &session_id))?;
@@ -93,15 +85,7 @@ async fn reconcile(
             )
         })?),
     };
-    let deadline = deadline_of(options, &extra);
-    let (ports, chat) = resolve(
-        options,
-        &get(&extra, "context"),
-        (&session_id, None),
-        &deadline,
-    )
-    .await
-    .map_err(|f| failure_error(options, f, &session_id))?;
+    let (ports, chat, deadline) = ports_of(options, &session_id, &extra).await?;
     let done = turn::reconcile(
         &ports,
         &chat,
@@ -138,10 +122,20 @@ async fn reconcile(
     }
 }
 
-/// The handler's deadline (`timeoutMs`), ended early by `extra.signal` when given.
-fn deadline_of(options: &HandlerOptions, extra: &JsValue) -> RequestDeadline {
+/// The session's ports as a request with `extra.context` would get them, under the handler's
+/// deadline (`timeoutMs`, ended early by `extra.signal` when given).
+async fn ports_of(
+    options: &HandlerOptions,
+    session_id: &str,
+    extra: &JsValue,
+) -> Result<(Ports, ChatSetup, RequestDeadline), JsValue> {
     let signal = get(extra, "signal").dyn_into::<web_sys::AbortSignal>().ok();
-    RequestDeadline::start_with(signal, options.timeout_ms)
+    let deadline = RequestDeadline::start_with(signal, options.timeout_ms);
+    let context = get(extra, "context");
+    let (ports, chat) = resolve(options, &context, (session_id, None), &deadline)
+        .await
+        .map_err(|f| failure_error(options, f, session_id))?;
+    Ok((ports, chat, deadline))
 }
 
 /// A refusal as a coded Error; its fault goes to `onError` first.
