@@ -439,6 +439,16 @@ fn a_resolution_claims_the_record_and_the_continuation_lease_in_one_write() {
         claim_resolution(&session_with(Pending), "nope", true, NOW_MS, LEASE_MS),
         Err(ConfirmError::UnknownToken("nope".into()))
     );
+    // While a turn holds the session, an unknown token may be one it is about to store.
+    let mut running = session_with(Pending);
+    running.active_turn = Some(ActiveTurn {
+        turn_id: "t9".into(),
+        expires_at: NOW_MS + 1,
+    });
+    assert_eq!(
+        claim_resolution(&running, "nope", true, NOW_MS, LEASE_MS),
+        Ok(ResolutionClaim::Busy)
+    );
 }
 
 #[test]

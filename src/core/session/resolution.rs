@@ -98,7 +98,8 @@ pub enum ResolutionClaim {
     /// The record is not pending (another request claimed it, or it is final): nothing to save;
     /// answer with its state.
     Settled { record: Confirmation },
-    /// Another turn holds the session; nothing changed (retry later).
+    /// A turn holds the session (a token it may be about to store is unknown until then);
+    /// nothing changed (retry later).
     Busy,
 }
 
@@ -110,7 +111,17 @@ pub fn claim_resolution(
     now_ms: u64,
     lease_ms: u64,
 ) -> Result<ResolutionClaim, ConfirmError> {
-    let (index, record) = find(env, token)?;
+    let live_lease = env
+        .active_turn
+        .as_ref()
+        .is_some_and(|a| a.expires_at > now_ms);
+    let (index, record) = match find(env, token) {
+        Ok(found) => found,
+        // The turn that holds the session may be the one proposing it: its snapshot can reach a
+        // client a moment before its release stores the record. Busy (retry), not unknown.
+        Err(ConfirmError::UnknownToken(_)) if live_lease => return Ok(ResolutionClaim::Busy),
+        Err(e) => return Err(e),
+    };
     let Some(status) = claim_status(record, approve, now_ms) else {
         return Ok(ResolutionClaim::Settled {
             record: record.clone(),
