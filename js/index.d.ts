@@ -79,6 +79,35 @@ export interface SnapshotPayload {
   usage: Usage;
   error?: TurnDiagnostic;
   lineage?: Lineage;
+  /**
+   * turnkeep (additive): the session's tool confirmations that are not final, and any this turn
+   * resolved or created. Absent when there are none.
+   */
+  confirmations?: Confirmation[];
+}
+
+/** A tool call waiting for (or past) a person's decision, as the session envelope holds it. */
+export interface Confirmation {
+  /** `confirm-<toolCallId>`: what `client.confirmation.resolve` takes. */
+  token: SafeId;
+  /** The tool's name (`tool:<name>` for a name that starts with `_` or `-`). */
+  action: SafeId;
+  input: Record<string, unknown>;
+  toolCallId: SafeId;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+  status: ConfirmationStatus;
+}
+
+/**
+ * turnkeep (additive, v1): a person's decision about a confirmation, posted to the chat
+ * endpoint. `turnId` is the turn that proposed it. The request that wins the decision gets the
+ * continuation as an NDJSON stream of snapshots (its `turnId` is the token); any other gets
+ * `{ confirmation: { version: 1, ...Confirmation } }` (200 final, 202 still being processed).
+ */
+export interface ConfirmationResolveEvent extends TurnEnvelope {
+  event: 'client.confirmation.resolve';
+  payload: { token: SafeId; decision: 'approve' | 'reject'; /** at most 1024 characters */ reason?: string };
 }
 
 export interface TurnSubmitEvent extends TurnEnvelope {
@@ -285,14 +314,7 @@ export interface SessionSnapshot {
       toState: string;
     }[];
   };
-  confirmations: {
-    token: SafeId;
-    action: SafeId;
-    input: Record<string, unknown>;
-    toolCallId: SafeId;
-    expiresAt: number;
-    status: ConfirmationStatus;
-  }[];
+  confirmations: Confirmation[];
 }
 
 /** Why a stored value is not a session envelope. Never sent on the wire (clients see `SERVER_INTERNAL`). */
@@ -320,8 +342,19 @@ export interface ResumeChatSessionOptions {
 }
 
 /**
- * A resumed session (AgentsKit's `ChatSession`, without conversation statecharts and
- * confirmations): turn claims, releases and saves are compare-and-set writes through the
+ * A conversation statechart (AgentsKit's `ConversationDefinition`). turnkeep validates a stored
+ * conversation against it (its decisions must replay to its state) and carries it through every
+ * save; it does not route turns by it. `match` and `response` of a route are not read.
+ */
+export interface ConversationDefinition {
+  initial: string;
+  states: Record<string, { on?: Record<string, string>; actions?: readonly string[] }>;
+  routes: readonly { id: SafeId; event: string; states?: readonly string[]; [other: string]: unknown }[];
+}
+
+/**
+ * A resumed session (AgentsKit's `ChatSession`, without in-process confirmations: turnkeep
+ * resolves them over HTTP): turn claims, releases and saves are compare-and-set writes through the
  * storage, run one at a time in call order. A lost write rejects with a `SessionConflictError`
  * and commits nothing.
  */
@@ -332,8 +365,8 @@ export interface ChatSession {
   /** The definition's `chat`, as given. */
   readonly chat: unknown;
   updateChat<T>(chat: T): T;
-  /** Always `undefined`: conversation statecharts are not supported. */
-  getConversationSnapshot(): undefined;
+  /** The stored conversation, or `undefined` for a definition without a statechart. */
+  getConversationSnapshot(): SessionSnapshot['conversation'];
   /** Not supported (throws): turnkeep resolves confirmations over HTTP (`client.confirmation.resolve`). */
   createConfirmation(): never;
   /** Saves the session with cursor + 1. */
@@ -457,8 +490,20 @@ export interface ChatTool {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
+  /** A person must approve each call (`client.confirmation.resolve`) before it runs. */
   requiresConfirmation?: boolean;
-  execute(args: Record<string, unknown>, options: { signal: AbortSignal }): unknown;
+  execute(args: Record<string, unknown>, context: ToolContext): unknown;
+}
+
+export interface ToolContext {
+  /** Aborted when the turn stops. */
+  signal: AbortSignal;
+  toolCallId: string;
+  /**
+   * For a call a person approved: its confirmation token. turnkeep runs an approved call at
+   * most once per token; record the key with the effect to refuse a second one across crashes.
+   */
+  idempotencyKey?: SafeId;
 }
 
 export interface ChatDefinitionOptions {
@@ -470,6 +515,8 @@ export interface ChatDefinitionOptions {
   /** 0 to 50, default 5. */
   maxToolIterations?: number;
   initialMessages?: readonly Message[];
+  /** A conversation statechart: stored conversation state is validated against it. */
+  conversation?: ConversationDefinition;
 }
 
 export interface ChatDefinition {
@@ -480,6 +527,7 @@ export interface ChatDefinition {
   readonly tools: readonly ChatTool[];
   readonly maxToolIterations: number;
   readonly initialMessages: readonly Message[];
+  readonly conversation?: ConversationDefinition;
 }
 
 /** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` naming the first bad field. */
@@ -548,6 +596,8 @@ export interface ChatHandlerOptions<Context = unknown> {
   sessionLog?(context: Context, sessionId: SafeId, signal: AbortSignal): SessionLog | undefined | Promise<SessionLog | undefined>;
   /** Every fault (host callback, storage, memory, model, tool, log), with what was thrown. */
   onError?(error: unknown, info: { stage: FaultStage; sessionId?: SafeId; turnId?: SafeId }): void;
+  /** How long a tool confirmation stays approvable, default 300000 (5 min). */
+  confirmationTtlMs?: number;
 }
 
 /** Where a fault happened (`onError`). */
@@ -561,10 +611,28 @@ export interface HandlerHost {
 }
 
 /**
- * `Request` in, `Response` out (an NDJSON stream of turn events, a stop answer, or a
- * diagnostic). Pass `host` (e.g. a Worker's `ctx`) so a turn outlives its response.
+ * `Request` in, `Response` out (an NDJSON stream of turn events, a stop answer, a confirmation
+ * answer, or a diagnostic). Pass `host` (e.g. a Worker's `ctx`) so a turn outlives its response.
  */
-export type ChatHandler = (request: Request, host?: HandlerHost) => Promise<Response>;
+export interface ChatHandler {
+  (request: Request, host?: HandlerHost): Promise<Response>;
+  /**
+   * Confirmations a crashed continuation left `approving` / `rejecting` / `expiring` (its lease
+   * lapsed). `context` is what `authenticate` would have given (storage is resolved from it).
+   */
+  listStuckConfirmations(sessionId: SafeId, options?: { context?: unknown; signal?: AbortSignal }): Promise<Confirmation[]>;
+  /**
+   * Finishes a stuck confirmation by compare-and-set, into `resolution` or by default the final
+   * status of its processing state (`approving` → `approved`: the tool may have run; it is never
+   * run again). Rejects with `code` `CONFIRMATION_NOT_FOUND`, `CONFIRMATION_NOT_STUCK`,
+   * `CONFIRMATION_INVALID_RESOLUTION` or a boundary code.
+   */
+  reconcileConfirmation(
+    sessionId: SafeId,
+    token: SafeId,
+    options?: { resolution?: 'approved' | 'rejected' | 'expired'; context?: unknown; signal?: AbortSignal },
+  ): Promise<Confirmation>;
+}
 
 /** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` for bad options. */
 export function createChatHandler<Context = unknown>(options: ChatHandlerOptions<Context>): ChatHandler;
@@ -647,6 +715,18 @@ export interface ChatSnapshot {
   renderParts: RenderPart[];
   /** TanStack AI UI messages (`parts`), native batches kept whole. */
   nativeMessages: unknown[];
+  /** The tool confirmations the log shows (tokens to resolve, and how each ended). */
+  confirmations: LogConfirmation[];
+}
+
+export interface LogConfirmation {
+  token: string;
+  toolCallId: string;
+  action?: string;
+  input: Record<string, unknown>;
+  /** Epoch milliseconds, when the log says. */
+  expiresAt?: number;
+  status: ConfirmationStatus;
 }
 
 /** The one projection: chunks in log order → the conversation. */

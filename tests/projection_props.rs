@@ -273,7 +273,7 @@ fn encoded_turn(steps: &[Step]) -> (Vec<Value>, Vec<Message>, u64) {
         chunks.extend(encoder.diff(&state, 1_000 + i as u64));
     }
     state.status = ChatStatus::Complete;
-    chunks.extend(encoder.run_ended(&state, 9_999));
+    chunks.extend(encoder.run_ended(&state, &[], 9_999));
     (chunks, state.messages, encoder.fallbacks())
 }
 

@@ -26,7 +26,7 @@ fn identity() -> SessionIdentity {
         session_id: "s1".into(),
         definition_id: "d1".into(),
         definition_revision: 1,
-        initial_conversation_state: None,
+        conversation: None,
     }
 }
 

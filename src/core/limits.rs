@@ -51,11 +51,28 @@ pub const DECISIONS_MAX: usize = 1_000;
 pub const DECISION_INPUT_CHARS_MAX: usize = 16_384;
 pub const DECISION_CONTENT_CHARS_MAX: usize = 65_536;
 pub const CONVERSATION_STATE_CHARS_MAX: usize = 128;
+/// A definition's conversation statechart (checked when the definition is read).
+pub const CONVERSATION_STATES_MAX: usize = 256;
+pub const CONVERSATION_ROUTES_MAX: usize = 256;
+pub const CONVERSATION_EVENTS_PER_STATE_MAX: usize = 256;
+pub const CONVERSATION_EVENT_CHARS_MAX: usize = 128;
 pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
 /// The optional `reason` of a `client.confirmation.resolve`.
 pub const CONFIRMATION_REASON_CHARS_MAX: usize = 1_024;
 /// A proposal suffix: `confirm-<suffix>` must still be a SafeId. `wire`
 pub const CONFIRMATION_SUFFIX_CHARS_MAX: usize = 120;
+/// The id of a tool call that waits for a person: its token is `confirm-<id>`, so the id is a
+/// SafeId of at most this many characters (a longer or unsafe id from the model is replaced).
+pub const CONFIRMATION_CALL_ID_CHARS_MAX: usize = CONFIRMATION_SUFFIX_CHARS_MAX;
+/// A resolution's claim is one CAS; a lost race against a write that did not touch the record
+/// (another turn's claim or release) is retried this many times in all, then answered busy.
+pub const CONFIRMATION_CLAIM_ATTEMPTS_MAX: u32 = 3;
+/// A resolution that finds its record already being processed by another request waits for
+/// the final state, re-reading the session after this long (doubling up to the maximum)...
+pub const CONFIRMATION_SETTLE_POLL_MS: u64 = 100;
+pub const CONFIRMATION_SETTLE_POLL_MS_MAX: u64 = 1_000;
+/// ...for at most this long in all; then it answers with the processing state (202).
+pub const CONFIRMATION_SETTLE_WAIT_MS_MAX: u64 = 10_000;
 /// How much of an offending value a session decode detail quotes (logs only).
 pub const SESSION_DETAIL_VALUE_CHARS_MAX: usize = 64;
 

@@ -28,6 +28,7 @@ use super::send::{LogSender, Producer, SendEnd, SendOptions};
 use crate::core::chat::controller::ChatState;
 use crate::core::projection::TurnEncoder;
 use crate::core::protocol::Message;
+use crate::core::session::{Confirmation, ConfirmationStatus};
 use crate::ports::chat::{Clock, Sleep};
 use crate::ports::log::SessionLog;
 
@@ -119,15 +120,32 @@ impl Publisher {
         self.push(chunks);
     }
 
-    /// The turn is over: its last difference and the run's end are queued; nothing follows.
-    pub fn end(&self, state: &ChatState, now_ms: u64) {
+    /// The state of confirmation records the turn changed (a continuation's claimed record).
+    pub fn confirmations(&self, records: &[Confirmation], now_ms: u64) {
         if self.sender.is_closed() {
             return;
         }
+        let chunks = self.encoder.borrow_mut().confirmations(records, now_ms);
+        self.push(chunks);
+    }
+
+    /// The turn is over: its last difference, the records it changed (`changed`: a resolved one
+    /// now final, new pending ones) and the run's end (interrupted by the pending ones) are
+    /// queued; nothing follows.
+    pub fn end(&self, state: &ChatState, changed: &[Confirmation], now_ms: u64) {
+        if self.sender.is_closed() {
+            return;
+        }
+        let waiting: Vec<Confirmation> = changed
+            .iter()
+            .filter(|c| c.status == ConfirmationStatus::Pending)
+            .cloned()
+            .collect();
         let chunks = {
             let mut encoder = self.encoder.borrow_mut();
             let mut chunks = encoder.diff(state, now_ms);
-            chunks.extend(encoder.run_ended(state, now_ms));
+            chunks.extend(encoder.confirmations(changed, now_ms));
+            chunks.extend(encoder.run_ended(state, &waiting, now_ms));
             chunks
         };
         self.push(chunks);

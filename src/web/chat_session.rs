@@ -37,11 +37,11 @@ const DEFINITION_INVALID: &str = "Chat definition identity is invalid.";
 const SESSION_ID_INVALID: &str = "Chat session identity is invalid.";
 const SNAPSHOT_INCOMPATIBLE: &str = "Session snapshot is incompatible with this chat definition.";
 const CLAIM_INVALID: &str = "Turn claim is invalid.";
-const CONVERSATION_UNSUPPORTED: &str =
-    "Conversation statecharts are not supported by turnkeep: remove definition.conversation.";
+const CONVERSATION_INVALID: &str = "Chat definition conversation is invalid.";
 const CONFLICT: &str = "Session snapshot changed in another client.";
 
-/// A resumed session (AgentsKit's `ChatSession`, without conversations and confirmations).
+/// A resumed session (AgentsKit's `ChatSession`, without in-process confirmations: turnkeep
+/// resolves them over HTTP).
 #[wasm_bindgen]
 pub struct ChatSession {
     shared: Rc<Shared>,
@@ -101,9 +101,8 @@ async fn resume(definition: &JsValue, options: &JsValue) -> Result<ChatSession, 
 }
 
 fn identity(definition: &JsValue, options: &JsValue) -> Result<SessionIdentity, JsValue> {
-    if !get(definition, "conversation").is_undefined() {
-        return Err(config_error(CONVERSATION_UNSUPPORTED));
-    }
+    let conversation = crate::web::chat::read_conversation(&get(definition, "conversation"))
+        .map_err(|_| config_error(CONVERSATION_INVALID))?;
     let definition_id = get(definition, "id")
         .as_string()
         .filter(|id| is_safe_id(id))
@@ -124,7 +123,7 @@ fn identity(definition: &JsValue, options: &JsValue) -> Result<SessionIdentity, 
         session_id,
         definition_id,
         definition_revision,
-        initial_conversation_state: None,
+        conversation,
     })
 }
 
@@ -167,10 +166,15 @@ impl ChatSession {
         chat
     }
 
-    /// `getConversationSnapshot()`: always `undefined` (no conversations).
+    /// `getConversationSnapshot()`: the stored conversation (`{ state, decisions }`), or
+    /// `undefined` for a definition without a statechart.
     #[wasm_bindgen(js_name = getConversationSnapshot)]
     pub fn get_conversation_snapshot(&self) -> JsValue {
-        JsValue::UNDEFINED
+        let state = self.shared.state.borrow();
+        match state.envelope.to_value().get("conversation") {
+            Some(conversation) => crate::web::convert::from_json(conversation),
+            None => JsValue::UNDEFINED,
+        }
     }
 
     /// The cursor of the last committed save (0 for a session never saved).

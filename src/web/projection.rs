@@ -22,7 +22,7 @@ use crate::web::adapters::JsSessionLog;
 use crate::web::convert::{from_json, js_error, to_json};
 use crate::web::js::{get, get_fn, set};
 
-/// `{ messages, renderParts, nativeMessages }` of a projection.
+/// `{ messages, renderParts, nativeMessages, confirmations }` of a projection.
 fn snapshot_of(projection: &Projection) -> Object {
     let out = Object::new();
     let messages: Vec<_> = projection.to_messages();
@@ -34,6 +34,8 @@ fn snapshot_of(projection: &Projection) -> Object {
         "nativeMessages",
         from_json(&Value::Array(projection.native_messages())),
     );
+    let confirmations = serde_json::to_value(projection.confirmations()).unwrap_or(Value::Null);
+    set(&out, "confirmations", from_json(&confirmations));
     out
 }
 
@@ -57,7 +59,7 @@ fn feed_all(projection: &mut Projection, chunks: &JsValue) -> Result<(), JsValue
     Ok(())
 }
 
-/// `projectChatSnapshot(chunks)` → `{ messages, renderParts, nativeMessages }`.
+/// `projectChatSnapshot(chunks)` → `{ messages, renderParts, nativeMessages, confirmations }`.
 #[wasm_bindgen(js_name = projectChatSnapshot)]
 pub fn project_chat_snapshot(chunks: JsValue) -> Result<JsValue, JsValue> {
     let mut projection = Projection::new();
@@ -99,7 +101,7 @@ impl ChatProjectionHandle {
         feed_all(&mut self.inner, &chunks)
     }
 
-    /// `{ messages, renderParts, nativeMessages }` now.
+    /// `{ messages, renderParts, nativeMessages, confirmations }` now.
     pub fn snapshot(&self) -> JsValue {
         snapshot_of(&self.inner).into()
     }
@@ -112,7 +114,7 @@ impl ChatProjectionHandle {
 }
 
 /// `resolveChatSnapshot({ target })` → Promise of `{ messages, renderParts, nativeMessages,
-/// offset }`. `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
+/// confirmations, offset }`. `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
 /// the options of one (`{ url, headers?, fetch? }`). `offset` is `null` for an empty log; pass it
 /// to the live connection so seed and live continue one log.
 #[wasm_bindgen(js_name = resolveChatSnapshot)]

@@ -50,6 +50,7 @@ const E = {
   timeout: { status: 408, code: 'SERVER_TIMEOUT', message: 'The chat request timed out.', retryable: true },
   cancelled: { status: 499, code: 'REQUEST_CANCELLED', message: 'The chat request was cancelled.', retryable: true },
   internal: { status: 500, code: 'SERVER_INTERNAL', message: 'The chat request failed.', retryable: true },
+  incompatible: { status: 409, code: 'SESSION_INCOMPATIBLE_DEFINITION', message: 'The stored session cannot be resumed by this chat definition.', retryable: false },
 };
 
 /** The in-stream form of a row: a diagnostic payload, always retryable. */
@@ -240,7 +241,7 @@ describe('the diagnostics table, before the stream', () => {
   check('500 when storage.save throws', { options: { sessionStorage: () => ({ load: async () => undefined, save: throws }) } }, E.internal);
   check('500 when storage.save answers neither true nor false', { options: { sessionStorage: () => ({ load: async () => undefined, save: async () => 'ok' }) } }, E.internal);
   check('500 for a corrupt stored session', { options: { sessionStorage: () => ({ load: async () => '{not json', save: async () => true }) } }, E.internal);
-  check('500 for a stored session of another definition', { seed: envelope({ definitionId: 'other' }) }, E.internal);
+  check('409 SESSION_INCOMPATIBLE_DEFINITION for a stored session of another definition', { seed: envelope({ definitionId: 'other' }) }, E.incompatible);
 
   test('500 when memory.load fails after the claim, and the lease is freed for a retry', async () => {
     const memory = { ...recordingMemory(), load: async () => { throw new Error('down'); } };

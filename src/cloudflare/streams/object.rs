@@ -168,7 +168,10 @@ pub fn session_stream_limits() -> JsValue {
     let obj = js_sys::Object::new();
     let pairs = [
         ("appendBytesMax", limits::STREAM_APPEND_BYTES_MAX),
-        ("refusedBodyDrainBytesMax", limits::STREAM_REFUSED_BODY_DRAIN_BYTES_MAX),
+        (
+            "refusedBodyDrainBytesMax",
+            limits::STREAM_REFUSED_BODY_DRAIN_BYTES_MAX,
+        ),
         ("streamBytesMax", limits::STREAM_BYTES_MAX),
         ("producersMax", limits::STREAM_PRODUCERS_MAX as u64),
         ("longPollMsDefault", limits::STREAM_LONG_POLL_MS_DEFAULT),

@@ -14,7 +14,7 @@ pub mod model;
 pub mod openai;
 
 pub use controller::{
-    Action, ChatConfig, ChatController, ChatError, ChatState, ChatStatus, IdSource, SendError,
-    ToolInvocation, ToolOutcome,
+    Action, CallResolution, ChatConfig, ChatController, ChatError, ChatState, ChatStatus, IdSource,
+    ResolveCallError, SendError, ToolInvocation, ToolOutcome,
 };
 pub use model::{FinishReason, ModelChunk, ModelRequest, ToolSpec, Usage};

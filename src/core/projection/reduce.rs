@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::chunks::*;
+use super::confirmations::{Confirmations, LogConfirmation};
 use crate::core::checks::format_iso_millis_at;
 use crate::core::protocol::message::decode_messages;
 use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
@@ -42,6 +43,8 @@ pub struct Projection {
     /// The newest chunk `timestamp` seen: the `createdAt` of messages whose chunks carry none.
     last_ms: u64,
     chunks: u64,
+    /// Tool confirmations the log asked for, and their states (a native batch keeps them).
+    confirmations: Confirmations,
 }
 
 impl Projection {
@@ -63,6 +66,11 @@ impl Projection {
     /// Chunks fed so far.
     pub fn chunk_count(&self) -> u64 {
         self.chunks
+    }
+
+    /// The tool confirmations the log shows, in order of first appearance.
+    pub fn confirmations(&self) -> &[LogConfirmation] {
+        self.confirmations.list()
     }
 
     pub fn len(&self) -> usize {
@@ -123,7 +131,10 @@ impl Projection {
             TOOL_CALL_END => self.tool_call_end(chunk),
             TOOL_CALL_RESULT => self.tool_call_result(chunk),
             CUSTOM => self.custom(chunk),
-            RUN_FINISHED => self.close_open(MessageStatus::Complete),
+            RUN_FINISHED => {
+                self.close_open(MessageStatus::Complete);
+                self.interrupted(chunk);
+            }
             RUN_ERROR => self.close_open(MessageStatus::Error),
             MESSAGES_SNAPSHOT => self.snapshot(chunk),
             _ => {}
@@ -340,8 +351,26 @@ impl Projection {
         }
     }
 
+    /// A run that ended waiting for approvals: the calls it names wait for a person.
+    fn interrupted(&mut self, chunk: &Value) {
+        let known = self.confirmations.list().len();
+        self.confirmations.run_finished(chunk);
+        let waiting: Vec<String> = self.confirmations.list()[known..]
+            .iter()
+            .map(|c| c.tool_call_id.clone())
+            .collect();
+        for call_id in waiting {
+            self.with_call(&call_id, |call| {
+                if matches!(call.status, ToolCallStatus::Pending) {
+                    call.status = ToolCallStatus::RequiresConfirmation;
+                }
+            });
+        }
+    }
+
     fn custom(&mut self, chunk: &Value) {
         let value = chunk.get("value").unwrap_or(&Value::Null);
+        self.confirmations.custom(str_field(chunk, "name"), value);
         let Some(call_id) = str_field(value, "toolCallId") else {
             return;
         };

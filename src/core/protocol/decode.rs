@@ -233,6 +233,12 @@ fn decode_snapshot(payload: &Value) -> Result<SnapshotPayload, FieldError> {
             Some(v) => Some(decode_lineage(v, &o.path_of("lineage"))?),
             None => None,
         },
+        confirmations: match o.get("confirmations") {
+            Some(v) => crate::core::session::decode_confirmations(v).map_err(|detail| {
+                FieldError::new(o.path_of("confirmations"), format!("is invalid: {detail}"))
+            })?,
+            None => Vec::new(),
+        },
     })
 }
 

@@ -36,4 +36,4 @@ pub use message::{
     decode_messages, message_to_value, messages_to_value, FilePart, ImageDetail, ImagePart,
     MediaPart, Message, MessageStatus, MessagesError, Part, Role, ToolCall, ToolCallStatus,
 };
-pub use request::{decode_client_request, ClientRequest, RequestKind};
+pub use request::{decode_client_request, resolve_answer, ClientRequest, RequestKind};

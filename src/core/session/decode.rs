@@ -268,6 +268,12 @@ fn decision(v: &Value, path: &str) -> Check<Decision> {
     })
 }
 
+/// A list of confirmation records as the envelope holds them (also the additive
+/// `payload.confirmations` of a turn snapshot). `Err` names the offending field.
+pub fn decode_confirmations(v: &Value) -> Result<Vec<Confirmation>, String> {
+    confirmations(v)
+}
+
 fn confirmations(v: &Value) -> Check<Vec<Confirmation>> {
     let items = array(v, "confirmations", limits::CONFIRMATIONS_MAX)?;
     let records = items

@@ -128,6 +128,17 @@ impl TurnOutcome {
 }
 
 impl ConfirmationStatus {
+    /// `approved`, `rejected` or `expired`: nothing will change the record again.
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Approved | Self::Rejected | Self::Expired)
+    }
+
+    /// `approving`, `rejecting` or `expiring`: a request claimed the decision and is carrying
+    /// it out (or crashed doing so).
+    pub fn is_processing(self) -> bool {
+        matches!(self, Self::Approving | Self::Rejecting | Self::Expiring)
+    }
+
     /// The wire literal.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -152,7 +152,7 @@ mod abandon_tests {
             session_id: "s1".into(),
             definition_id: "demo".into(),
             definition_revision: 1,
-            initial_conversation_state: None,
+            conversation: None,
         };
         let env = new_session(&identity, 0);
         let ClaimDecision::Claimed(claimed) = claim_turn(&env, "t1", 10, 1_000).unwrap() else {

@@ -19,7 +19,7 @@ use crate::core::chat::controller::ChatConfig;
 use crate::core::checks::{is_safe_id, safe_uint};
 use crate::core::limits;
 use crate::core::protocol::{decode_messages, Message};
-use crate::core::session::SessionIdentity;
+use crate::core::session::{ConversationChart, SessionIdentity};
 use crate::ports::chat::{ModelAdapter, Tool};
 use crate::turn::ChatSetup;
 use crate::web::adapters::{model_from_js, JsChatMemory, JsTool};
@@ -36,6 +36,8 @@ pub struct Definition {
     pub tools: Rc<Vec<Box<dyn Tool>>>,
     pub max_tool_iterations: u32,
     pub initial_messages: Vec<Message>,
+    /// The conversation statechart, when the definition has one (`conversation`).
+    pub conversation: Option<ConversationChart>,
 }
 
 impl Definition {
@@ -88,6 +90,8 @@ impl Definition {
             v if v.is_undefined() || v.is_null() => Vec::new(),
             v => decode_messages(&to_json(&v)?).map_err(|e| format!("initialMessages: {e}"))?,
         };
+        let conversation = read_conversation(&get(def, "conversation"))
+            .map_err(|m| format!("conversation: {m}"))?;
         Ok(Self {
             id,
             revision,
@@ -96,6 +100,7 @@ impl Definition {
             tools: Rc::new(tools),
             max_tool_iterations,
             initial_messages,
+            conversation,
         })
     }
 
@@ -114,7 +119,7 @@ impl Definition {
                 session_id: session_id.to_owned(),
                 definition_id: self.id.clone(),
                 definition_revision: self.revision,
-                initial_conversation_state: None,
+                conversation: self.conversation.clone(),
             },
             config: self.chat_config(),
             initial_messages: self.initial_messages.clone(),
@@ -147,4 +152,14 @@ fn read_tools(value: &JsValue) -> Result<Vec<Box<dyn Tool>>, String> {
         tools.push(Box::new(tool));
     }
     Ok(tools)
+}
+
+/// The definition's `conversation` (AgentsKit's `ConversationDefinition`; a route's `match` and
+/// `response` functions are the host's and are not read), as a checked chart.
+pub(crate) fn read_conversation(value: &JsValue) -> Result<Option<ConversationChart>, String> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    let json = to_json(value).map_err(|_| "must be an object".to_string())?;
+    ConversationChart::from_json(&json).map(Some)
 }

@@ -8,7 +8,9 @@
 //! 3. the body, up to `maxBodyBytes`, decoded into a client request (submit, stop);
 //! 4. `resolveDefinition`, `sessionStorage`, `sessionLog` → the turn's ports;
 //! 5. submit: `turn::admit` → `turn::open` → the NDJSON stream, and `turn::run` in a task the host
-//!    keeps alive (`host.waitUntil`); stop: `turn::request_stop`.
+//!    keeps alive (`host.waitUntil`); stop: `turn::request_stop`; a confirmation's decision:
+//!    `turn::resolve` → the continuation streamed and run like a submitted turn, or (the record
+//!    was not pending) a JSON answer with its state.
 //!
 //! The second argument is optional: a host that can keep work alive past the response (a
 //! Cloudflare Worker's `ctx`, anything with `waitUntil(promise)`) passes it, so a turn whose
@@ -31,11 +33,14 @@ use super::http::{
 use super::js::{call, get, get_fn, set};
 use super::options::HandlerOptions;
 use super::response::ResponseSink;
-use crate::core::protocol::{decode_client_request, BoundaryError, ClientRequest, RequestKind};
+use crate::core::protocol::{
+    decode_client_request, resolve_answer, BoundaryError, ClientRequest, RequestKind,
+};
 use crate::ports::log::SessionLog;
 use crate::ports::PortError;
 use crate::turn::{
-    self, ChatSetup, Fault, FaultReport, Ports, Refusal, Stage, StopAnswer, Submission, Turn,
+    self, ChatSetup, Fault, FaultReport, Ports, Refusal, Resolution, ResolveRequest, Stage,
+    StopAnswer, Submission, Turn,
 };
 use crate::web::adapters::host::HostSleep;
 use crate::web::adapters::{JsSessionLog, JsSessionStorage};
@@ -44,17 +49,20 @@ use crate::web::adapters::{JsSessionLog, JsSessionStorage};
 #[wasm_bindgen(js_name = createChatHandler)]
 pub fn create_chat_handler(options: JsValue) -> Result<Function, JsValue> {
     let options = Rc::new(HandlerOptions::from_js(&options)?);
+    let methods = options.clone();
     let handler = Closure::<dyn Fn(JsValue, JsValue) -> Promise>::new(
         move |request: JsValue, host: JsValue| {
             let options = options.clone();
             future_to_promise(async move { Ok(respond(options, request, host).await.into()) })
         },
     );
-    Ok(handler.into_js_value().unchecked_into())
+    let handler: Function = handler.into_js_value().unchecked_into();
+    super::reconcile::attach(&handler, methods);
+    Ok(handler)
 }
 
 /// Why a request ended before its stream started.
-pub(crate) enum Failure {
+pub(super) enum Failure {
     Refused(Refusal),
     /// The host's own response (authentication said no), returned verbatim.
     Host(Response),
@@ -141,7 +149,11 @@ async fn handle(
     let client = read_request(options, request, &deadline).await?;
     named.session_id = Some(client.envelope.session_id.clone());
     named.turn_id = Some(client.envelope.turn_id.clone());
-    let (ports, chat) = resolve(options, &context, &client, &deadline).await?;
+    let named_ids = (
+        client.envelope.session_id.as_str(),
+        Some(client.envelope.turn_id.as_str()),
+    );
+    let (ports, chat) = resolve(options, &context, named_ids, &deadline).await?;
     match client.kind {
         RequestKind::Submit { input } => {
             let submission = Submission {
@@ -163,8 +175,19 @@ async fn handle(
             .await?;
             Ok(stop_response(&envelope.turn_id, &answer)?)
         }
-        // Approvals over HTTP come with the confirmation issue; until then the event is refused.
-        RequestKind::Resolve { .. } => Err(BoundaryError::InvalidEvent.into()),
+        RequestKind::Resolve {
+            token,
+            approve,
+            reason,
+        } => {
+            let request = ResolveRequest {
+                session_id: client.envelope.session_id,
+                token,
+                approve,
+                reason,
+            };
+            decide(options, ports, chat, request, deadline, host).await
+        }
     }
 }
 
@@ -223,14 +246,16 @@ async fn read_request(
     decode_client_request(&json).ok_or_else(|| BoundaryError::InvalidEvent.into())
 }
 
-/// Step 4: the host's definition, storage and log for this session, as ports.
-async fn resolve(
+/// Step 4: the host's definition, storage and log for session `ids.0` (a request of turn
+/// `ids.1`, for `onError`), as ports.
+pub(super) async fn resolve(
     options: &HandlerOptions,
     context: &JsValue,
-    client: &ClientRequest,
+    ids: (&str, Option<&str>),
     deadline: &RequestDeadline,
 ) -> Result<(Ports, ChatSetup), Failure> {
-    let session_id = JsValue::from_str(&client.envelope.session_id);
+    let (session_name, turn_name) = ids;
+    let session_id = JsValue::from_str(session_name);
     let signal = deadline.signal();
     let interrupt = deadline.interrupt();
     let definition = interrupt
@@ -275,10 +300,10 @@ async fn resolve(
     let clock = Rc::new(HostClock::new(options));
     let faults = Rc::new(OnError::new(
         options.on_error.clone(),
-        Some(&client.envelope.session_id),
-        Some(&client.envelope.turn_id),
+        Some(session_name),
+        turn_name,
     ));
-    let chat = definition.chat_setup(&client.envelope.session_id);
+    let chat = definition.chat_setup(session_name);
     let ports = Ports {
         storage: Rc::new(storage),
         memory: definition.memory.clone(),
@@ -305,17 +330,45 @@ async fn submit(
     let limits = options.turn_limits();
     let interrupt = deadline.interrupt().clone();
     let claim = turn::admit(&ports, &chat, &submission, &limits, &interrupt).await?;
-    let opened = match turn::open(&ports, &chat, &submission, &claim, &limits, &interrupt).await {
-        Ok(opened) => opened,
-        Err(refusal) => return Err(refusal.into()),
-    };
-    let turn = Turn::new(ports.clone(), limits, submission, claim.clone(), opened);
+    let opened = turn::open(&ports, &chat, &submission, &claim, &limits, &interrupt).await?;
+    let turn = Turn::new(ports, limits, submission, claim, opened);
+    stream(turn, deadline, host).await
+}
+
+/// Step 5 for a confirmation's decision: the winner's continuation is streamed and run like a
+/// submitted turn; any other request gets the record's state.
+async fn decide(
+    options: &HandlerOptions,
+    ports: Ports,
+    chat: ChatSetup,
+    request: ResolveRequest,
+    deadline: RequestDeadline,
+    host: &JsValue,
+) -> Result<Response, Failure> {
+    let limits = options.turn_limits();
+    let interrupt = deadline.interrupt().clone();
+    match turn::resolve(&ports, &chat, &request, &limits, &interrupt).await? {
+        Resolution::Continue(turn) => stream(turn, deadline, host).await,
+        Resolution::Answered(record) => {
+            let (status, body) = resolve_answer(&record);
+            json_response(status, &body).map_err(|_| BoundaryError::Internal.into())
+        }
+    }
+}
+
+/// Answers with the turn's NDJSON stream and runs the turn in a task the host keeps alive. A
+/// stream that cannot be built gives the claim up.
+async fn stream(
+    turn: Rc<Turn>,
+    deadline: RequestDeadline,
+    host: &JsValue,
+) -> Result<Response, Failure> {
     let answer =
         ResponseSink::open(&turn).and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
     let (sink, response) = match answer {
         Ok(answer) => answer,
         Err(_) => {
-            turn::abandon(&ports, &claim.envelope, &limits).await;
+            turn::abandon(turn.ports(), &turn.claim().envelope, &turn.limits()).await;
             return Err(BoundaryError::Internal.into());
         }
     };

@@ -24,6 +24,8 @@ pub struct HandlerOptions {
     pub session_log: Option<Function>,
     /// `onError(error, { stage, sessionId?, turnId? })`: every fault, for the operator.
     pub on_error: Option<Function>,
+    /// How long a tool confirmation stays approvable (`confirmationTtlMs`).
+    pub confirmation_ttl_ms: u64,
 }
 
 impl HandlerOptions {
@@ -39,6 +41,7 @@ impl HandlerOptions {
         crate::turn::TurnLimits {
             lease_ms: self.lease_ms(),
             cleanup_budget_ms: u64::from(self.cleanup_timeout_ms),
+            confirmation_ttl_ms: self.confirmation_ttl_ms,
         }
     }
 
@@ -62,6 +65,8 @@ impl HandlerOptions {
             create_id: read.optional_fn("createId")?,
             session_log: read.optional_fn("sessionLog")?,
             on_error: read.optional_fn("onError")?,
+            confirmation_ttl_ms: read
+                .positive_int("confirmationTtlMs", limits::CONFIRMATION_TTL_MS_DEFAULT)?,
         })
     }
 }
