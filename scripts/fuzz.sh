@@ -36,7 +36,7 @@ cargo build --quiet --release --manifest-path fuzz/Cargo.toml --target "$host" -
   || die "cargo build of fuzz/ failed."
 bin_dir="fuzz/target/$host/release"
 
-# Runs one target; prints one summary line "TARGET RUNS SECONDS".
+# Runs one target; adds "TARGET RUNS SECONDS" to the summary; fails when the target failed.
 fuzz_one() {
   local target="$1" runs="$2"
   [ -x "$bin_dir/$target" ] || die "no target '$target' (scripts/fuzz.sh list)"
@@ -50,8 +50,10 @@ fuzz_one() {
     "$corpus" fuzz/seeds/"$target" fuzz/regressions/"$target" >"$log" 2>&1 || status=$?
   local done_line; done_line="$(grep -E '^Done [0-9]+ runs in [0-9]+ second' "$log" | tail -1 || true)"
   if [ "$status" -ne 0 ] || [ -z "$done_line" ]; then
-    tail -40 "$log" >&2
-    die "$target failed (exit $status): input in $artifacts/, full log $log"
+    grep -E -A4 "panicked at|ERROR: libFuzzer|Test unit written" "$log" >&2 || tail -40 "$log" >&2
+    say "$target FAILED (exit $status): input in $artifacts/, full log $log"
+    echo "$target FAILED -" >> "$summary"
+    return 1
   fi
   local n s; n="$(echo "$done_line" | awk '{print $2}')"; s="$(echo "$done_line" | awk '{print $5}')"
   local cov; cov="$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')"
@@ -68,10 +70,12 @@ runs="${1:-10000000}"
 [[ "$runs" =~ ^[0-9]+$ ]] || die "RUNS must be a number, got '$runs'"
 
 summary="$(mktemp)"
+failed=0
 if [ "$target" = all ]; then
-  for t in $(targets); do fuzz_one "$t" "$runs"; done
+  for t in $(targets); do fuzz_one "$t" "$runs" || failed=1; done
 else
-  fuzz_one "$target" "$runs"
+  fuzz_one "$target" "$runs" || failed=1
 fi
 say "summary (target inputs seconds):"
 column -t "$summary" | sed 's/^/[fuzz]   /'
+exit "$failed"
