@@ -31,7 +31,9 @@ fn committed_inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let mut inputs = Vec::new();
     for kind in ["seeds", "regressions"] {
         let dir = fuzz_dir().join(kind).join(target);
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         let mut paths: Vec<PathBuf> = entries.map(|e| e.expect("dir entry").path()).collect();
         paths.sort();
         for path in paths {
@@ -59,7 +61,9 @@ impl Rng {
 
 /// FNV-1a: a stable name for an input file.
 fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A random input: mostly structure-aware (the generator makes sense of any bytes), sometimes
@@ -79,7 +83,11 @@ fn random_input(rng: &mut Rng, committed: &[(PathBuf, Vec<u8>)]) -> Vec<u8> {
         }
         return bytes;
     }
-    let len = if rng.below(8) == 0 { rng.below(2_048) } else { rng.below(256) };
+    let len = if rng.below(8) == 0 {
+        rng.below(2_048)
+    } else {
+        rng.below(256)
+    };
     let mut bytes = vec![STRUCTURED];
     bytes.extend((0..len).map(|_| rng.next() as u8));
     bytes
@@ -90,7 +98,9 @@ fn run_one(target: &str, run: fn(&[u8]), input: &[u8], origin: &str) {
     if catch_unwind(AssertUnwindSafe(|| run(input))).is_ok() {
         return;
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-failures").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/fuzz-failures")
+        .join(target);
     std::fs::create_dir_all(&dir).expect("create target/fuzz-failures");
     let path = dir.join(format!("{:016x}", fnv(input)));
     std::fs::write(&path, input).expect("save the failing input");
@@ -135,7 +145,12 @@ fn fuzz(target: &str) {
     let n = inputs_per_target();
     for i in 0..n {
         let input = random_input(&mut rng, &committed);
-        run_one(target, run, &input, &format!("random input {i} of seed {seed}"));
+        run_one(
+            target,
+            run,
+            &input,
+            &format!("random input {i} of seed {seed}"),
+        );
     }
     eprintln!(
         "fuzz {target}: {} committed + {n} random inputs in {:.2} s",
@@ -174,14 +189,29 @@ fuzz_tests!(
 fn targets_binaries_and_input_folders_agree() {
     let manifest = std::fs::read_to_string(fuzz_dir().join("Cargo.toml")).expect("fuzz/Cargo.toml");
     for (name, _) in TARGETS {
-        assert!(fuzz_dir().join(format!("fuzz_targets/{name}.rs")).is_file(), "fuzz_targets/{name}.rs");
-        assert!(manifest.contains(&format!("name = \"{name}\"")), "[[bin]] {name}");
+        assert!(
+            fuzz_dir().join(format!("fuzz_targets/{name}.rs")).is_file(),
+            "fuzz_targets/{name}.rs"
+        );
+        assert!(
+            manifest.contains(&format!("name = \"{name}\"")),
+            "[[bin]] {name}"
+        );
     }
     for kind in ["seeds", "regressions"] {
-        let Ok(entries) = std::fs::read_dir(fuzz_dir().join(kind)) else { continue };
+        let Ok(entries) = std::fs::read_dir(fuzz_dir().join(kind)) else {
+            continue;
+        };
         for entry in entries {
-            let name = entry.expect("dir entry").file_name().into_string().expect("UTF-8 name");
-            assert!(TARGETS.iter().any(|(t, _)| *t == name), "fuzz/{kind}/{name} has no target");
+            let name = entry
+                .expect("dir entry")
+                .file_name()
+                .into_string()
+                .expect("UTF-8 name");
+            assert!(
+                TARGETS.iter().any(|(t, _)| *t == name),
+                "fuzz/{kind}/{name} has no target"
+            );
         }
     }
 }
@@ -199,6 +229,7 @@ fn the_runner_catches_a_failing_target() {
         catch_unwind(|| fragile(&input)).is_err()
     });
     assert!(caught, "the random budget never reached the failing input");
-    let report = catch_unwind(|| run_one("runner_self_test", fragile, &[STRUCTURED, 0x2a], "a test"));
+    let report =
+        catch_unwind(|| run_one("runner_self_test", fragile, &[STRUCTURED, 0x2a], "a test"));
     assert!(report.is_err(), "run_one must fail on a failing input");
 }

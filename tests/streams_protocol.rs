@@ -423,10 +423,21 @@ fn json_bodies_the_server_cannot_read_back_are_refused() {
     ] {
         assert!(serde_json::from_str::<Value>(body).is_err(), "{body}");
         let got = flatten_json_body(body.as_bytes(), JsonWrite::Append);
-        assert_eq!(got.map_err(|e| e.code()), Err("streams.v1.json_invalid"), "{body}");
+        assert_eq!(
+            got.map_err(|e| e.code()),
+            Err("streams.v1.json_invalid"),
+            "{body}"
+        );
     }
-    for body in ["1.7976931348623157e308", "[1e-400, -0, 18446744073709551616]", "[\"\\ud83d\\ude00\"]"] {
-        assert!(flatten_json_body(body.as_bytes(), JsonWrite::Append).is_ok(), "{body}");
+    for body in [
+        "1.7976931348623157e308",
+        "[1e-400, -0, 18446744073709551616]",
+        "[\"\\ud83d\\ude00\"]",
+    ] {
+        assert!(
+            flatten_json_body(body.as_bytes(), JsonWrite::Append).is_ok(),
+            "{body}"
+        );
     }
 }
 

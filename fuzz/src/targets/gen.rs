@@ -33,12 +33,58 @@ pub struct Gen<'a> {
 
 /// Strings that mean something to one of the decoders (keys, enum values, sentinels).
 const WORDS: &[&str] = &[
-    "", " ", "a", "x1", "t1", "s1", "-1", "now", "null", "true", "[DONE]", "user", "assistant",
-    "system", "tool", "pending", "streaming", "complete", "error", "idle", "running",
-    "requires_confirmation", "completed", "indeterminate", "text", "image", "audio", "video",
-    "file", "low", "high", "auto", "submit", "retry", "edit", "regenerate", "stop", "length",
-    "tool_calls", "content_filter", "application/json", "text/plain", "\u{feff}", "\u{85}",
-    "\u{2028}", "é", "😀", "\\", "\"", "\n", "\r\n", "\u{0}",
+    "",
+    " ",
+    "a",
+    "x1",
+    "t1",
+    "s1",
+    "-1",
+    "now",
+    "null",
+    "true",
+    "[DONE]",
+    "user",
+    "assistant",
+    "system",
+    "tool",
+    "pending",
+    "streaming",
+    "complete",
+    "error",
+    "idle",
+    "running",
+    "requires_confirmation",
+    "completed",
+    "indeterminate",
+    "text",
+    "image",
+    "audio",
+    "video",
+    "file",
+    "low",
+    "high",
+    "auto",
+    "submit",
+    "retry",
+    "edit",
+    "regenerate",
+    "stop",
+    "length",
+    "tool_calls",
+    "content_filter",
+    "application/json",
+    "text/plain",
+    "\u{feff}",
+    "\u{85}",
+    "\u{2028}",
+    "é",
+    "😀",
+    "\\",
+    "\"",
+    "\n",
+    "\r\n",
+    "\u{0}",
 ];
 
 impl<'a> Gen<'a> {
@@ -127,7 +173,13 @@ impl<'a> Gen<'a> {
     pub fn epoch_ms(&mut self) -> i64 {
         match self.below(3) {
             0 => 1_783_738_800_000 + self.u64_in(0, 1 << 40) as i64,
-            1 => self.pick(&[0, -1, 951_782_400_000, 253_402_300_799_999, -62_167_219_200_000]),
+            1 => self.pick(&[
+                0,
+                -1,
+                951_782_400_000,
+                253_402_300_799_999,
+                -62_167_219_200_000,
+            ]),
             _ => self
                 .u
                 .int_in_range(-62_167_219_200_000..=253_402_300_799_999)
@@ -249,7 +301,11 @@ impl<'a> Gen<'a> {
     pub fn json_text(&mut self, v: &Value) -> String {
         match self.below(4) {
             0 => serde_json::to_string_pretty(v).unwrap_or_default(),
-            1 => format!("{}{v}{}", self.pick(&[" ", "\t", "\r\n", ""]), self.pick(&["\n", " ", ""])),
+            1 => format!(
+                "{}{v}{}",
+                self.pick(&[" ", "\t", "\r\n", ""]),
+                self.pick(&["\n", " ", ""])
+            ),
             _ => v.to_string(),
         }
     }

@@ -38,13 +38,21 @@ fn check(stream: &[u8], mut cuts: Vec<usize>) {
     let mut whole = SseParser::new();
     let events = whole.push(stream).expect("small inputs break no limit");
     assert_eq!(events, expected, "event-stream rules on {stream:?}");
-    assert_eq!(whole.has_partial_event(), partial, "partial event on {stream:?}");
+    assert_eq!(
+        whole.has_partial_event(),
+        partial,
+        "partial event on {stream:?}"
+    );
     cuts.sort_unstable();
     let mut pieces = SseParser::new();
     let mut got = Vec::new();
     let mut at = 0;
     for cut in cuts.into_iter().chain([stream.len()]) {
-        got.extend(pieces.push(&stream[at..cut]).expect("same input, same limits"));
+        got.extend(
+            pieces
+                .push(&stream[at..cut])
+                .expect("same input, same limits"),
+        );
         at = cut;
     }
     assert_eq!(got, events, "events depend on where the stream was cut");
@@ -60,25 +68,39 @@ fn reference(stream: &[u8]) -> (Vec<SseEvent>, bool) {
     let mut rest = text;
     while let Some(end) = rest.find(['\r', '\n']) {
         lines.push(&rest[..end]);
-        let after = if rest[end..].starts_with("\r\n") { 2 } else { 1 };
+        let after = if rest[end..].starts_with("\r\n") {
+            2
+        } else {
+            1
+        };
         rest = &rest[end + after..];
     }
     // The bytes after the last line end never complete a line (a lone BOM counts as bytes).
-    let unfinished = stream.iter().rev().take_while(|b| !matches!(b, b'\r' | b'\n')).count();
+    let unfinished = stream
+        .iter()
+        .rev()
+        .take_while(|b| !matches!(b, b'\r' | b'\n'))
+        .count();
     let (mut events, mut data, mut event) = (Vec::new(), String::new(), String::new());
     for line in lines {
         if line.is_empty() {
             if !data.is_empty() {
                 data.pop();
                 let data = std::mem::take(&mut data);
-                events.push(SseEvent { event: event.clone(), data });
+                events.push(SseEvent {
+                    event: event.clone(),
+                    data,
+                });
             }
             event.clear();
             continue;
         }
         let (field, value) = match line.find(':') {
             Some(0) => continue,
-            Some(i) => (&line[..i], line[i + 1..].strip_prefix(' ').unwrap_or(&line[i + 1..])),
+            Some(i) => (
+                &line[..i],
+                line[i + 1..].strip_prefix(' ').unwrap_or(&line[i + 1..]),
+            ),
             None => (line, ""),
         };
         match field {
@@ -104,12 +126,26 @@ fn event_stream(g: &mut Gen<'_>) -> Vec<u8> {
             0 => Vec::new(),
             1 => b": keep-alive".to_vec(),
             2 => format!("event:{}", g.pick(&["", " error", " message", "  x"])).into_bytes(),
-            3 => g.pick(&["data", "data:", "id: 7", "retry: 10", "dat", "data : x"]).into(),
+            3 => g
+                .pick(&["data", "data:", "id: 7", "retry: 10", "dat", "data : x"])
+                .into(),
             4 => g.bytes(12),
-            _ => format!("data:{}{}", g.pick(&["", " "]), g.string().replace(['\r', '\n'], "")).into_bytes(),
+            _ => format!(
+                "data:{}{}",
+                g.pick(&["", " "]),
+                g.string().replace(['\r', '\n'], "")
+            )
+            .into_bytes(),
         };
         out.extend_from_slice(&line);
-        out.extend_from_slice(g.pick(&[b"\n".as_slice(), b"\r\n", b"\r", b"\n\n", b"\r\n\r\n", b""]));
+        out.extend_from_slice(g.pick(&[
+            b"\n".as_slice(),
+            b"\r\n",
+            b"\r",
+            b"\n\n",
+            b"\r\n\r\n",
+            b"",
+        ]));
     }
     out
 }

@@ -52,30 +52,55 @@ fn translate(body: &[u8], cuts: &[usize]) -> Outcome {
                     let again = stream.push(b"data: [DONE]\n\n");
                     assert_eq!(again, Err(e), "a stream past a size limit stays failed");
                 }
-                return Outcome { chunks, error: Some(e) };
+                return Outcome {
+                    chunks,
+                    error: Some(e),
+                };
             }
         }
         at = cut;
     }
     match stream.end() {
         Ok(more) => chunks.extend(more),
-        Err(e) => return Outcome { chunks, error: Some(e) },
+        Err(e) => {
+            return Outcome {
+                chunks,
+                error: Some(e),
+            }
+        }
     }
     assert!(stream.is_finished());
     assert_eq!(stream.end(), Ok(Vec::new()), "a second end adds nothing");
-    assert_eq!(stream.push(b"data: {}\n\n"), Ok(Vec::new()), "nothing after the finish");
-    Outcome { chunks, error: None }
+    assert_eq!(
+        stream.push(b"data: {}\n\n"),
+        Ok(Vec::new()),
+        "nothing after the finish"
+    );
+    Outcome {
+        chunks,
+        error: None,
+    }
 }
 
 fn check(body: &[u8], cuts: &[usize]) {
     let whole = translate(body, &[]);
     let pieces = translate(body, cuts);
-    assert_eq!(pieces, whole, "the outcome depends on where the body was cut");
-    let finishes = whole.chunks.iter().filter(|c| matches!(c, ModelChunk::Finish { .. })).count();
+    assert_eq!(
+        pieces, whole,
+        "the outcome depends on where the body was cut"
+    );
+    let finishes = whole
+        .chunks
+        .iter()
+        .filter(|c| matches!(c, ModelChunk::Finish { .. }))
+        .count();
     match whole.error {
         None => {
             assert_eq!(finishes, 1, "one Finish ends a stream");
-            assert!(matches!(whole.chunks.last(), Some(ModelChunk::Finish { .. })), "Finish is last");
+            assert!(
+                matches!(whole.chunks.last(), Some(ModelChunk::Finish { .. })),
+                "Finish is last"
+            );
         }
         Some(_) => assert_eq!(finishes, 0, "a failed stream never finished"),
     }
@@ -115,21 +140,46 @@ fn body(g: &mut Gen<'_>) -> Vec<u8> {
 fn chunk(g: &mut Gen<'_>) -> Value {
     let mut delta = Vec::new();
     if g.chance(60) {
-        delta.push(("content", if g.chance(90) { Value::String(g.string()) } else { Value::Null }));
+        delta.push((
+            "content",
+            if g.chance(90) {
+                Value::String(g.string())
+            } else {
+                Value::Null
+            },
+        ));
     }
     if g.chance(30) {
         delta.push(("tool_calls", g.list(2, tool_call)));
     }
     let delta = g.object(delta);
-    let finish = g.pick(&[Value::Null, Value::Null, json!("stop"), json!("tool_calls"), json!("length"), json!("weird")]);
+    let finish = g.pick(&[
+        Value::Null,
+        Value::Null,
+        json!("stop"),
+        json!("tool_calls"),
+        json!("length"),
+        json!("weird"),
+    ]);
     let choice = {
-        let fields = vec![("index", json!(0)), ("delta", delta), ("finish_reason", finish)];
+        let fields = vec![
+            ("index", json!(0)),
+            ("delta", delta),
+            ("finish_reason", finish),
+        ];
         g.object(fields)
     };
     let mut fields = vec![
         ("id", json!("chatcmpl-1")),
         ("object", json!("chat.completion.chunk")),
-        ("choices", if g.chance(85) { Value::Array(vec![choice]) } else { json!([]) }),
+        (
+            "choices",
+            if g.chance(85) {
+                Value::Array(vec![choice])
+            } else {
+                json!([])
+            },
+        ),
     ];
     if g.chance(20) {
         let usage = {
@@ -152,11 +202,18 @@ fn tool_call(g: &mut Gen<'_>) -> Value {
     let function = {
         let fields = vec![
             ("name", json!(g.pick(&["lookup", "", "get_weather"]))),
-            ("arguments", Value::String(g.pick(&["{\"q\":", "\"x\"}", "", "{}"]).to_owned())),
+            (
+                "arguments",
+                Value::String(g.pick(&["{\"q\":", "\"x\"}", "", "{}"]).to_owned()),
+            ),
         ];
         g.object(fields)
     };
-    let index = if g.chance(80) { json!(g.below(3)) } else { g.uint_value() };
+    let index = if g.chance(80) {
+        json!(g.below(3))
+    } else {
+        g.uint_value()
+    };
     {
         let fields = vec![
             ("index", index),

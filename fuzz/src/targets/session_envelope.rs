@@ -9,8 +9,8 @@
 
 use serde_json::Value;
 use turnkeep::core::session::{
-    abandon_turn, advance_cursor, claim_turn, decode_session_snapshot, release_turn,
-    ClaimDecision, SessionEnvelope, TurnOutcome,
+    abandon_turn, advance_cursor, claim_turn, decode_session_snapshot, release_turn, ClaimDecision,
+    SessionEnvelope, TurnOutcome,
 };
 
 use super::gen::{input, Gen, Input};
@@ -63,7 +63,9 @@ fn lease_steps(env: &SessionEnvelope, g: &mut Gen<'_>) {
     assert_decodes(&claimed);
     assert_eq!(claimed.cursor, env.cursor + 1);
     let later = now_ms.saturating_add(g.u64_in(0, 100_000));
-    let Ok(advanced) = advance_cursor(&claimed, later) else { return };
+    let Ok(advanced) = advance_cursor(&claimed, later) else {
+        return;
+    };
     assert_decodes(&advanced);
     if g.chance(20) {
         if let Ok(abandoned) = abandon_turn(&advanced, &turn_id, later) {
@@ -73,10 +75,15 @@ fn lease_steps(env: &SessionEnvelope, g: &mut Gen<'_>) {
         return;
     }
     let outcome = g.pick(&[TurnOutcome::Completed, TurnOutcome::Indeterminate]);
-    let Ok(released) = release_turn(&advanced, &turn_id, outcome, later) else { return };
+    let Ok(released) = release_turn(&advanced, &turn_id, outcome, later) else {
+        return;
+    };
     assert_decodes(&released);
     assert_eq!(released.active_turn, None);
-    assert_eq!(released.terminal_turns.last().map(|t| t.turn_id.as_str()), Some(turn_id.as_str()));
+    assert_eq!(
+        released.terminal_turns.last().map(|t| t.turn_id.as_str()),
+        Some(turn_id.as_str())
+    );
     assert_eq!(
         claim_turn(&released, &turn_id, later, lease_ms),
         Ok(ClaimDecision::Replayed { outcome }),
@@ -85,7 +92,11 @@ fn lease_steps(env: &SessionEnvelope, g: &mut Gen<'_>) {
 }
 
 fn assert_decodes(env: &SessionEnvelope) {
-    assert_eq!(decode_session_snapshot(&env.to_value()).as_ref(), Ok(env), "transition output decodes");
+    assert_eq!(
+        decode_session_snapshot(&env.to_value()).as_ref(),
+        Ok(env),
+        "transition output decodes"
+    );
 }
 
 /// A session envelope, mostly well-formed: v1, v0, or another version.
@@ -126,7 +137,10 @@ fn envelope(g: &mut Gen<'_>) -> Value {
     if g.chance(30) {
         let conversation = {
             let fields = vec![
-                ("state", Value::String(g.pick(&["start", "", "triage"]).to_owned())),
+                (
+                    "state",
+                    Value::String(g.pick(&["start", "", "triage"]).to_owned()),
+                ),
                 ("decisions", g.list(3, decision)),
             ];
             g.object(fields)
@@ -139,7 +153,11 @@ fn envelope(g: &mut Gen<'_>) -> Value {
 
 fn terminal_turn(g: &mut Gen<'_>) -> Value {
     // A small id pool makes duplicate turn ids (refused) likely enough to be exercised.
-    let turn_id = if g.chance(80) { format!("t{}", g.below(40)) } else { g.safe_id() };
+    let turn_id = if g.chance(80) {
+        format!("t{}", g.below(40))
+    } else {
+        g.safe_id()
+    };
     let outcome = g.pick(&["completed", "indeterminate", "failed"]);
     {
         let fields = vec![
@@ -159,8 +177,14 @@ fn decision(g: &mut Gen<'_>) -> Value {
             ("routeId", Value::String(g.safe_id())),
             ("kind", Value::String(kind.to_owned())),
             ("content", Value::String(g.string())),
-            ("fromState", Value::String(g.pick(&["start", "triage", ""]).to_owned())),
-            ("toState", Value::String(g.pick(&["start", "triage", ""]).to_owned())),
+            (
+                "fromState",
+                Value::String(g.pick(&["start", "triage", ""]).to_owned()),
+            ),
+            (
+                "toState",
+                Value::String(g.pick(&["start", "triage", ""]).to_owned()),
+            ),
         ];
         g.object(fields)
     }
@@ -168,7 +192,14 @@ fn decision(g: &mut Gen<'_>) -> Value {
 
 fn confirmation(g: &mut Gen<'_>) -> Value {
     let status = g.pick(&[
-        "pending", "approving", "rejecting", "expiring", "approved", "rejected", "expired", "open",
+        "pending",
+        "approving",
+        "rejecting",
+        "expiring",
+        "approved",
+        "rejected",
+        "expired",
+        "open",
     ]);
     let input = if g.chance(80) {
         let v = g.any_value(3);

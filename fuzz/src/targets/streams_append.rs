@@ -55,7 +55,11 @@ pub fn run(data: &[u8]) {
         closed_by: None,
         last_stream_seq: None,
         producers: HashMap::new(),
-        other_producers: if g.chance(20) { STREAM_PRODUCERS_MAX - g.below(3) } else { 0 },
+        other_producers: if g.chance(20) {
+            STREAM_PRODUCERS_MAX - g.below(3)
+        } else {
+            0
+        },
     };
     let mut committed_tuples: HashSet<(String, u64, u64)> = HashSet::new();
     for _ in 0..g.below(24) + 1 {
@@ -63,15 +67,25 @@ pub fn run(data: &[u8]) {
         let producer = req.producer.clone();
         let decision = decide_append(&view(&stream, producer.as_ref()), &req.as_request());
         check(&stream, &req, &decision);
-        let AppendDecision::Commit(commit) = decision else { continue };
+        let AppendDecision::Commit(commit) = decision else {
+            continue;
+        };
         if let Some(p) = &producer {
             let tuple = (p.id.clone(), p.epoch, p.seq);
-            assert!(committed_tuples.insert(tuple), "a producer retry committed twice: {p:?}");
-            let next = commit.producer.expect("a producer append commits producer state");
+            assert!(
+                committed_tuples.insert(tuple),
+                "a producer retry committed twice: {p:?}"
+            );
+            let next = commit
+                .producer
+                .expect("a producer append commits producer state");
             stream.producers.insert(p.id.clone(), next);
         }
         if let Some(seq) = commit.stream_seq {
-            assert!(stream.last_stream_seq.as_deref().is_none_or(|l| seq.as_str() > l));
+            assert!(stream
+                .last_stream_seq
+                .as_deref()
+                .is_none_or(|l| seq.as_str() > l));
             stream.last_stream_seq = Some(seq);
         }
         stream.tail = commit.next_offset;
@@ -121,14 +135,22 @@ impl Post {
 fn request(g: &mut Gen<'_>, s: &Stream) -> Post {
     let content_type = match g.below(8) {
         0 => None,
-        1 => Some(g.pick(&["", "text/plain", "application/json; charset=utf-8"]).to_owned()),
+        1 => Some(
+            g.pick(&["", "text/plain", "application/json; charset=utf-8"])
+                .to_owned(),
+        ),
         _ => Some(s.content_type.to_uppercase()),
     };
     let stream_closed = g.pick(&[None, None, None, Some("true"), Some("TRUE"), Some("false")]);
-    let stream_seq = g.chance(30).then(|| g.pick(&["1", "2", "10", "9", "a", "B"]).to_owned());
+    let stream_seq = g
+        .chance(30)
+        .then(|| g.pick(&["1", "2", "10", "9", "a", "B"]).to_owned());
     let producer = g.chance(50).then(|| {
         let id = g.pick(&["p1", "p2"]).to_owned();
-        let (epoch, last) = s.producers.get(&id).map_or((0, None), |p| (p.epoch, Some(p.last_seq)));
+        let (epoch, last) = s
+            .producers
+            .get(&id)
+            .map_or((0, None), |p| (p.epoch, Some(p.last_seq)));
         let seq = match (g.below(4), last) {
             (0, Some(last)) => last,
             (1, _) => g.u64_in(0, 3),
@@ -162,25 +184,42 @@ fn check(s: &Stream, r: &Post, decision: &AppendDecision) {
     if r.body.is_empty() && !closing {
         assert_eq!(decision.status(), 400, "an empty body that does not close");
     }
-    let AppendDecision::Commit(c) = decision else { return };
+    let AppendDecision::Commit(c) = decision else {
+        return;
+    };
     assert!(!s.closed, "committed on a closed stream");
     assert_eq!(c.close, closing || r.body.is_empty());
     assert_eq!(c.stored_bytes, data_len(&c.data));
     assert_eq!(c.next_offset > s.tail, c.stored_bytes > 0);
-    assert_eq!(c.next_offset.byte_offset - s.tail.byte_offset, c.stored_bytes);
+    assert_eq!(
+        c.next_offset.byte_offset - s.tail.byte_offset,
+        c.stored_bytes
+    );
     assert!(s.stored_bytes + c.stored_bytes <= STREAM_BYTES_MAX);
     let expected = if r.body.is_empty() {
         AppendData::Nothing
     } else if is_json(s.content_type) {
-        AppendData::Json(flatten_json_body(&r.body, JsonWrite::Append).expect("valid JSON committed"))
+        AppendData::Json(
+            flatten_json_body(&r.body, JsonWrite::Append).expect("valid JSON committed"),
+        )
     } else {
         AppendData::Bytes(r.body.clone())
     };
     assert_eq!(c.data, expected);
     assert_eq!(c.producer.is_some(), r.producer.is_some());
-    assert_eq!(c.status, if r.producer.is_some() && !r.body.is_empty() { 200 } else { 204 });
+    assert_eq!(
+        c.status,
+        if r.producer.is_some() && !r.body.is_empty() {
+            200
+        } else {
+            204
+        }
+    );
     if r.body.is_empty() {
-        assert_eq!(c.stream_seq, None, "a close-only request stores no Stream-Seq");
+        assert_eq!(
+            c.stream_seq, None,
+            "a close-only request stores no Stream-Seq"
+        );
     } else {
         assert_eq!(c.stream_seq, r.stream_seq);
     }

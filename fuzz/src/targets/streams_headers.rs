@@ -43,18 +43,33 @@ pub fn run(data: &[u8]) {
         }
         Input::Structured(mut g) => match g.below(6) {
             0 => {
-                let (id, epoch, seq) = (header(&mut g, id), header(&mut g, digits), header(&mut g, digits));
+                let (id, epoch, seq) = (
+                    header(&mut g, id),
+                    header(&mut g, digits),
+                    header(&mut g, digits),
+                );
                 check_producer(id.as_deref(), epoch.as_deref(), seq.as_deref());
             }
             1 => {
-                let ttl = if g.chance(60) { digits(&mut g) } else { g.string() };
+                let ttl = if g.chance(60) {
+                    digits(&mut g)
+                } else {
+                    g.string()
+                };
                 check_ttl(&ttl);
                 let at = g.string();
-                assert!(parse_expiry_headers(Some(&ttl), Some(&at)).is_err(), "both headers");
+                assert!(
+                    parse_expiry_headers(Some(&ttl), Some(&at)).is_err(),
+                    "both headers"
+                );
                 check_expires_at(&mut g);
             }
             2 => {
-                let last = if g.chance(70) { Some(seq_value(&mut g)) } else { None };
+                let last = if g.chance(70) {
+                    Some(seq_value(&mut g))
+                } else {
+                    None
+                };
                 let received = seq_value(&mut g);
                 check_stream_seq_pair(last.as_deref(), &received);
             }
@@ -65,7 +80,11 @@ pub fn run(data: &[u8]) {
             4 => check_read(&mut g),
             _ => {
                 let now_ms = g.u64_any();
-                let client = if g.chance(80) { Some(cursor_text(&mut g, now_ms)) } else { None };
+                let client = if g.chance(80) {
+                    Some(cursor_text(&mut g, now_ms))
+                } else {
+                    None
+                };
                 let jitter = g.pick(&[0, 1, 19, 20, 21, 3_600, 3_601, u32::MAX]);
                 check_cursor(now_ms, client.as_deref(), jitter);
             }
@@ -88,7 +107,16 @@ fn id(g: &mut Gen<'_>) -> String {
 /// Digit strings around the safe-integer limit, or near misses (`+1`, `1e3`, ` 1`...).
 fn digits(g: &mut Gen<'_>) -> String {
     match g.below(6) {
-        0 => g.pick(&["9007199254740991", "9007199254740992", "09007199254740991", "0", "00", ""]).to_owned(),
+        0 => g
+            .pick(&[
+                "9007199254740991",
+                "9007199254740992",
+                "09007199254740991",
+                "0",
+                "00",
+                "",
+            ])
+            .to_owned(),
         1 => format!("{}{}", "0".repeat(g.below(30)), g.u64_any()),
         2 => {
             let n = g.u64_any().to_string();
@@ -108,7 +136,11 @@ fn reference_uint(s: &str) -> Option<u64> {
     if significant.len() > 20 {
         return None;
     }
-    let n: u128 = if significant.is_empty() { 0 } else { significant.parse().ok()? };
+    let n: u128 = if significant.is_empty() {
+        0
+    } else {
+        significant.parse().ok()?
+    };
     u64::try_from(n).ok().filter(|n| *n <= INTEGER_SAFE_MAX)
 }
 
@@ -136,7 +168,11 @@ fn check_producer(id: Option<&str>, epoch: Option<&str>, seq: Option<&str>) {
 fn check_ttl(text: &str) {
     let canonical = text.parse::<u64>().ok().filter(|n| n.to_string() == text);
     let expected = canonical.filter(|n| *n <= STREAM_TTL_SECONDS_MAX);
-    assert_eq!(parse_ttl_seconds(text).ok(), expected, "Stream-TTL {text:?}");
+    assert_eq!(
+        parse_ttl_seconds(text).ok(),
+        expected,
+        "Stream-TTL {text:?}"
+    );
 }
 
 fn check_expires_at_text(text: &str) {
@@ -167,7 +203,12 @@ fn check_expires_at(g: &mut Gen<'_>) {
     };
     let zone = match offset_minutes {
         0 if g.chance(50) => g.pick(&["Z", "z"]).to_owned(),
-        m => format!("{}{:02}:{:02}", if m < 0 { '-' } else { '+' }, m.abs() / 60, m.abs() % 60),
+        m => format!(
+            "{}{:02}:{:02}",
+            if m < 0 { '-' } else { '+' },
+            m.abs() / 60,
+            m.abs() % 60
+        ),
     };
     let t = if g.chance(80) { "T" } else { "t" };
     let text = format!("{}{t}{}{fraction}{zone}", &seconds[..10], &seconds[11..]);
@@ -178,7 +219,11 @@ fn check_expires_at(g: &mut Gen<'_>) {
         _ => ms,
     };
     let parsed = parse_expires_at(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
-    assert_eq!(parsed.at_ms, u64::try_from(truncated_ms).unwrap_or(0), "{text:?}");
+    assert_eq!(
+        parsed.at_ms,
+        u64::try_from(truncated_ms).unwrap_or(0),
+        "{text:?}"
+    );
     assert_eq!(parsed.raw, text);
     let mutated = g.mutate_text(&text);
     check_expires_at_text(&mutated);
@@ -199,14 +244,20 @@ fn check_stream_seq_pair(last: Option<&str>, received: &str) {
             assert_eq!(next, received);
             assert!(last.is_none_or(|l| received.as_bytes() > l.as_bytes()));
         }
-        Ok(StreamSeqDecision::Regression { last: l, received: r }) => {
+        Ok(StreamSeqDecision::Regression {
+            last: l,
+            received: r,
+        }) => {
             assert_eq!(Some(l.as_str()), last);
             assert_eq!(r, received);
             assert!(received.as_bytes() <= l.as_bytes());
         }
         Ok(StreamSeqDecision::NotProvided) => panic!("a header was given"),
     }
-    assert_eq!(check_stream_seq(last, None), Ok(StreamSeqDecision::NotProvided));
+    assert_eq!(
+        check_stream_seq(last, None),
+        Ok(StreamSeqDecision::NotProvided)
+    );
 }
 
 fn content_type(g: &mut Gen<'_>) -> String {
@@ -261,7 +312,13 @@ fn offset_value(g: &mut Gen<'_>) -> String {
 fn check_read(g: &mut Gen<'_>) {
     let values: Vec<String> = (0..g.below(3)).map(|_| offset_value(g)).collect();
     let values: Vec<&str> = values.iter().map(String::as_str).collect();
-    let live = g.pick(&[None, Some("long-poll"), Some("sse"), Some("LONG-POLL"), Some("")]);
+    let live = g.pick(&[
+        None,
+        Some("long-poll"),
+        Some("sse"),
+        Some("LONG-POLL"),
+        Some(""),
+    ]);
     let refused = match values.as_slice() {
         [] => LiveMode::parse(live) != LiveMode::CatchUp,
         [one] => OffsetQuery::parse(one).is_err(),
@@ -280,7 +337,10 @@ fn check_read(g: &mut Gen<'_>) {
     let from = query.offset.resolve(start, tail);
     match plan_read(&query, start, tail, closed) {
         ReadStart::TailSnapshot { tail: t } => {
-            assert_eq!((query.live, query.offset, t), (LiveMode::CatchUp, OffsetQuery::Now, tail))
+            assert_eq!(
+                (query.live, query.offset, t),
+                (LiveMode::CatchUp, OffsetQuery::Now, tail)
+            )
         }
         ReadStart::ClosedAtTail { tail: t } => {
             assert!(query.live == LiveMode::LongPoll && closed && from == tail && t == tail)
@@ -310,7 +370,10 @@ fn check_cursor(now_ms: u64, client: Option<&str>, jitter_seconds: u32) {
     let answer: u64 = response_cursor(now_ms, client, jitter_seconds)
         .parse()
         .expect("a cursor is a decimal number");
-    assert!(answer >= current, "a cursor never goes below the current interval");
+    assert!(
+        answer >= current,
+        "a cursor never goes below the current interval"
+    );
     // What the server mints: at most 16 digits (2^53-1 has 16).
     let client = client
         .filter(|c| c.len() <= 16 && c.bytes().all(|b| b.is_ascii_digit()))

@@ -13,7 +13,9 @@
 use serde_json::Value;
 use turnkeep::core::limits::STREAM_JSON_DEPTH_MAX;
 use turnkeep::core::streams::append::{data_len, AppendData};
-use turnkeep::core::streams::json_mode::{flatten_json_body, json_array_body, JsonBodyError, JsonWrite};
+use turnkeep::core::streams::json_mode::{
+    flatten_json_body, json_array_body, JsonBodyError, JsonWrite,
+};
 
 use super::gen::{input, Gen, Input};
 
@@ -54,7 +56,10 @@ fn check(body: &[u8]) {
         for (message, item) in messages.iter().zip(&expected) {
             let stored: Value = serde_json::from_str(message).expect("a stored message is JSON");
             assert_eq!(&stored, *item, "a message keeps its item's value");
-            assert!(!has_whitespace_outside_strings(message), "{message:?} is not compact");
+            assert!(
+                !has_whitespace_outside_strings(message),
+                "{message:?} is not compact"
+            );
         }
         let read_body = json_array_body(&messages);
         let expected_read = Value::Array(expected.into_iter().cloned().collect());
@@ -104,7 +109,11 @@ fn body(g: &mut Gen<'_>) -> String {
     let value = match g.below(8) {
         0 => g.any_value(3),
         1 => {
-            let levels = g.pick(&[STREAM_JSON_DEPTH_MAX - 1, STREAM_JSON_DEPTH_MAX, STREAM_JSON_DEPTH_MAX + 1]);
+            let levels = g.pick(&[
+                STREAM_JSON_DEPTH_MAX - 1,
+                STREAM_JSON_DEPTH_MAX,
+                STREAM_JSON_DEPTH_MAX + 1,
+            ]);
             (0..levels).fold(Value::from(1), |acc, _| Value::Array(vec![acc]))
         }
         _ => g.list(5, |g| g.any_value(3)),
@@ -131,7 +140,14 @@ fn spaced(g: &mut Gen<'_>, v: &Value) -> String {
             let inner: Vec<String> = map
                 .iter()
                 .map(|(k, item)| {
-                    format!("{}{}{}:{}{}", pad(g), Value::String(k.clone()), pad(g), pad(g), spaced(g, item))
+                    format!(
+                        "{}{}{}:{}{}",
+                        pad(g),
+                        Value::String(k.clone()),
+                        pad(g),
+                        pad(g),
+                        spaced(g, item)
+                    )
                 })
                 .collect();
             format!("{{{}{}}}", inner.join(","), pad(g))

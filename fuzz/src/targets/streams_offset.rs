@@ -10,9 +10,7 @@
 //! - a fork offset is accepted only when it is a real offset not beyond the source's tail.
 
 use turnkeep::core::limits::STREAM_OFFSET_COMPONENT_MAX;
-use turnkeep::core::streams::offset::{
-    check_fork_offset, Offset, OffsetError, OffsetQuery,
-};
+use turnkeep::core::streams::offset::{check_fork_offset, Offset, OffsetError, OffsetQuery};
 
 use super::gen::{input, Gen, Input};
 
@@ -24,7 +22,11 @@ pub fn run(data: &[u8]) {
             let b = offset(&mut g);
             check_order(a, b);
             check_append(a, &mut g);
-            let text = if g.chance(50) { a.to_string() } else { g.mutate_text(&a.to_string()) };
+            let text = if g.chance(50) {
+                a.to_string()
+            } else {
+                g.mutate_text(&a.to_string())
+            };
             check_text(&text);
             check_fork(&text, b);
         }
@@ -44,12 +46,19 @@ fn check_text(text: &str) {
     }
     let repeated = OffsetQuery::from_query_values(&[text, text]);
     assert_eq!(repeated, Err(OffsetError::Repeated));
-    assert_eq!(OffsetQuery::from_query_values(&[text]), OffsetQuery::parse(text).map(Some));
+    assert_eq!(
+        OffsetQuery::from_query_values(&[text]),
+        OffsetQuery::parse(text).map(Some)
+    );
 }
 
 fn check_order(a: Offset, b: Offset) {
     let (ta, tb) = (a.to_string(), b.to_string());
-    assert_eq!(a.cmp(&b), ta.cmp(&tb), "offsets order like their text: {ta} {tb}");
+    assert_eq!(
+        a.cmp(&b),
+        ta.cmp(&tb),
+        "offsets order like their text: {ta} {tb}"
+    );
     assert_eq!(Offset::parse(&ta), Ok(a));
 }
 

@@ -31,7 +31,10 @@ pub fn run(data: &[u8]) {
         match decision {
             ProducerDecision::Accepted { next: moved } => {
                 assert_eq!(next, Some(moved));
-                assert!(accepted.insert((headers.epoch, headers.seq)), "accepted twice: {headers:?}");
+                assert!(
+                    accepted.insert((headers.epoch, headers.seq)),
+                    "accepted twice: {headers:?}"
+                );
             }
             _ => assert_eq!(next, state, "only Accepted moves the state"),
         }
@@ -49,7 +52,10 @@ fn request(g: &mut Gen<'_>, state: Option<ProducerState>) -> ProducerHeaders {
         4 => (epoch.saturating_add(1), g.pick(&[0, 0, 1])),
         5 => (epoch.saturating_sub(1), g.u64_in(0, 3)),
         6 => (epoch, last.unwrap_or(0).saturating_add(g.u64_in(2, 5))),
-        _ => (g.pick(&[0, INTEGER_SAFE_MAX, epoch]), g.pick(&[0, INTEGER_SAFE_MAX, INTEGER_SAFE_MAX - 1])),
+        _ => (
+            g.pick(&[0, INTEGER_SAFE_MAX, epoch]),
+            g.pick(&[0, INTEGER_SAFE_MAX, INTEGER_SAFE_MAX - 1]),
+        ),
     };
     ProducerHeaders {
         id: "p1".into(),
@@ -75,7 +81,10 @@ fn check_decision(state: Option<ProducerState>, h: &ProducerHeaders, decision: &
                 Some(s) if h.epoch == s.epoch => assert_eq!(h.seq, s.last_seq + 1, "no gap"),
                 Some(s) => assert!(h.epoch > s.epoch && h.seq == 0, "new epoch starts at 0"),
             }
-            assert_eq!((header("Producer-Epoch"), header("Producer-Seq")), (Some(h.epoch), Some(h.seq)));
+            assert_eq!(
+                (header("Producer-Epoch"), header("Producer-Seq")),
+                (Some(h.epoch), Some(h.seq))
+            );
         }
         ProducerDecision::Duplicate { epoch, highest_seq } => {
             let s = state.expect("a duplicate of something");

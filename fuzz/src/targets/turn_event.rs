@@ -29,7 +29,11 @@ fn check(text: &str) {
     let decoded = decode_turn_event_text(text);
     let value = serde_json::from_str::<Value>(text);
     if let Ok(value) = &value {
-        assert_eq!(decode_turn_event(value), decoded, "text and value decoders disagree");
+        assert_eq!(
+            decode_turn_event(value),
+            decoded,
+            "text and value decoders disagree"
+        );
     }
     let event = match decoded {
         Err(diagnostic) => {
@@ -45,7 +49,10 @@ fn check(text: &str) {
     };
     let line = encode_turn_event_line(&event);
     let body = line.strip_suffix('\n').expect("a line ends with \\n");
-    assert!(!body.contains('\n'), "an NDJSON line holds one newline: {line:?}");
+    assert!(
+        !body.contains('\n'),
+        "an NDJSON line holds one newline: {line:?}"
+    );
     let again = decode_turn_event_text(body).expect("an encoded event decodes");
     assert_eq!(again, event, "decode(encode(event)) == event");
     assert_eq!(encode_turn_event(&again), body, "the encoding is canonical");
@@ -61,7 +68,11 @@ fn event(g: &mut Gen<'_>) -> Value {
     ]);
     let payload = match kind {
         "client.turn.submit" => {
-            let input = if g.chance(70) { "hello".to_owned() } else { g.string() };
+            let input = if g.chance(70) {
+                "hello".to_owned()
+            } else {
+                g.string()
+            };
             {
                 let fields = vec![("input", Value::String(input))];
                 g.object(fields)
@@ -70,8 +81,16 @@ fn event(g: &mut Gen<'_>) -> Value {
         "server.turn.snapshot" => snapshot(g),
         _ => diagnostic(g),
     };
-    let protocol = if g.chance(95) { "agentskit.chat.turn".to_owned() } else { g.string() };
-    let version = if g.chance(90) { Value::from(1) } else { g.pick(&[Value::from(2), Value::from(1.0), Value::from("1")]) };
+    let protocol = if g.chance(95) {
+        "agentskit.chat.turn".to_owned()
+    } else {
+        g.string()
+    };
+    let version = if g.chance(90) {
+        Value::from(1)
+    } else {
+        g.pick(&[Value::from(2), Value::from(1.0), Value::from("1")])
+    };
     {
         let fields = vec![
             ("protocol", Value::String(protocol)),
@@ -91,18 +110,21 @@ fn event(g: &mut Gen<'_>) -> Value {
 fn snapshot(g: &mut Gen<'_>) -> Value {
     let mut fields = vec![
         ("messages", g.list(3, message)),
-        ("status", Value::String(g.pick(&["idle", "streaming", "complete", "error", "done"]).to_owned())),
         (
-            "usage",
-            {
-                let fields = vec![
-                    ("promptTokens", g.uint_value()),
-                    ("completionTokens", g.uint_value()),
-                    ("totalTokens", g.uint_value()),
-                ];
-                g.object(fields)
-            },
+            "status",
+            Value::String(
+                g.pick(&["idle", "streaming", "complete", "error", "done"])
+                    .to_owned(),
+            ),
         ),
+        ("usage", {
+            let fields = vec![
+                ("promptTokens", g.uint_value()),
+                ("completionTokens", g.uint_value()),
+                ("totalTokens", g.uint_value()),
+            ];
+            g.object(fields)
+        }),
     ];
     if g.chance(30) {
         fields.push(("error", diagnostic(g)));
@@ -124,7 +146,11 @@ fn snapshot(g: &mut Gen<'_>) -> Value {
 
 fn diagnostic(g: &mut Gen<'_>) -> Value {
     let code = g.pick(&["TURN_FAILED", "A", "SERVER_1", "bad-code", "", "Ab"]);
-    let message = if g.chance(80) { "it failed".to_owned() } else { g.string() };
+    let message = if g.chance(80) {
+        "it failed".to_owned()
+    } else {
+        g.string()
+    };
     {
         let fields = vec![
             ("version", Value::from(1)),
@@ -144,10 +170,29 @@ pub(super) fn message(g: &mut Gen<'_>) -> Value {
         g.timestamp()
     };
     let mut fields = vec![
-        ("id", Value::String(if g.chance(90) { g.safe_id() } else { g.string() })),
-        ("role", Value::String(g.pick(&["user", "assistant", "system", "tool", "bot"]).to_owned())),
+        (
+            "id",
+            Value::String(if g.chance(90) {
+                g.safe_id()
+            } else {
+                g.string()
+            }),
+        ),
+        (
+            "role",
+            Value::String(
+                g.pick(&["user", "assistant", "system", "tool", "bot"])
+                    .to_owned(),
+            ),
+        ),
         ("content", Value::String(g.string())),
-        ("status", Value::String(g.pick(&["pending", "streaming", "complete", "error"]).to_owned())),
+        (
+            "status",
+            Value::String(
+                g.pick(&["pending", "streaming", "complete", "error"])
+                    .to_owned(),
+            ),
+        ),
         ("createdAt", Value::String(created_at)),
     ];
     if g.chance(30) {
@@ -177,7 +222,10 @@ fn part(g: &mut Gen<'_>) -> Value {
                 fields.push(("mimeType", Value::String(g.string())));
             }
             if g.chance(40) {
-                fields.push(("detail", Value::String(g.pick(&["low", "high", "auto", "max"]).to_owned())));
+                fields.push((
+                    "detail",
+                    Value::String(g.pick(&["low", "high", "auto", "max"]).to_owned()),
+                ));
             }
             if g.chance(40) {
                 fields.push(("durationSec", g.number()));
@@ -191,11 +239,24 @@ fn part(g: &mut Gen<'_>) -> Value {
 }
 
 fn tool_call(g: &mut Gen<'_>) -> Value {
-    let status = g.pick(&["pending", "running", "complete", "error", "requires_confirmation"]);
-    let args = if g.chance(85) { Value::Object(Default::default()) } else { g.any_value(3) };
+    let status = g.pick(&[
+        "pending",
+        "running",
+        "complete",
+        "error",
+        "requires_confirmation",
+    ]);
+    let args = if g.chance(85) {
+        Value::Object(Default::default())
+    } else {
+        g.any_value(3)
+    };
     let mut fields = vec![
         ("id", Value::String(g.safe_id())),
-        ("name", Value::String(g.pick(&["lookup", "", "get_weather"]).to_owned())),
+        (
+            "name",
+            Value::String(g.pick(&["lookup", "", "get_weather"]).to_owned()),
+        ),
         ("args", args),
         ("status", Value::String(status.to_owned())),
     ];
