@@ -233,3 +233,29 @@ fn the_runner_catches_a_failing_target() {
         catch_unwind(|| run_one("runner_self_test", fragile, &[STRUCTURED, 0x2a], "a test"));
     assert!(report.is_err(), "run_one must fail on a failing input");
 }
+
+/// The structure-aware generators must mostly produce valid input, or random bytes would only
+/// ever reach the decoders' first checks: a share of generated turn events and session
+/// envelopes decode, and a share does not.
+#[test]
+fn generated_inputs_reach_both_outcomes() {
+    use targets::gen::Gen;
+    let mut rng = Rng(11);
+    let (mut events_ok, mut envelopes_ok) = (0, 0);
+    let n = 1_000;
+    for _ in 0..n {
+        let bytes: Vec<u8> = (0..rng.below(512)).map(|_| rng.next() as u8).collect();
+        let event = targets::turn_event::event(&mut Gen::new(&bytes));
+        events_ok += usize::from(turnkeep::core::protocol::decode_turn_event(&event).is_ok());
+        let envelope = targets::session_envelope::envelope(&mut Gen::new(&bytes));
+        let decoded = turnkeep::core::session::decode_session_snapshot(&envelope);
+        envelopes_ok += usize::from(decoded.is_ok());
+    }
+    eprintln!("valid: {events_ok} of {n} turn events, {envelopes_ok} of {n} envelopes");
+    for (what, ok) in [("turn events", events_ok), ("envelopes", envelopes_ok)] {
+        assert!(
+            ok > n / 5 && ok < n * 9 / 10,
+            "{ok} of {n} generated {what} decode"
+        );
+    }
+}

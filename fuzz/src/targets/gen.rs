@@ -29,6 +29,9 @@ pub const STRUCTURED: u8 = 0x01;
 /// Choices drawn from fuzzer bytes.
 pub struct Gen<'a> {
     u: Unstructured<'a>,
+    /// How often (percent) each place that can be wrong is made wrong, drawn once per input:
+    /// 0 makes a valid input, a little makes a nearly valid one, a lot makes garbage.
+    flaw_percent: u8,
 }
 
 /// Strings that mean something to one of the decoders (keys, enum values, sentinels).
@@ -89,9 +92,24 @@ const WORDS: &[&str] = &[
 
 impl<'a> Gen<'a> {
     pub fn new(data: &'a [u8]) -> Self {
-        Gen {
+        let mut g = Gen {
             u: Unstructured::new(data),
-        }
+            flaw_percent: 0,
+        };
+        g.flaw_percent = g.pick(&[0, 0, 1, 2, 5, 20]);
+        g
+    }
+
+    /// True where this input should break a rule (see `flaw_percent`).
+    pub fn flaw(&mut self) -> bool {
+        let percent = self.flaw_percent;
+        self.chance(percent)
+    }
+
+    /// One of `valid`, or (where this input breaks a rule) one of `invalid`.
+    pub fn one_of(&mut self, valid: &[&str], invalid: &[&str]) -> Value {
+        let words = if self.flaw() { invalid } else { valid };
+        Value::String(self.pick(words).to_owned())
     }
 
     pub fn byte(&mut self) -> u8 {
@@ -149,9 +167,10 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// A SafeId most of the time; sometimes one that breaks the rule (too long, bad start...).
+    /// A SafeId, or where this input breaks a rule maybe not (too long, bad start...).
     pub fn safe_id(&mut self) -> String {
-        match self.below(8) {
+        let choice = if self.flaw() { self.below(3) } else { 3 };
+        match choice {
             0 => self.string(),
             1 => "a".repeat(self.pick(&[128, 129])),
             2 => format!("{}{}", self.pick(&["-", ".", "_", ":"]), "x"),
@@ -187,15 +206,23 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// A timestamp string: `toISOString` form, another valid offset form, or a broken one.
+    /// A timestamp string: `toISOString` form, another valid offset form, or (where this
+    /// input breaks a rule) a mutated one.
     pub fn timestamp(&mut self) -> String {
-        let iso = turnkeep::core::checks::format_iso_millis(self.epoch_ms());
+        let iso = self.iso_millis();
+        if self.flaw() {
+            return self.mutate_text(&iso);
+        }
         match self.below(6) {
             0 => iso.replace('Z', "+05:30"),
             1 => iso[..16].to_owned() + "Z",
-            2 => self.mutate_text(&iso),
             _ => iso,
         }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` (as `toISOString` writes it).
+    pub fn iso_millis(&mut self) -> String {
+        turnkeep::core::checks::format_iso_millis(self.epoch_ms())
     }
 
     /// `text` with one byte replaced, dropped or duplicated (kept valid UTF-8).
@@ -215,16 +242,21 @@ impl<'a> Gen<'a> {
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
-    /// An integer field: a safe unsigned integer mostly, or a near miss (negative, fraction,
-    /// too large, a string, `1.0`).
+    /// An integer field: a safe unsigned integer (`1.0` included), or where this input breaks
+    /// a rule a near miss (negative, fraction, too large, a string).
     pub fn uint_value(&mut self) -> Value {
-        match self.below(10) {
-            0 => Value::from(-1),
-            1 => Value::from(1.5),
-            2 => Value::from(9_007_199_254_740_992u64),
-            3 => Value::String("1".into()),
-            4 => Value::from(self.u64_in(0, 1000) as f64),
-            _ => Value::from(self.u64_in(0, 9_007_199_254_740_991)),
+        if self.flaw() {
+            return self.pick(&[
+                Value::from(-1),
+                Value::from(1.5),
+                Value::from(9_007_199_254_740_992u64),
+                Value::String("1".into()),
+            ]);
+        }
+        match self.below(4) {
+            0 => Value::from(self.u64_in(0, 1000) as f64),
+            1 => Value::from(self.u64_in(0, 9_007_199_254_740_991)),
+            _ => Value::from(self.u64_in(0, 1000)),
         }
     }
 
@@ -263,28 +295,29 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// Sometimes replaces a well-formed value by anything at all (a type confusion, `null`...).
+    /// Where this input breaks a rule, replaces a well-formed value by anything at all (a type
+    /// confusion, `null`...).
     pub fn perturb(&mut self, v: Value) -> Value {
-        if self.chance(4) {
+        if self.flaw() {
             self.any_value(2)
         } else {
             v
         }
     }
 
-    /// An object from `fields`, each possibly perturbed or left out, sometimes with an unknown
-    /// field added: the shapes a decoder must sort into valid and invalid.
+    /// An object from `fields`, each possibly perturbed or left out where this input breaks
+    /// rules, sometimes with an unknown field added (which decoders drop).
     pub fn object(&mut self, fields: Vec<(&str, Value)>) -> Value {
         let mut map = Map::new();
         for (key, value) in fields {
-            if self.chance(3) {
+            if self.flaw() {
                 continue;
             }
             let value = self.perturb(value);
             map.insert(key.to_owned(), value);
         }
         if self.chance(5) {
-            let key = self.string();
+            let key = format!("x-{}", self.string()); // never one of the schema's own keys
             let value = self.any_value(2);
             map.insert(key, value);
         }

@@ -99,18 +99,17 @@ fn assert_decodes(env: &SessionEnvelope) {
     );
 }
 
-/// A session envelope, mostly well-formed: v1, v0, or another version.
-fn envelope(g: &mut Gen<'_>) -> Value {
+/// A session envelope: v1 or v0, valid unless the generator draws flaws (see `Gen::flaw`).
+pub fn envelope(g: &mut Gen<'_>) -> Value {
     let v0 = g.chance(20);
     let mut fields = Vec::new();
-    if !v0 || g.chance(10) {
+    if !v0 || g.flaw() {
         fields.push(("protocol", Value::String("agentskit.chat.session".into())));
     }
-    let version = match g.below(12) {
-        0 => g.number(),
-        1 => Value::from(1.0),
-        _ if v0 => Value::from(0),
-        _ => Value::from(1),
+    let version = match (g.flaw(), v0) {
+        (true, _) => g.number(),
+        (false, true) => Value::from(0),
+        (false, false) => g.pick(&[Value::from(1), Value::from(1.0)]),
     };
     fields.extend([
         ("version", version),
@@ -121,104 +120,95 @@ fn envelope(g: &mut Gen<'_>) -> Value {
         ("cursor", g.uint_value()),
     ]);
     if g.chance(40) {
-        let active = {
-            let fields = vec![
-                ("turnId", Value::String(g.safe_id())),
-                ("expiresAt", g.uint_value()),
-            ];
-            g.object(fields)
-        };
+        let active = vec![
+            ("turnId", Value::String(g.safe_id())),
+            ("expiresAt", g.uint_value()),
+        ];
+        let active = g.object(active);
         fields.push(("activeTurn", active));
     }
     if g.chance(50) {
-        let max = if g.chance(10) { 70 } else { 4 };
-        fields.push(("terminalTurns", g.list(max, terminal_turn)));
+        // Ids unique and at most 64 of them, unless this input breaks the rules.
+        let (max, pool) = if g.flaw() { (70, 40) } else { (64, usize::MAX) };
+        let len = g.below(max + 1);
+        let turns = (0..len).map(|i| terminal_turn(g, i, pool)).collect();
+        fields.push(("terminalTurns", Value::Array(turns)));
     }
     if g.chance(30) {
-        let conversation = {
-            let fields = vec![
-                (
-                    "state",
-                    Value::String(g.pick(&["start", "", "triage"]).to_owned()),
-                ),
-                ("decisions", g.list(3, decision)),
-            ];
-            g.object(fields)
-        };
+        let state = g.one_of(&["start", "triage"], &[""]);
+        let decisions = (0..g.below(4)).map(|i| decision(g, i)).collect();
+        let conversation = vec![("state", state), ("decisions", Value::Array(decisions))];
+        let conversation = g.object(conversation);
         fields.push(("conversation", conversation));
     }
-    fields.push(("confirmations", g.list(3, confirmation)));
+    let confirmations = (0..g.below(4)).map(|i| confirmation(g, i)).collect();
+    fields.push(("confirmations", Value::Array(confirmations)));
     g.object(fields)
 }
 
-fn terminal_turn(g: &mut Gen<'_>) -> Value {
-    // A small id pool makes duplicate turn ids (refused) likely enough to be exercised.
-    let turn_id = if g.chance(80) {
-        format!("t{}", g.below(40))
+/// The `i`th terminal turn; its id is drawn from `pool` ids (duplicates are refused) when the
+/// pool is small, else unique.
+fn terminal_turn(g: &mut Gen<'_>, i: usize, pool: usize) -> Value {
+    let turn_id = if pool < usize::MAX {
+        format!("t{}", g.below(pool))
     } else {
-        g.safe_id()
+        format!("t{i}")
     };
-    let outcome = g.pick(&["completed", "indeterminate", "failed"]);
-    {
-        let fields = vec![
-            ("turnId", Value::String(turn_id)),
-            ("outcome", Value::String(outcome.to_owned())),
-        ];
-        g.object(fields)
-    }
+    let fields = vec![
+        ("turnId", Value::String(turn_id)),
+        (
+            "outcome",
+            g.one_of(&["completed", "indeterminate"], &["failed"]),
+        ),
+    ];
+    g.object(fields)
 }
 
-fn decision(g: &mut Gen<'_>) -> Value {
-    let kind = g.pick(&["deterministic", "repaired", "fallback", "guess"]);
-    {
-        let fields = vec![
-            ("messageId", Value::String(g.safe_id())),
-            ("input", Value::String(g.string())),
-            ("routeId", Value::String(g.safe_id())),
-            ("kind", Value::String(kind.to_owned())),
-            ("content", Value::String(g.string())),
-            (
-                "fromState",
-                Value::String(g.pick(&["start", "triage", ""]).to_owned()),
-            ),
-            (
-                "toState",
-                Value::String(g.pick(&["start", "triage", ""]).to_owned()),
-            ),
-        ];
-        g.object(fields)
-    }
+fn decision(g: &mut Gen<'_>, i: usize) -> Value {
+    let message_id = if g.flaw() {
+        "m0".to_owned()
+    } else {
+        format!("m{i}")
+    };
+    let fields = vec![
+        ("messageId", Value::String(message_id)),
+        ("input", Value::String(g.string())),
+        ("routeId", Value::String(g.safe_id())),
+        (
+            "kind",
+            g.one_of(&["deterministic", "repaired", "fallback"], &["guess"]),
+        ),
+        ("content", Value::String(g.string())),
+        ("fromState", g.one_of(&["start", "triage"], &[""])),
+        ("toState", g.one_of(&["start", "triage"], &[""])),
+    ];
+    g.object(fields)
 }
 
-fn confirmation(g: &mut Gen<'_>) -> Value {
-    let status = g.pick(&[
-        "pending",
-        "approving",
-        "rejecting",
-        "expiring",
-        "approved",
-        "rejected",
-        "expired",
-        "open",
-    ]);
-    let input = if g.chance(80) {
-        let v = g.any_value(3);
-        match v {
-            Value::Object(_) => v,
-            other => serde_json::json!({ "value": other }),
-        }
-    } else {
-        g.any_value(2)
-    };
-    {
-        let fields = vec![
-            ("token", Value::String(format!("confirm-{}", g.below(8)))),
-            ("action", Value::String(g.safe_id())),
-            ("input", input),
-            ("toolCallId", Value::String(format!("call-{}", g.below(8)))),
-            ("expiresAt", g.uint_value()),
-            ("status", Value::String(status.to_owned())),
-        ];
-        g.object(fields)
-    }
+fn confirmation(g: &mut Gen<'_>, i: usize) -> Value {
+    let status = g.one_of(
+        &[
+            "pending",
+            "approving",
+            "rejecting",
+            "expiring",
+            "approved",
+            "rejected",
+            "expired",
+        ],
+        &["open"],
+    );
+    let input = Value::Object([("value".to_owned(), g.any_value(3))].into_iter().collect());
+    let input = g.perturb(input);
+    // Tokens and tool call ids unique, unless this input breaks the rules.
+    let n = if g.flaw() { 0 } else { i };
+    let fields = vec![
+        ("token", Value::String(format!("confirm-{n}"))),
+        ("action", Value::String(g.safe_id())),
+        ("input", input),
+        ("toolCallId", Value::String(format!("call-{n}"))),
+        ("expiresAt", g.uint_value()),
+        ("status", status),
+    ];
+    g.object(fields)
 }

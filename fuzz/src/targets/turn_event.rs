@@ -58,140 +58,124 @@ fn check(text: &str) {
     assert_eq!(encode_turn_event(&again), body, "the encoding is canonical");
 }
 
-/// A turn event, mostly well-formed.
-fn event(g: &mut Gen<'_>) -> Value {
-    let kind = g.pick(&[
-        "client.turn.submit",
-        "server.turn.snapshot",
-        "server.turn.diagnostic",
-        "client.turn.resume",
-    ]);
-    let payload = match kind {
-        "client.turn.submit" => {
-            let input = if g.chance(70) {
-                "hello".to_owned()
+/// A turn event: valid, unless the generator draws flaws (see `Gen::flaw`).
+pub fn event(g: &mut Gen<'_>) -> Value {
+    let kind = g.one_of(
+        &[
+            "client.turn.submit",
+            "server.turn.snapshot",
+            "server.turn.diagnostic",
+        ],
+        &["client.turn.resume", "server.turn.snapshot "],
+    );
+    let payload = match kind.as_str() {
+        Some("client.turn.submit") => {
+            let blank = g.flaw();
+            let input = if blank {
+                g.pick(&["", " \u{feff}\n"]).to_owned()
             } else {
-                g.string()
+                format!("hi {}", g.string())
             };
-            {
-                let fields = vec![("input", Value::String(input))];
-                g.object(fields)
-            }
+            let fields = vec![("input", Value::String(input))];
+            g.object(fields)
         }
-        "server.turn.snapshot" => snapshot(g),
+        Some("server.turn.snapshot") => snapshot(g),
         _ => diagnostic(g),
     };
-    let protocol = if g.chance(95) {
-        "agentskit.chat.turn".to_owned()
+    let protocol = g.one_of(&["agentskit.chat.turn"], &["agentskit.chat.session", ""]);
+    let version = if g.flaw() {
+        g.pick(&[Value::from(2), Value::from("1"), Value::from(1.5)])
     } else {
-        g.string()
+        g.pick(&[Value::from(1), Value::from(1.0)])
     };
-    let version = if g.chance(90) {
-        Value::from(1)
-    } else {
-        g.pick(&[Value::from(2), Value::from(1.0), Value::from("1")])
-    };
-    {
-        let fields = vec![
-            ("protocol", Value::String(protocol)),
-            ("version", version),
-            ("eventId", Value::String(g.safe_id())),
-            ("sessionId", Value::String(g.safe_id())),
-            ("turnId", Value::String(g.safe_id())),
-            ("sequence", g.uint_value()),
-            ("emittedAt", Value::String(g.timestamp())),
-            ("event", Value::String(kind.to_owned())),
-            ("payload", payload),
-        ];
-        g.object(fields)
-    }
+    let fields = vec![
+        ("protocol", protocol),
+        ("version", version),
+        ("eventId", Value::String(g.safe_id())),
+        ("sessionId", Value::String(g.safe_id())),
+        ("turnId", Value::String(g.safe_id())),
+        ("sequence", g.uint_value()),
+        ("emittedAt", Value::String(g.timestamp())),
+        ("event", kind),
+        ("payload", payload),
+    ];
+    g.object(fields)
 }
 
 fn snapshot(g: &mut Gen<'_>) -> Value {
+    let usage = {
+        let fields = vec![
+            ("promptTokens", g.uint_value()),
+            ("completionTokens", g.uint_value()),
+            ("totalTokens", g.uint_value()),
+        ];
+        g.object(fields)
+    };
     let mut fields = vec![
         ("messages", g.list(3, message)),
         (
             "status",
-            Value::String(
-                g.pick(&["idle", "streaming", "complete", "error", "done"])
-                    .to_owned(),
+            g.one_of(
+                &["idle", "streaming", "complete", "error"],
+                &["done", "Idle"],
             ),
         ),
-        ("usage", {
-            let fields = vec![
-                ("promptTokens", g.uint_value()),
-                ("completionTokens", g.uint_value()),
-                ("totalTokens", g.uint_value()),
-            ];
-            g.object(fields)
-        }),
+        ("usage", usage),
     ];
     if g.chance(30) {
         fields.push(("error", diagnostic(g)));
     }
     if g.chance(30) {
-        let operation = g.pick(&["submit", "retry", "edit", "regenerate", "fork"]);
-        let lineage = {
-            let fields = vec![
-                ("operation", Value::String(operation.to_owned())),
-                ("parentTurnId", Value::String(g.safe_id())),
-                ("sourceMessageId", Value::String(g.safe_id())),
-            ];
-            g.object(fields)
-        };
+        let operation = g.one_of(&["submit", "retry", "edit", "regenerate"], &["fork", ""]);
+        let lineage = vec![
+            ("operation", operation),
+            ("parentTurnId", Value::String(g.safe_id())),
+            ("sourceMessageId", Value::String(g.safe_id())),
+        ];
+        let lineage = g.object(lineage);
         fields.push(("lineage", lineage));
     }
     g.object(fields)
 }
 
 fn diagnostic(g: &mut Gen<'_>) -> Value {
-    let code = g.pick(&["TURN_FAILED", "A", "SERVER_1", "bad-code", "", "Ab"]);
-    let message = if g.chance(80) {
-        "it failed".to_owned()
+    let code = g.one_of(&["TURN_FAILED", "A", "SERVER_1"], &["bad-code", "", "Ab"]);
+    let message = if g.flaw() {
+        String::new()
     } else {
-        g.string()
+        format!("failed: {}", g.string())
     };
-    {
-        let fields = vec![
-            ("version", Value::from(1)),
-            ("code", Value::String(code.to_owned())),
-            ("message", Value::String(message)),
-            ("retryable", Value::Bool(g.chance(50))),
-        ];
-        g.object(fields)
-    }
+    let fields = vec![
+        ("version", Value::from(1)),
+        ("code", code),
+        ("message", Value::String(message)),
+        ("retryable", Value::Bool(g.chance(50))),
+    ];
+    g.object(fields)
 }
 
 /// A chat message as snapshots carry it.
-pub(super) fn message(g: &mut Gen<'_>) -> Value {
-    let created_at = if g.chance(85) {
-        turnkeep::core::checks::format_iso_millis(g.epoch_ms())
-    } else {
+fn message(g: &mut Gen<'_>) -> Value {
+    let created_at = if g.flaw() {
         g.timestamp()
+    } else {
+        g.iso_millis()
+    };
+    let id = if g.flaw() {
+        String::new()
+    } else {
+        format!("msg-{}", g.string())
     };
     let mut fields = vec![
-        (
-            "id",
-            Value::String(if g.chance(90) {
-                g.safe_id()
-            } else {
-                g.string()
-            }),
-        ),
+        ("id", Value::String(id)),
         (
             "role",
-            Value::String(
-                g.pick(&["user", "assistant", "system", "tool", "bot"])
-                    .to_owned(),
-            ),
+            g.one_of(&["user", "assistant", "system", "tool"], &["bot", "User"]),
         ),
         ("content", Value::String(g.string())),
         (
             "status",
-            Value::String(
-                g.pick(&["pending", "streaming", "complete", "error"])
-                    .to_owned(),
-            ),
+            g.one_of(&["pending", "streaming", "complete", "error"], &["done"]),
         ),
         ("createdAt", Value::String(created_at)),
     ];
@@ -205,60 +189,59 @@ pub(super) fn message(g: &mut Gen<'_>) -> Value {
         fields.push(("toolCallId", Value::String(g.string())));
     }
     if g.chance(20) {
-        let metadata = g.any_value(3);
+        let metadata = Value::Object([("k".to_owned(), g.any_value(3))].into_iter().collect());
+        let metadata = g.perturb(metadata);
         fields.push(("metadata", metadata));
     }
     g.object(fields)
 }
 
 fn part(g: &mut Gen<'_>) -> Value {
-    let kind = g.pick(&["text", "image", "audio", "video", "file", "gif"]);
-    let mut fields = vec![("type", Value::String(kind.to_owned()))];
-    match kind {
-        "text" => fields.push(("text", Value::String(g.string()))),
-        _ => {
-            fields.push(("source", Value::String(g.string())));
-            if g.chance(50) {
-                fields.push(("mimeType", Value::String(g.string())));
-            }
-            if g.chance(40) {
-                fields.push((
-                    "detail",
-                    Value::String(g.pick(&["low", "high", "auto", "max"]).to_owned()),
-                ));
-            }
-            if g.chance(40) {
-                fields.push(("durationSec", g.number()));
-            }
-            if g.chance(40) {
-                fields.push(("filename", Value::String(g.string())));
-            }
-        }
+    let kind = g.one_of(&["text", "image", "audio", "video", "file"], &["gif", ""]);
+    let mut fields = vec![("type", kind.clone())];
+    if kind == "text" {
+        fields.push(("text", Value::String(g.string())));
+        return g.object(fields);
+    }
+    fields.push(("source", Value::String(g.string())));
+    if g.chance(50) {
+        fields.push(("mimeType", Value::String(g.string())));
+    }
+    if g.chance(40) {
+        fields.push(("detail", g.one_of(&["low", "high", "auto"], &["max"])));
+    }
+    if g.chance(40) {
+        let duration = if g.flaw() {
+            g.number()
+        } else {
+            Value::from(g.u64_in(0, 10_000))
+        };
+        fields.push(("durationSec", duration));
+    }
+    if g.chance(40) {
+        fields.push(("filename", Value::String(g.string())));
     }
     g.object(fields)
 }
 
 fn tool_call(g: &mut Gen<'_>) -> Value {
-    let status = g.pick(&[
-        "pending",
-        "running",
-        "complete",
-        "error",
-        "requires_confirmation",
-    ]);
-    let args = if g.chance(85) {
-        Value::Object(Default::default())
-    } else {
-        g.any_value(3)
-    };
+    let status = g.one_of(
+        &[
+            "pending",
+            "running",
+            "complete",
+            "error",
+            "requires_confirmation",
+        ],
+        &["waiting"],
+    );
+    let args = Value::Object([("q".to_owned(), g.any_value(2))].into_iter().collect());
+    let args = g.perturb(args);
     let mut fields = vec![
         ("id", Value::String(g.safe_id())),
-        (
-            "name",
-            Value::String(g.pick(&["lookup", "", "get_weather"]).to_owned()),
-        ),
+        ("name", g.one_of(&["lookup", "get_weather"], &[""])),
         ("args", args),
-        ("status", Value::String(status.to_owned())),
+        ("status", status),
     ];
     if g.chance(30) {
         fields.push(("result", Value::String(g.string())));
