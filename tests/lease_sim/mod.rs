@@ -174,6 +174,8 @@ pub struct Tally {
 #[derive(Debug)]
 pub struct Failure {
     pub seed: u64,
+    /// The shortest run of this seed that fails the same way: up to the failing step (the
+    /// runs of one seed share their prefix), or the whole run when the final check failed.
     pub steps: usize,
     pub faults: Faults,
     pub message: String,
@@ -184,8 +186,8 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "lease simulation seed {} failed: {}",
-            self.seed, self.message
+            "lease simulation seed {} failed after {} steps: {}",
+            self.seed, self.steps, self.message
         )?;
         writeln!(f, "faults: {:?}", self.faults)?;
         writeln!(
@@ -335,9 +337,10 @@ pub fn simulate<S: SessionStorage>(
         step: 0,
     };
     let result = sim.run(tally);
+    let finished = sim.step + 1 == config.steps || config.steps == 0;
     result.map_err(|message| Failure {
         seed,
-        steps: config.steps,
+        steps: if finished { config.steps } else { sim.step + 1 },
         faults,
         message,
         trace: sim.trace.into_iter().collect(),
