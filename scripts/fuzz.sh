@@ -4,6 +4,9 @@
 #   scripts/fuzz.sh all [RUNS]      every target in turn, then a summary
 #   scripts/fuzz.sh TARGET FILE...  replay inputs (a crash, a regression) and stop
 #   scripts/fuzz.sh list            the targets
+# FUZZ_SECONDS=N stops each target after N seconds even if RUNS were not reached (the summary
+# says how many ran). With cargo-fuzz installed, `cargo fuzz run --sanitizer none TARGET` runs the
+# same targets on stable too (its default AddressSanitizer build needs nightly).
 # The targets are fuzz/src/targets/ (also run on a short budget by `cargo test --test fuzz_targets`).
 #
 # No nightly, no cargo-fuzz, no RUSTC_BOOTSTRAP: fuzz/ (a crate outside the main build) is built
@@ -45,7 +48,8 @@ fuzz_one() {
   log="$(mktemp)"
   say "$target: $runs inputs (log: $log)"
   local status=0
-  "$bin_dir/$target" -runs="$runs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  "$bin_dir/$target" -runs="$runs" ${FUZZ_SECONDS:+-max_total_time="$FUZZ_SECONDS"} \
+    -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" \
     "$corpus" fuzz/seeds/"$target" fuzz/regressions/"$target" >"$log" 2>&1 || status=$?
   local done_line; done_line="$(grep -E '^Done [0-9]+ runs in [0-9]+ second' "$log" | tail -1 || true)"
