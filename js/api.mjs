@@ -17,6 +17,28 @@ export {
 // The chat handler (Rust, over Web Request/Response/ReadableStream).
 export { createChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
 
+// Durable chat: session logs, the one projection and the SSR seed.
+export {
+  createMemorySessionLog,
+  MemorySessionLog,
+  createDurableStreamsLog,
+  DurableStreamsLog,
+  createStoreSessionLog,
+  StoreSessionLog,
+  projectChatSnapshot,
+  ChatProjection,
+  resolveChatSnapshot,
+} from '../pkg/turnkeep.js';
+
+// The Ask service (cited retrieval, AgentsKit-compatible), its built-in BM25 retriever, and
+// the MCP ui:// sandbox (Rust, over Web Request/Response).
+export {
+  createAskServiceHandler,
+  createLocalRetriever,
+  LocalRetriever,
+  createMcpSandboxHandler,
+} from '../pkg/turnkeep.js';
+
 // Chat definitions and model descriptors (plain JS, checked at definition time).
 export { defineChat, createDemoModel, createOpenAICompatibleModel } from './chat.mjs';
 

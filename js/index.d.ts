@@ -353,13 +353,131 @@ export interface ChatHandlerOptions<Context = unknown> {
   now?(): number;
   /** Id generator override, for tests. */
   createId?(): string;
+  /**
+   * The session's durable log. With one, every turn is published to it as it runs, a client
+   * that goes away no longer stops the turn, and `client.turn.stop` stops it from any client.
+   */
+  sessionLog?(context: Context, sessionId: SafeId, signal: AbortSignal): SessionLog | undefined | Promise<SessionLog | undefined>;
+  /** Every fault (host callback, storage, memory, model, tool, log), with what was thrown. */
+  onError?(error: unknown, info: { stage: FaultStage; sessionId?: SafeId; turnId?: SafeId }): void;
 }
 
-/** `Request` in, `Response` out (an NDJSON stream of turn events, or a diagnostic). */
-export type ChatHandler = (request: Request) => Promise<Response>;
+/** Where a fault happened (`onError`). */
+export type FaultStage =
+  | 'authenticate' | 'resolveDefinition' | 'sessionStorage' | 'session.load' | 'session.resume'
+  | 'session.save' | 'memory.load' | 'memory.save' | 'model' | 'tool' | 'sessionLog' | 'stream';
+
+/** What a host that can keep work alive past the response passes (a Worker's `ctx`). */
+export interface HandlerHost {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/**
+ * `Request` in, `Response` out (an NDJSON stream of turn events, a stop answer, or a
+ * diagnostic). Pass `host` (e.g. a Worker's `ctx`) so a turn outlives its response.
+ */
+export type ChatHandler = (request: Request, host?: HandlerHost) => Promise<Response>;
 
 /** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` for bad options. */
 export function createChatHandler<Context = unknown>(options: ChatHandlerOptions<Context>): ChatHandler;
+
+// ---- Durable chat: session logs and the one projection ----
+
+/** An idempotent producer's stamp: Durable Streams fencing (`Producer-Id/Epoch/Seq`). */
+export interface ProducerStamp {
+  id: string;
+  epoch: number;
+  seq: number;
+}
+
+/** A session's append-only chunk log (TanStack AI / AG-UI chunks). */
+export interface SessionLog {
+  /**
+   * Appends chunks (values, or their JSON texts) as one batch. Throws a `ChatProducerError`
+   * (`kind` 'stale-epoch' | 'sequence-gap' | 'stream-closed' | 'retryable') on refusal.
+   */
+  append(chunks: unknown[], options?: { producer?: ProducerStamp; signal?: AbortSignal }): Promise<{ offset: string; duplicate?: boolean }>;
+  /** Chunks after `offset` (from the start without one; `'now'`: the tail). */
+  read(options?: { offset?: string; waitMs?: number; signal?: AbortSignal }): Promise<{ chunks: unknown[]; offset: string | null; upToDate: boolean }>;
+}
+
+/** An in-memory session log. Not durable: tests and demos. */
+export class MemorySessionLog implements SessionLog {
+  private constructor();
+  append(chunks: unknown[], options?: { producer?: ProducerStamp; signal?: AbortSignal }): Promise<{ offset: string; duplicate?: boolean }>;
+  read(options?: { offset?: string; waitMs?: number; signal?: AbortSignal }): Promise<{ chunks: unknown[]; offset: string | null; upToDate: boolean }>;
+}
+export function createMemorySessionLog(): MemorySessionLog;
+
+/** A session log on any Durable Streams server (`url` is the stream's URL). */
+export class DurableStreamsLog implements SessionLog {
+  private constructor();
+  readonly url: string;
+  append(chunks: unknown[], options?: { producer?: ProducerStamp; signal?: AbortSignal }): Promise<{ offset: string; duplicate?: boolean }>;
+  read(options?: { offset?: string; waitMs?: number; signal?: AbortSignal }): Promise<{ chunks: unknown[]; offset: string | null; upToDate: boolean }>;
+}
+export interface DurableStreamsTarget {
+  url: string;
+  headers?: HeadersInit;
+  fetch?: (request: Request) => Promise<Response>;
+}
+export function createDurableStreamsLog(options: DurableStreamsTarget): DurableStreamsLog;
+
+/** The item store a store-backed log runs on (Redis, Postgres...): fencing is decided in Rust. */
+export interface SessionLogStore {
+  /** The head's JSON text, or null for a log never written. */
+  head(options: { signal: AbortSignal }): Promise<string | null> | string | null;
+  /** Atomically stores `items` after the others and `head`, if the stored head's version is `expectedVersion`. */
+  commit(expectedVersion: number | null, items: string[], head: string, options: { signal: AbortSignal }): Promise<boolean> | boolean;
+  /** Up to `limit` item texts from position `from`. */
+  items(from: number, limit: number, options: { signal: AbortSignal }): Promise<string[]> | string[];
+}
+export class StoreSessionLog implements SessionLog {
+  private constructor();
+  append(chunks: unknown[], options?: { producer?: ProducerStamp; signal?: AbortSignal }): Promise<{ offset: string; duplicate?: boolean }>;
+  read(options?: { offset?: string; waitMs?: number; signal?: AbortSignal }): Promise<{ chunks: unknown[]; offset: string | null; upToDate: boolean }>;
+}
+export function createStoreSessionLog(options: { store: SessionLogStore }): StoreSessionLog;
+
+/** What a UI draws: message text, and one card per tool call. */
+export type RenderPart =
+  | { type: 'text'; messageId: string; role: MessageRole; text: string; status: MessageStatus }
+  | {
+      type: 'tool';
+      messageId: string;
+      toolCallId: string;
+      name: string;
+      args: Record<string, unknown>;
+      status: ToolCallStatus;
+      result?: string;
+      error?: string;
+    };
+
+export interface ChatSnapshot {
+  /** Canonical messages (AgentsKit's shape), equal to what ChatMemory saved for completed turns. */
+  messages: Message[];
+  renderParts: RenderPart[];
+  /** TanStack AI UI messages (`parts`), native batches kept whole. */
+  nativeMessages: unknown[];
+}
+
+/** The one projection: chunks in log order → the conversation. */
+export function projectChatSnapshot(chunks: unknown[]): ChatSnapshot;
+
+/** The same projection, fed incrementally (a live client). */
+export class ChatProjection {
+  constructor();
+  feed(chunk: unknown): void;
+  feedAll(chunks: unknown[]): void;
+  snapshot(): ChatSnapshot;
+  readonly chunkCount: number;
+}
+
+/** Reads a session log from its start and projects it; `offset` is null for an empty log. */
+export function resolveChatSnapshot(options: {
+  target: SessionLog | DurableStreamsTarget;
+  signal?: AbortSignal;
+}): Promise<ChatSnapshot & { offset: string | null }>;
 
 // ---- Node bridge ----
 
@@ -374,3 +492,170 @@ export function toNodeHandler(
 
 /** The crate version of the loaded wasm build. */
 export function version(): string;
+
+// ---- Ask service (AgentsKit-compatible `agentskit.chat.ask` v1) ----
+
+/** The trusted site policy (`agentskit.chat.backend-site` v1), resolved by the host. */
+export interface AskSiteConfig {
+  protocol: 'agentskit.chat.backend-site';
+  version: 1;
+  siteId: SafeId;
+  assistant: { id: SafeId; name: string; suggestions: string[] };
+  corpus: { id: SafeId; mode: 'local' | 'federated' };
+  components: SafeId[];
+  actions: SafeId[];
+  limits: { requestTimeoutMs: number; retrievalTimeoutMs: number; generationTimeoutMs: number; maxSources: number };
+  persistence: { mode: 'required' | 'disabled' };
+  /**
+   * turnkeep addition: the only absolute origins (`https://docs.example.com`) a citation may
+   * link to; site-relative links (`/docs/...`) are always allowed. Absent: any safe http(s) link.
+   */
+  citations?: { origins: string[] };
+}
+
+export interface AskMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** A citable source: `href` is a site-relative path or an http(s) URL. */
+export interface AskSource {
+  id: SafeId;
+  title: string;
+  href: string;
+  excerpt: string;
+}
+
+export interface AskRetrieverInput {
+  query: string;
+  messages: AskMessage[];
+  site: AskSiteConfig;
+  signal: AbortSignal;
+}
+
+export interface AskRetriever {
+  retrieve(input: AskRetrieverInput): readonly AskSource[] | Promise<readonly AskSource[]>;
+}
+
+export interface AskUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  costUsd?: number;
+  model?: string;
+}
+
+export type AskGenerationChunk = { type: 'text'; delta: string } | { type: 'usage'; usage: AskUsage };
+
+export interface AskGeneratorInput extends AskRetrieverInput {
+  sources: AskSource[];
+}
+
+/** AgentsKit's generator shape. A chat model (`createDemoModel()`, ...) is accepted too. */
+export interface AskGenerator {
+  generate(input: AskGeneratorInput): AsyncIterable<AskGenerationChunk> | Iterable<AskGenerationChunk>;
+}
+
+export interface AskSessionKey {
+  siteId: SafeId;
+  subjectId: string;
+  sessionId: SafeId;
+}
+
+export interface AskSessionRecord {
+  revision: number;
+  messages: AskMessage[];
+}
+
+/** CAS by revision: `save` writes only when the stored revision equals `expectedRevision` (0: none). */
+export interface AskSessionStore {
+  load(key: AskSessionKey, signal: AbortSignal): AskSessionRecord | undefined | Promise<AskSessionRecord | undefined>;
+  save(key: AskSessionKey, record: AskSessionRecord, expectedRevision: number, signal: AbortSignal): boolean | Promise<boolean>;
+}
+
+export interface AskRateLimitDecision {
+  allowed: boolean;
+  retryAfterSeconds?: number;
+}
+
+export interface AskMetric {
+  protocol: 'agentskit.chat.backend-metric';
+  version: 1;
+  name: string;
+  siteId: SafeId;
+  corpusId: SafeId;
+  requestId: SafeId;
+  value: number;
+  unit: 'ms' | 'bytes' | 'count' | 'tokens' | 'usd';
+  outcome: 'ok' | 'rejected' | 'cancelled' | 'error';
+  emittedAt: string;
+}
+
+export interface AskServiceHandlerOptions<Context = unknown> {
+  /** Runs before the body is read; `{ ok: false, response }` is returned verbatim. */
+  authenticate(request: Request, signal: AbortSignal): AuthenticateResult<Context> | Promise<AuthenticateResult<Context>>;
+  resolveSite(context: Context, signal: AbortSignal): AskSiteConfig | Promise<AskSiteConfig>;
+  /** `^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$` */
+  resolveSubjectId(context: Context): string | Promise<string>;
+  retrievers: { local?: AskRetriever; federated?: AskRetriever };
+  generator: AskGenerator | DemoModel | OpenAICompatibleModel | HostModel;
+  sessionStore?: AskSessionStore;
+  rateLimit?(input: { context: Context; site: AskSiteConfig; subjectId: string; signal: AbortSignal }): AskRateLimitDecision | Promise<AskRateLimitDecision>;
+  onMetric?(metric: AskMetric): void | Promise<void>;
+  /** turnkeep addition: the cause of a failure (for logs; never sent to the client). */
+  onError?(report: { code: string; requestId: string; cause: string }): void;
+  /** Request body limit, default 65536. */
+  maxBodyBytes?: number;
+  /** Deadline of authentication and site resolution, default 30000. */
+  bootstrapTimeoutMs?: number;
+  createId?(): string;
+  now?(): Date;
+  /** Milliseconds for durations (metrics), default `Date.now`. */
+  clock?(): number;
+}
+
+/** Throws an Error with `code: 'ASK_INTERNAL'` for bad options. */
+export function createAskServiceHandler<Context = unknown>(options: AskServiceHandlerOptions<Context>): (request: Request) => Promise<Response>;
+
+/** The built-in BM25 retriever over one corpus (Rust). */
+export class LocalRetriever implements AskRetriever {
+  private constructor();
+  retrieve(input: { query: string; site: AskSiteConfig }): AskSource[];
+  readonly corpusId: string;
+  readonly size: number;
+  free(): void;
+}
+
+/** Throws an Error with `code: 'ASK_INTERNAL'` for a bad corpus. */
+export function createLocalRetriever(options: {
+  corpusId: SafeId;
+  documents: readonly { id: SafeId; title: string; url: string; text: string }[];
+}): LocalRetriever;
+
+// ---- MCP ui:// sandbox ----
+
+/** What `resolveResource` returns: the HTML body, or the body with the origins it needs. */
+export type McpSandboxResource =
+  | string
+  | {
+      body: string;
+      /** MCP Apps CSP lists: origins like `https://cdn.example.com`. Nothing else is allowed. */
+      csp?: { resourceDomains?: string[]; connectDomains?: string[]; frameDomains?: string[]; baseUriDomains?: string[] };
+    };
+
+export interface McpSandboxHandlerOptions {
+  /** Receives the request's own signal. `null`/`undefined` is 404. */
+  resolveResource(
+    uri: string,
+    context: { request: Request; signal: AbortSignal },
+  ): McpSandboxResource | null | undefined | Promise<McpSandboxResource | null | undefined>;
+  /** Token sets by theme name; only `--ns-*` tokens are injected. */
+  themes?: Record<string, Record<string, string>>;
+  /** The theme for an absent or unknown `?theme=`, default `'default'`. */
+  defaultThemeName?: string;
+  /** The cause of a failure (for logs; never sent to the client). */
+  onError?(report: { code: string; cause: string }): void;
+}
+
+/** Throws an Error with `code: 'SANDBOX_INVALID_CONFIG'` for bad options. */
+export function createMcpSandboxHandler(options: McpSandboxHandlerOptions): (request: Request) => Promise<Response>;

@@ -11,6 +11,9 @@ say() { printf '[build] %s\n' "$*"; }
 die() { printf '[build] ERROR: %s\n' "$*" >&2; exit 1; }
 command -v wasm-bindgen >/dev/null || die "wasm-bindgen not found: run scripts/setup.sh first."
 
+# The demo's Ask corpus (README and ARCHITECTURE by section), regenerated so it follows the docs.
+node scripts/docs-corpus.mjs || die "scripts/docs-corpus.mjs failed."
+
 # One artifact for every host: the `cloudflare` feature adds the Durable Object store (src/cloudflare).
 cargo build --release --target wasm32-unknown-unknown --lib --features cloudflare || die "cargo build for wasm32 failed."
 

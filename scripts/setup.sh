@@ -57,4 +57,22 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     die "/usr/bin/chromium or /usr/bin/chromedriver is missing. Install them as root: apt-get install -y chromium chromium-driver"
   fi
 fi
-say "ready (wasm-bindgen $want, node $(node --version), $(/usr/bin/chromium --version 2>/dev/null | head -1))"
+
+# 5. Redis and PostgreSQL servers for the storage adapter tests (tests/stores/ starts them on
+#    loopback ports itself; nothing here runs a service). Debian's packages, only when missing.
+pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
+if ! command -v redis-server >/dev/null || [ -z "$pg_bin" ] || [ ! -x "$pg_bin/initdb" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing Debian redis-server and postgresql"
+    apt-get update -qq || die "apt-get update failed."
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server postgresql \
+      || die "apt-get install redis-server postgresql failed."
+    # The packages start system services; the tests start their own servers, so stop those.
+    service redis-server stop >/dev/null 2>&1 || true
+    service postgresql stop >/dev/null 2>&1 || true
+  else
+    die "redis-server or PostgreSQL (initdb, pg_ctl) is missing. Install them as root: apt-get install -y redis-server postgresql"
+  fi
+fi
+
+say "ready (wasm-bindgen $want, node $(node --version), $(/usr/bin/chromium --version 2>/dev/null | head -1), $(redis-server --version | awk '{print $3}'), postgres $(ls /usr/lib/postgresql | sort -V | tail -1))"

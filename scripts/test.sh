@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `npm test`: everything CI runs, in order, failing on the first broken step.
-#   1. setup (toolchain, npm deps, Chromium)   2. cargo test on the host
+#   1. setup (toolchain, npm deps, Chromium, Redis, PostgreSQL)   2. cargo test on the host
 #   3. build pkg/                              4. wasm-bindgen tests in Node and headless Chromium
 #   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
-#   6. node --test tests/workerd/ (the demo Worker)  7. the Durable Streams conformance suite
+#   6. node --test tests/stores/ (turnkeep/redis and turnkeep/postgres against real servers)
+#   7. node --test tests/workerd/ (the demo Worker)  8. the Durable Streams conformance suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +37,10 @@ CHROMEDRIVER=/usr/bin/chromedriver \
 
 step "node --test tests/js/"
 node --test tests/js/
+
+step "node --test tests/stores/ (Redis and PostgreSQL adapters against real servers)"
+# Each file starts its own redis-server / postgres on free loopback ports and stops them after.
+node --test tests/stores/
 
 step "node --test tests/workerd/ (the demo Worker and its Durable Object in workerd)"
 # One file at a time: each starts workerd (Miniflare or wrangler dev), one also Chromium.

@@ -60,6 +60,7 @@ fn run(model: &dyn ModelAdapter, tools: &[&dyn Tool], input: &str, stop: &Cancel
         tools,
         clock: &FixedClock,
         ids: &ids,
+        report: &|_, _| {},
     };
     let mut published = Vec::new();
     let result = block_on(run_turn(

@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Waker};
 
 use serde_json::{json, Value};
 use turnkeep::ports::session::SessionStorage;
-use turnkeep::ports::{LocalFuture, PortError};
+use turnkeep::ports::{CancelToken, LocalFuture, PortError};
 use turnkeep::storage::conformance::*;
 use turnkeep::storage::{check_session_storage, MemorySessionStorage};
 
@@ -35,13 +35,18 @@ fn key(snapshot: &Value) -> String {
 struct LastWriteWins(RefCell<HashMap<String, Value>>);
 
 impl SessionStorage for LastWriteWins {
-    fn load<'a>(&'a self, id: &'a str) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+        _: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(std::future::ready(Ok(self.0.borrow().get(id).cloned())))
     }
     fn save<'a>(
         &'a self,
         snapshot: &'a Value,
         _: Option<u64>,
+        _: &'a CancelToken,
     ) -> LocalFuture<'a, Result<bool, PortError>> {
         self.0.borrow_mut().insert(key(snapshot), snapshot.clone());
         Box::pin(std::future::ready(Ok(true)))
@@ -68,13 +73,18 @@ impl Future for YieldOnce {
 }
 
 impl SessionStorage for CheckThenAct {
-    fn load<'a>(&'a self, id: &'a str) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+        _: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(std::future::ready(Ok(self.0.borrow().get(id).cloned())))
     }
     fn save<'a>(
         &'a self,
         snapshot: &'a Value,
         expected: Option<u64>,
+        _: &'a CancelToken,
     ) -> LocalFuture<'a, Result<bool, PortError>> {
         Box::pin(async move {
             let stored = self
@@ -157,18 +167,31 @@ fn memory_adapter_specifics() {
         json!({"sessionId": "s", "cursor": -1}),
         json!("{"),
     ] {
-        assert!(block_on(store.save(&bad, None)).is_err(), "{bad}");
+        assert!(
+            block_on(store.save(&bad, None, &CancelToken::new())).is_err(),
+            "{bad}"
+        );
     }
     assert!(store.is_empty());
     // JSON text is keyed like the object it encodes and stored as given.
     let text = Value::String(r#"{"sessionId":"s","cursor":1}"#.into());
-    assert_eq!(block_on(store.save(&text, None)), Ok(true));
-    assert_eq!(block_on(store.load("s")), Ok(Some(text.clone())));
     assert_eq!(
-        block_on(store.save(&json!({"sessionId": "s", "cursor": 2}), Some(1))),
+        block_on(store.save(&text, None, &CancelToken::new())),
+        Ok(true)
+    );
+    assert_eq!(
+        block_on(store.load("s", &CancelToken::new())),
+        Ok(Some(text.clone()))
+    );
+    assert_eq!(
+        block_on(store.save(
+            &json!({"sessionId": "s", "cursor": 2}),
+            Some(1),
+            &CancelToken::new()
+        )),
         Ok(true)
     );
     assert_eq!(store.len(), 1);
     assert!(store.delete("s"));
-    assert_eq!(block_on(store.load("s")), Ok(None));
+    assert_eq!(block_on(store.load("s", &CancelToken::new())), Ok(None));
 }

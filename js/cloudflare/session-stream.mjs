@@ -17,7 +17,7 @@
 // STREAMS_SSE_MS (how long an SSE response stays open; default and maximum 60000).
 import { DurableObject } from 'cloudflare:workers';
 import '../workerd.mjs'; // instantiates the wasm module (initSync) before any class is built
-import { SessionStreamCore, sessionStreamLimits } from '../../pkg/turnkeep.js';
+import { createDurableStreamsLog, SessionStreamCore, sessionStreamLimits } from '../../pkg/turnkeep.js';
 import { SAFE_ID } from './storage.mjs';
 
 const LIMITS = sessionStreamLimits();
@@ -79,7 +79,26 @@ async function streamRoute(request, env, url) {
   }
 }
 
-/** `GET /api/chat/stream/:sessionId`: demo auth, then `<tenant>/<sessionId>` with the server token. */
+/** The stream name of a chat session (design §8): `chat/<tenant>/<sessionId>`. */
+export function chatStreamName(tenant, sessionId) {
+  return `chat/${tenant}/${sessionId}`;
+}
+
+/**
+ * The session log of a chat session: its `SessionStream` object through the stub's `fetch` (the
+ * Durable Streams protocol, with no hop through the Worker and no token: the route's auth guards
+ * only requests from outside).
+ */
+export function sessionStreamLog(env, tenant, sessionId) {
+  const name = chatStreamName(tenant, sessionId);
+  const stub = streamStub(env, name);
+  return createDurableStreamsLog({
+    url: `https://session-stream.internal${STREAM_PREFIX}${name}`,
+    fetch: (request) => stub.fetch(request),
+  });
+}
+
+/** `GET /api/chat/stream/:sessionId`: demo auth, then `chat/<tenant>/<sessionId>` with the server token. */
 async function chatStreamProxy(request, env, url, rawSessionId) {
   if (request.method === 'OPTIONS') return secured(new Response(null, { status: 204, headers: PREFLIGHT_HEADERS }));
   if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -95,7 +114,7 @@ async function chatStreamProxy(request, env, url, rawSessionId) {
   if (sessionId === null || !SAFE_ID.test(sessionId)) {
     return secured(diagnostic(400, 'streams.v1.session_id_invalid', 'the session id must be a SafeId'));
   }
-  const target = new URL(`${STREAM_PREFIX}${auth[1]}/${sessionId}${url.search}`, url);
+  const target = new URL(`${STREAM_PREFIX}${chatStreamName(auth[1], sessionId)}${url.search}`, url);
   const headers = new Headers();
   for (const name of ['if-none-match', 'accept']) {
     const value = request.headers.get(name);

@@ -2,16 +2,29 @@
 //
 //   GET  /                          the demo chat page
 //   POST /api/chat                  createChatHandler (demo model, or OPENAI_BASE_URL's model)
-//   GET  /api/sessions/:sessionId   { messages, session: { cursor, activeTurn, terminalTurns } }
+//   GET  /api/sessions/:sessionId   { messages, session, offset, renderParts }
 //   /v1/stream/*, GET /api/chat/stream/:sessionId   the Durable Streams server (session-stream.mjs)
+//   POST /api/ask                   createAskServiceHandler over the docs (demo-ask.mjs)
+//   GET  /mcp/sandbox?uri=&theme=   createMcpSandboxHandler, ui://demo/hello and ui://demo/chart (demo-sandbox.mjs)
 //
 // Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant, else our own 401. Each
 // (tenant, session) lives in its own `ChatSession` Durable Object (named `<tenant>/<sessionId>`),
-// which holds the session envelope (compare-and-set) and the canonical messages.
-import { createChatHandler, createDemoModel, createOpenAICompatibleModel, defineChat } from '../workerd.mjs';
+// which holds the session envelope (compare-and-set) and the canonical messages. Every turn is
+// also published to the session's durable stream `chat/<tenant>/<sessionId>` (a `SessionStream`
+// object, reached through its stub: no hop through the Worker), which every tab reads.
+import {
+  createChatHandler,
+  createDemoModel,
+  createDurableStreamsLog,
+  createOpenAICompatibleModel,
+  defineChat,
+  resolveChatSnapshot,
+} from '../workerd.mjs';
+import { demoAskHandler } from './demo-ask.mjs';
 import { DEMO_PAGE_HTML } from './demo-page.mjs';
-import { routeStreams } from './session-stream.mjs';
-import { readSessionView, SAFE_ID, sessionChatMemory, tenantSessionStorage, TurnWatch } from './storage.mjs';
+import { CHART_SCRIPT, CHART_SCRIPT_PATH, demoSandboxHandler } from './demo-sandbox.mjs';
+import { routeStreams, sessionStreamLog } from './session-stream.mjs';
+import { readSessionView, SAFE_ID, sessionChatMemory, tenantSessionStorage } from './storage.mjs';
 
 export { ChatSession } from './chat-session.mjs';
 export { SessionStream } from './session-stream.mjs';
@@ -47,6 +60,12 @@ export default {
       });
     }
     if (pathname === '/api/chat') return chat(request, env, ctx);
+    if (pathname === '/api/ask') return demoAskHandler(env, { authenticate: demoAuth, modelFromEnv })(request);
+    if (pathname === '/mcp/sandbox') return demoSandboxHandler(request);
+    if (pathname === CHART_SCRIPT_PATH) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
+      return new Response(CHART_SCRIPT, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' } });
+    }
     const session = SESSION_ROUTE.exec(pathname);
     if (session) return sessionView(request, env, safeDecode(session[1]));
     const streams = routeStreams(request, env, url);
@@ -56,20 +75,14 @@ export default {
 };
 
 const handlers = new WeakMap();
-/** The TurnWatch of each chat request, found again by `authenticate(request)`. */
-const watches = new WeakMap();
 
 /**
- * POST /api/chat. Once the turn holds its lease, the request is kept alive until the lease is
- * released: a client that disconnects mid-answer still gets its partial answer saved and the
- * session freed at once (the handler stops the turn on `request.signal`).
+ * POST /api/chat: a turn (`client.turn.submit`) or a stop (`client.turn.stop`). `ctx` keeps a
+ * running turn alive past the response (`ctx.waitUntil`): a client that disconnects leaves the
+ * turn running to its end, published to the session stream that other tabs follow.
  */
-async function chat(request, env, ctx) {
-  const watch = new TurnWatch();
-  watches.set(request, watch);
-  const response = await chatHandler(env)(request);
-  if (watch.claimed) ctx.waitUntil(watch.settled);
-  return response;
+function chat(request, env, ctx) {
+  return chatHandler(env)(request, ctx);
 }
 
 /** One handler per `env` (per isolate in practice): options are checked once. */
@@ -78,11 +91,7 @@ function chatHandler(env) {
   if (!handler) {
     const model = modelFromEnv(env);
     handler = createChatHandler({
-      authenticate: (request) => {
-        const auth = demoAuth(request);
-        if (auth.ok) auth.context.watch = watches.get(request);
-        return auth;
-      },
+      authenticate: (request) => demoAuth(request),
       resolveDefinition: ({ tenant }, sessionId) =>
         defineChat({
           id: 'demo',
@@ -91,10 +100,10 @@ function chatHandler(env) {
           memory: sessionChatMemory(env.CHAT_SESSION, tenant, sessionId),
           tools: DEMO_TOOLS,
         }),
-      sessionStorage: ({ tenant, watch }) => {
-        const storage = tenantSessionStorage(env.CHAT_SESSION, tenant);
-        return watch ? watch.wrap(storage) : storage;
-      },
+      sessionStorage: ({ tenant }) => tenantSessionStorage(env.CHAT_SESSION, tenant),
+      sessionLog: ({ tenant }, sessionId) => sessionStreamLog(env, tenant, sessionId),
+      onError: (error, { stage, sessionId, turnId }) =>
+        console.error(`chat ${stage} failed (session ${sessionId ?? '-'}, turn ${turnId ?? '-'}):`, error),
     });
     handlers.set(env, handler);
   }
@@ -129,14 +138,22 @@ async function sessionView(request, env, sessionId) {
   if (!auth.ok) return auth.response;
   if (!SAFE_ID.test(sessionId)) return diagnostic(400, 'REQUEST_INVALID_SESSION_ID', 'The session id must be a SafeId.', false);
   try {
-    const { session, messages } = await readSessionView(env.CHAT_SESSION, auth.context.tenant, sessionId);
+    const { tenant } = auth.context;
+    const [{ session, messages }, stream] = await Promise.all([
+      readSessionView(env.CHAT_SESSION, tenant, sessionId),
+      resolveChatSnapshot({ target: sessionStreamLog(env, tenant, sessionId) }),
+    ]);
     const body = {
       messages,
       session: {
         cursor: session?.cursor ?? 0,
         activeTurn: session?.activeTurn ?? null,
         terminalTurns: session?.terminalTurns ?? [],
+        confirmations: session?.confirmations ?? [],
       },
+      offset: stream.offset,
+      renderParts: stream.renderParts,
+      streamMessages: stream.messages,
     };
     return new Response(JSON.stringify(body), { headers: JSON_HEADERS });
   } catch (error) {

@@ -142,6 +142,26 @@ pub fn format_iso_millis(epoch_ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{ms:03}Z")
 }
 
+/// The epoch milliseconds of a `createdAt` ([`is_iso_millis_utc`]); `None` for anything else
+/// or an instant before 1970 (the ports' clocks are unsigned).
+pub fn parse_iso_millis_utc(s: &str) -> Option<u64> {
+    if !is_iso_millis_utc(s) {
+        return None;
+    }
+    let n = |range: std::ops::Range<usize>| -> i64 {
+        s.as_bytes()[range]
+            .iter()
+            .fold(0i64, |acc, c| acc * 10 + i64::from(c - b'0'))
+    };
+    let days = days_from_civil(n(0..4), n(5..7), n(8..10));
+    let ms = days * 86_400_000
+        + n(11..13) * 3_600_000
+        + n(14..16) * 60_000
+        + n(17..19) * 1000
+        + n(20..23);
+    u64::try_from(ms).ok()
+}
+
 /// Size bounds for a JSON value; `None` means unbounded.
 #[derive(Clone, Copy, Debug)]
 pub struct JsonBounds {
@@ -259,6 +279,17 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+/// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of [`civil_from_days`]).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -276,6 +307,27 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn iso_millis_parse_inverts_format() {
+        for ms in [
+            0u64,
+            1,
+            999,
+            86_399_999,
+            951_782_400_000,
+            1_783_738_800_123,
+            253_402_300_799_999,
+        ] {
+            assert_eq!(
+                parse_iso_millis_utc(&format_iso_millis_at(ms)),
+                Some(ms),
+                "{ms}"
+            );
+        }
+        assert_eq!(parse_iso_millis_utc("2026-07-11T03:00:00Z"), None);
+        assert_eq!(parse_iso_millis_utc("1969-12-31T23:59:59.999Z"), None);
+    }
 
     fn check(f: fn(&str) -> bool, cases: &[(&str, bool)]) {
         for (input, expected) in cases {

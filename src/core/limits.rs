@@ -31,6 +31,8 @@ pub const DECISION_INPUT_CHARS_MAX: usize = 16_384;
 pub const DECISION_CONTENT_CHARS_MAX: usize = 65_536;
 pub const CONVERSATION_STATE_CHARS_MAX: usize = 128;
 pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
+/// The optional `reason` of a `client.confirmation.resolve`.
+pub const CONFIRMATION_REASON_CHARS_MAX: usize = 1_024;
 /// A proposal suffix: `confirm-<suffix>` must still be a SafeId. `wire`
 pub const CONFIRMATION_SUFFIX_CHARS_MAX: usize = 120;
 /// How much of an offending value a session decode detail quotes (logs only).
@@ -133,9 +135,113 @@ pub const DO_SESSION_JSON_BYTES_MAX: usize = 16_777_216;
 /// All of one session's saved messages as JSON text; a larger save is refused.
 pub const DO_MESSAGES_JSON_BYTES_MAX: usize = 33_554_432;
 
+// ---- Session log (src/ports/log.rs, src/turn).
+/// Appends one turn keeps in flight to its session log (each chunk is its own producer batch).
+pub const LOG_APPENDS_IN_FLIGHT_MAX: usize = 5;
+/// Attempts of one append that failed in a retryable way (network, overload, an early seq gap).
+pub const LOG_APPEND_ATTEMPTS_MAX: u32 = 5;
+/// Pause before the n-th retry of an append: n times this.
+pub const LOG_APPEND_RETRY_BACKOFF_MS: u64 = 25;
+/// Chunks a turn may have queued for its log and not yet sent; beyond it the turn's text deltas
+/// are merged into the newest queued chunk (they always are when possible) and, failing that, the
+/// publisher gives up on the log for this turn (reported) rather than grow without bound.
+pub const LOG_CHUNKS_QUEUED_MAX: usize = 4_096;
+/// Items a store-backed session log (memory, Redis, Postgres) holds; an append beyond is refused.
+pub const LOG_ITEMS_MAX: u64 = 10_000_000;
+/// Items one read of a store-backed log returns at most (the reader continues from its offset).
+pub const LOG_READ_ITEMS_MAX: usize = 1_000;
+/// Compare-and-set attempts of one append to a store-backed log before it reports a retryable
+/// failure (each lost race means another writer appended first).
+pub const LOG_COMMIT_ATTEMPTS_MAX: u32 = 16;
+/// How often a store-backed log without change notification re-checks during a long-poll read.
+pub const LOG_POLL_INTERVAL_MS: u64 = 50;
+/// Pages `resolveChatSnapshot` reads from a log before it gives up (each page is one read).
+pub const RESOLVE_READS_MAX: usize = 100_000;
+/// The stop watcher's long-poll wait on the session log.
+pub const STOP_WATCH_POLL_MS: u64 = 20_000;
+/// Consecutive failed reads after which the stop watcher gives up (the deadline still holds).
+pub const STOP_WATCH_READ_FAILURES_MAX: u32 = 3;
+
+// ---- Durable stores off Cloudflare (js/stores: turnkeep/redis, turnkeep/postgres). JS only:
+// mirrored in js/stores/common.mjs and js/stores/redis/chat-memory.mjs, compared by tests/stores.
+/// A stored session envelope's JSON text, as in the Durable Object store; a larger save is refused.
+pub const STORE_SESSION_JSON_BYTES_MAX: usize = 16_777_216;
+/// All of one session's saved messages as JSON text, as in the Durable Object store.
+pub const STORE_MESSAGES_JSON_BYTES_MAX: usize = 33_554_432;
+/// A Redis key prefix or a Postgres scope chosen by the host.
+pub const STORE_KEY_PART_CHARS_MAX: usize = 256;
+/// Values one RPUSH takes inside the messages script (Lua's `unpack` stops near 8000).
+pub const REDIS_SCRIPT_PUSH_VALUES_MAX: usize = 1_000;
+
 // ---- Snapshot sequences (ARCHITECTURE.md): sequence = claim_cursor × stride + index_in_turn.
 /// Sequences one turn may use; a turn emitting more skips intermediates, never the final line.
 pub const SNAPSHOT_SEQUENCE_STRIDE: u64 = 1 << 20;
 
 /// The longest duration a host timer accepts (`setTimeout` fires at once beyond 2^31 - 1 ms).
 pub const TIMER_MS_MAX: u32 = 2_147_483_647;
+
+// ---- Ask service (src/core/ask). `wire` marks facts of AgentsKit's `agentskit.chat.ask` v1,
+// its backend-site v1 config, its Ask NDJSON events and its server.
+pub const ASK_BODY_BYTES_MAX_DEFAULT: u64 = 65_536; // `wire` (default)
+pub const ASK_BOOTSTRAP_TIMEOUT_MS_DEFAULT: u64 = 30_000; // `wire` (default)
+/// Messages in one request, and kept in a stored session record. `wire`
+pub const ASK_MESSAGES_MAX: usize = 64;
+/// UTF-16 units of one message's `content`. `wire`
+pub const ASK_MESSAGE_UNITS_MAX: usize = 16_384;
+/// Sources a site may cite per answer (`limits.maxSources` is at most this). `wire`
+pub const ASK_SOURCES_MAX: usize = 8;
+/// UTF-16 units of a label (a source title, the assistant name, a suggestion), after trimming. `wire`
+pub const ASK_LABEL_UNITS_MAX: usize = 256;
+/// UTF-16 units of a source `href`. `wire`
+pub const ASK_HREF_UNITS_MAX: usize = 2_048;
+/// UTF-16 units of a source excerpt, after trimming. `wire`
+pub const ASK_EXCERPT_UNITS_MAX: usize = 4_096;
+/// Suggestions, components and actions of a site config. `wire`
+pub const ASK_SUGGESTIONS_MAX: usize = 8;
+pub const ASK_COMPONENTS_MAX: usize = 64;
+pub const ASK_ACTIONS_MAX: usize = 64;
+/// The site's deadlines (`limits.*TimeoutMs`), inclusive bounds. `wire`
+pub const ASK_TIMEOUT_MS_MIN: u64 = 100;
+pub const ASK_REQUEST_TIMEOUT_MS_MAX: u64 = 120_000;
+pub const ASK_RETRIEVAL_TIMEOUT_MS_MAX: u64 = 60_000;
+pub const ASK_GENERATION_TIMEOUT_MS_MAX: u64 = 120_000;
+/// UTF-16 units of a whole generated answer; more fails the answer. `wire`
+pub const ASK_ANSWER_UNITS_MAX: usize = 16_384;
+/// A host subject id: `^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$`. `wire`
+pub const ASK_SUBJECT_ID_CHARS_MAX: usize = 256;
+/// UTF-16 units of a usage `model` name, after trimming. `wire`
+pub const ASK_MODEL_UNITS_MAX: usize = 256;
+/// The deterministic escalation a request may carry: query and message lengths, candidates. `wire`
+pub const ASK_DETERMINISTIC_QUERY_UNITS_MAX: usize = 512;
+pub const ASK_DETERMINISTIC_MESSAGE_UNITS_MAX: usize = 4_096;
+pub const ASK_DETERMINISTIC_CANDIDATES_MAX: usize = 8;
+/// turnkeep's `citations.origins` site extension: origins one site may allow.
+pub const ASK_CITATION_ORIGINS_MAX: usize = 64;
+/// A `retry-after` a rate limiter may ask for (one day); longer is clamped to it.
+pub const ASK_RETRY_AFTER_SECONDS_MAX: u64 = 86_400;
+
+// ---- The built-in local retriever (src/core/ask/bm25.rs).
+/// Documents one local corpus may hold, and their text in total (UTF-8 bytes).
+pub const ASK_CORPUS_DOCUMENTS_MAX: usize = 10_000;
+pub const ASK_CORPUS_TEXT_BYTES_MAX: usize = 16_777_216;
+/// Distinct query terms scored; a longer question is scored on its first terms.
+pub const ASK_QUERY_TERMS_MAX: usize = 64;
+/// Characters of the excerpt the local retriever cuts from a matching document.
+pub const ASK_RETRIEVER_EXCERPT_CHARS_MAX: usize = 480;
+
+// ---- MCP `ui://` sandbox (src/core/sandbox).
+/// Characters of the `?uri=` value.
+pub const SANDBOX_URI_CHARS_MAX: usize = 2_048;
+/// Characters of a theme name (a `themes` key, or `?theme=`).
+pub const SANDBOX_THEME_NAME_CHARS_MAX: usize = 128;
+/// Themes one handler may hold, and tokens one theme may hold.
+pub const SANDBOX_THEMES_MAX: usize = 64;
+pub const SANDBOX_THEME_TOKENS_MAX: usize = 512;
+/// Characters of a token name (`--ns-...`) and of its value.
+pub const SANDBOX_TOKEN_NAME_CHARS_MAX: usize = 128;
+pub const SANDBOX_TOKEN_VALUE_CHARS_MAX: usize = 1_024;
+/// UTF-8 bytes of a resource's HTML body.
+pub const SANDBOX_RESOURCE_BODY_BYTES_MAX: usize = 4_194_304;
+/// Origins one resource may declare per CSP list, and the characters of each.
+pub const SANDBOX_CSP_DOMAINS_MAX: usize = 32;
+pub const SANDBOX_CSP_DOMAIN_CHARS_MAX: usize = 256;

@@ -2,11 +2,14 @@
 //! module imports web-sys, js-sys, wasm-bindgen or worker, reads a clock, draws randomness or
 //! does I/O. Time (`now_ms`) and ids are always arguments.
 
+pub mod ask;
 pub mod chat;
 pub mod checks;
 pub mod coalesce;
 pub mod limits;
+pub mod projection;
 pub mod protocol;
+pub mod sandbox;
 pub mod sequence;
 pub mod session;
 pub mod streams;

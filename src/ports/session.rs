@@ -16,13 +16,17 @@
 
 use serde_json::Value;
 
-use super::{LocalFuture, PortError};
+use super::{CancelToken, LocalFuture, PortError};
 
 /// Durable, compare-and-set storage of session envelopes, keyed by `sessionId`.
 pub trait SessionStorage {
-    /// The stored snapshot of `session_id`, or `None` when absent.
-    fn load<'a>(&'a self, session_id: &'a str)
-        -> LocalFuture<'a, Result<Option<Value>, PortError>>;
+    /// The stored snapshot of `session_id`, or `None` when absent. `cancel` fires when the
+    /// caller no longer wants the answer (the store may give up early).
+    fn load<'a>(
+        &'a self,
+        session_id: &'a str,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<Value>, PortError>>;
 
     /// Stores `snapshot` (a full envelope whose `sessionId` names the record) if the stored
     /// cursor equals `expected_cursor` (`None`: only if no record exists). `Ok(false)` on conflict.
@@ -30,5 +34,6 @@ pub trait SessionStorage {
         &'a self,
         snapshot: &'a Value,
         expected_cursor: Option<u64>,
+        cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<bool, PortError>>;
 }

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::core::session::{ActiveTurn, SessionEnvelope};
 use crate::ports::session::SessionStorage;
+use crate::ports::CancelToken;
 use crate::ports::LocalFuture;
 
 /// How many savers race in the concurrency cases by default.
@@ -145,7 +146,7 @@ fn snapshot(session_id: &str, cursor: u64, marker: &str) -> Value {
 
 async fn load<S: SessionStorage>(s: &S, session_id: &str) -> Result<Option<Value>, String> {
     let loaded = s
-        .load(session_id)
+        .load(session_id, &CancelToken::new())
         .await
         .map_err(|e| format!("load failed: {e}"))?;
     Ok(loaded.filter(|v| !v.is_null()).map(normalize))
@@ -156,7 +157,7 @@ async fn save<S: SessionStorage>(
     snapshot: &Value,
     expected: Option<u64>,
 ) -> Result<bool, String> {
-    s.save(snapshot, expected)
+    s.save(snapshot, expected, &CancelToken::new())
         .await
         .map_err(|e| format!("save failed: {e}"))
 }
@@ -291,9 +292,10 @@ async fn concurrent<S: SessionStorage>(s: &S, savers: usize, expected: Option<u6
     let snapshots: Vec<Value> = (0..savers)
         .map(|i| snapshot(SESSION_A, next_cursor, &format!("saver-{i}")))
         .collect();
+    let token = CancelToken::new();
     let futures = snapshots
         .iter()
-        .map(|snap| s.save(snap, expected))
+        .map(|snap| s.save(snap, expected, &token))
         .collect();
     let results = JoinAll::new(futures).await;
     let mut winners = Vec::new();

@@ -7,8 +7,10 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::core::checks::{is_safe_id, safe_uint};
+use crate::core::protocol::Message;
+use crate::ports::chat::ChatMemory;
 use crate::ports::session::SessionStorage;
-use crate::ports::{LocalFuture, PortError};
+use crate::ports::{CancelToken, LocalFuture, PortError};
 
 /// Snapshots keyed by `sessionId`, with compare-and-set on the stored `cursor`. Single-threaded
 /// like wasm; every call completes in one poll, so compare and write are atomic by construction.
@@ -63,6 +65,7 @@ impl SessionStorage for MemorySessionStorage {
     fn load<'a>(
         &'a self,
         session_id: &'a str,
+        _cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(std::future::ready(Ok(self.load_now(session_id))))
     }
@@ -71,6 +74,7 @@ impl SessionStorage for MemorySessionStorage {
         &'a self,
         snapshot: &'a Value,
         expected_cursor: Option<u64>,
+        _cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<bool, PortError>> {
         Box::pin(std::future::ready(self.save_now(snapshot, expected_cursor)))
     }
@@ -97,4 +101,41 @@ fn snapshot_key(snapshot: &Value) -> Result<(String, u64), PortError> {
         .and_then(safe_uint)
         .ok_or_else(|| PortError::new("session snapshot has no valid cursor"))?;
     Ok((session_id.to_owned(), cursor))
+}
+
+/// Messages kept in memory (a `ChatMemory`; **not durable**). Saving replaces them; loading
+/// returns a copy.
+#[derive(Debug, Default)]
+pub struct MemoryChatMemory {
+    messages: RefCell<Vec<Message>>,
+}
+
+impl MemoryChatMemory {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The saved messages (tests).
+    pub fn messages(&self) -> Vec<Message> {
+        self.messages.borrow().clone()
+    }
+}
+
+impl ChatMemory for MemoryChatMemory {
+    fn load<'a>(
+        &'a self,
+        _cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
+        let messages = self.messages.borrow().clone();
+        Box::pin(async move { Ok(messages) })
+    }
+
+    fn save<'a>(
+        &'a self,
+        messages: &'a [Message],
+        _cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
+        *self.messages.borrow_mut() = messages.to_vec();
+        Box::pin(async { Ok(()) })
+    }
 }

@@ -16,6 +16,9 @@ use crate::core::chat::{
     Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome,
 };
 use crate::ports::chat::{CancelToken, Clock, Ids, ModelAdapter, ModelStream, Tool};
+use crate::ports::PortError;
+
+use super::fault::Stage;
 
 use super::stop::StopWatch;
 
@@ -31,6 +34,9 @@ pub struct TurnPorts<'a> {
     pub tools: &'a [&'a dyn Tool],
     pub clock: &'a dyn Clock,
     pub ids: &'a dyn Ids,
+    /// Told about every model or tool failure (the controller records only a fixed text; the
+    /// operator gets the failure itself).
+    pub report: &'a dyn Fn(Stage, PortError),
 }
 
 /// Sends `input` and runs the turn to its end. Returns the final state, or the reason `send`
@@ -124,7 +130,10 @@ impl Turn<'_, '_> {
         };
         let mut stream: Box<dyn ModelStream> = match started {
             Ok(stream) => stream,
-            Err(_) => return self.controller.borrow_mut().on_model_error(),
+            Err(e) => {
+                (self.ports.report)(Stage::Model, e);
+                return self.controller.borrow_mut().on_model_error();
+            }
         };
         loop {
             let next = match self.watch.until_stopped(stream.next_chunk()).await {
@@ -136,8 +145,9 @@ impl Turn<'_, '_> {
             };
             let action = match next {
                 None => return self.on_model_end(),
-                Some(Err(_)) => {
+                Some(Err(e)) => {
                     stream.abort();
+                    (self.ports.report)(Stage::Model, e);
                     return self.controller.borrow_mut().on_model_error();
                 }
                 Some(Ok(chunk)) => self.controller.borrow_mut().on_chunk(chunk),
@@ -172,7 +182,10 @@ impl Turn<'_, '_> {
                     match self.watch.until_stopped(running).await {
                         None => return Action::Done,
                         Some(Ok(text)) => Ok(text),
-                        Some(Err(_)) => Err(TOOL_FAILED.to_owned()),
+                        Some(Err(e)) => {
+                            (self.ports.report)(Stage::Tool, e);
+                            Err(TOOL_FAILED.to_owned())
+                        }
                     }
                 }
             };

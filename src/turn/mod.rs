@@ -1,11 +1,42 @@
-//! Host-independent async code around the pure core: the turn driver that runs one
-//! [`ChatController`](crate::core::chat::ChatController) against the ports, and a demo model
-//! adapter that plays the demo scripts. Nothing here knows JavaScript; it runs the same on the
-//! host (tests, `futures::executor::block_on`) and in wasm.
+//! A whole chat turn over the ports, host-independent: the same code runs under `cargo test`
+//! (and the seeded simulation) and in wasm behind `createChatHandler`. A turn reads top to bottom
+//! as four stages, each returning the value the next one takes:
+//!
+//! 1. [`admit`]: load and resume the session, decide and CAS-write the claim → [`Claim`]
+//! 2. [`open`]: load the messages, send the input to the controller → [`Opened`]
+//! 3. [`run`] (with [`Turn`]): drive the model and tools, stream states to the sender's
+//!    [`TurnSink`], publish chunks to the session log ([`publish`]), watch the log for a stop
+//!    request ([`stop_request`])
+//! 4. then, inside [`run`], clean up once: save messages, release the lease → [`TurnEnd`]
+//!
+//! The shell (`src/web/chat`) only does what needs JavaScript: reading the request, calling the
+//! host's callbacks, the response stream, and turning signals into [`interrupt::Cause`]s.
+//!
+//! Also here: the driver that performs the controller's actions ([`driver`]), the future
+//! combinators everything awaits through ([`race`]), the sender's line encoder ([`snapshot`]),
+//! and the demo model and tools as port adapters ([`demo_model`]).
 
+pub mod admit;
+pub mod context;
 pub mod demo_model;
 pub mod driver;
+pub mod fault;
+pub mod interrupt;
+pub mod open;
+pub mod publish;
+pub mod race;
+pub mod run;
+pub mod snapshot;
 mod stop;
+pub mod stop_request;
 
+pub use admit::{abandon, admit, Claim};
+pub use context::{ChatSetup, Ports, Submission, TurnLimits};
 pub use demo_model::{DemoModel, DemoTool};
 pub use driver::{begin_turn, drive_turn, run_turn, TurnPorts, TOOL_FAILED};
+pub use fault::{Fault, FaultReport, IgnoreFaults, Refusal, Stage};
+pub use interrupt::{Cause, Interrupt};
+pub use open::{open, Opened};
+pub use run::{run, Turn, TurnEnd, TurnSink};
+pub use snapshot::{Line, LineEncoder};
+pub use stop_request::{request_stop, StopAnswer};

@@ -6,18 +6,26 @@
 //! message says what was wrong.
 
 pub mod adapters;
+mod ask;
 mod chat;
 mod convert;
+pub(crate) mod http;
+pub(crate) mod js;
+pub(crate) mod options;
 mod panic;
+mod projection;
 mod protocol;
+mod sandbox;
 mod session;
 mod storage;
 
+pub use ask::{create_ask_service_handler, create_local_retriever, LocalRetriever};
 pub use chat::create_chat_handler;
 pub use panic::{install_panic_hook, PANIC_MESSAGE_PREFIX};
 pub use protocol::{
     create_turn_snapshot_cursor, decode_turn_event, encode_turn_event, TurnSnapshotCursor,
 };
+pub use sandbox::create_mcp_sandbox_handler;
 pub use session::{decode_session_snapshot, resume_chat_session};
 pub use storage::{create_memory_session_storage, MemorySessionStorageHandle};
 

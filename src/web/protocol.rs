@@ -6,8 +6,8 @@
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
-use super::chat::js::set;
 use super::convert::{from_json, js_error, to_json};
+use super::js::set;
 use crate::core::protocol::{
     decode_turn_event as decode_value, decode_turn_event_text, encode_turn_event as encode,
     DecodeCode, DecodeDiagnostic, TurnEvent, TurnSnapshotCursor as CoreCursor,

@@ -12,6 +12,7 @@ use super::convert::{from_json, js_error};
 use super::session::stored_value;
 use crate::core::checks::safe_uint;
 use crate::ports::session::SessionStorage;
+use crate::ports::CancelToken;
 use crate::storage::MemorySessionStorage;
 
 /// An in-memory session store (compare-and-set on `cursor`). Lost with the wasm instance.
@@ -37,7 +38,7 @@ impl MemorySessionStorageHandle {
             let id = session_id
                 .as_string()
                 .ok_or_else(|| js_error("MemorySessionStorage.load: sessionId must be a string"))?;
-            match inner.load(&id).await {
+            match inner.load(&id, &CancelToken::new()).await {
                 Ok(Some(value)) => Ok(from_json(&value)),
                 Ok(None) => Ok(JsValue::UNDEFINED),
                 Err(e) => Err(js_error(&format!("MemorySessionStorage.load: {e}"))),
@@ -54,7 +55,7 @@ impl MemorySessionStorageHandle {
             let fail = |m: String| js_error(&format!("MemorySessionStorage.save: {m}"));
             let snapshot: Value = stored_value(&snapshot).map_err(fail)?;
             let expected = read_cursor(&expected_cursor).map_err(fail)?;
-            match inner.save(&snapshot, expected).await {
+            match inner.save(&snapshot, expected, &CancelToken::new()).await {
                 Ok(written) => Ok(JsValue::from_bool(written)),
                 Err(e) => Err(fail(e.to_string())),
             }

@@ -19,7 +19,7 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
 
   const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', dir, ...quiet], { cwd: root }));
   const files = packed[0].files.map((f) => f.path);
-  for (const needed of ['package.json', 'README.md', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/index.d.ts', 'js/testing/session-storage-conformance.mjs', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm']) {
+  for (const needed of ['package.json', 'README.md', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/index.d.ts', 'js/testing/session-storage-conformance.mjs', 'js/redis.mjs', 'js/redis.d.ts', 'js/postgres.mjs', 'js/postgres.d.ts', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm']) {
     assert.ok(files.includes(needed), `tarball lacks ${needed}: ${files.join(', ')}`);
   }
   assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('target/')), 'tarball must not carry Rust sources or build output');
@@ -36,4 +36,24 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
   const report = JSON.parse(out);
   assert.deepEqual(report.failures, [], `round trip through the installed package failed:\n${out}`);
   assert.ok(report.checks > 0);
+
+  // The storage subpaths resolve from the installed package and reject a client they cannot use.
+  writeFileSync(join(project, 'stores.mjs'), STORES_SCRIPT);
+  const stores = JSON.parse(execFileSync(process.execPath, ['stores.mjs'], { cwd: project, encoding: 'utf8' }));
+  assert.deepEqual(stores, {
+    redis: ['REDIS_PREFIX_DEFAULT', 'createRedisChatMemory', 'createRedisSessionStorage'],
+    postgres: ['POSTGRES_MIGRATION_SQL', 'createPostgresChatMemory', 'createPostgresSessionStorage', 'migratePostgres'],
+    badClient: ['SERVER_INVALID_CONFIG', 'SERVER_INVALID_CONFIG'],
+  });
 });
+
+const STORES_SCRIPT = `
+import * as redis from 'turnkeep/redis';
+import * as postgres from 'turnkeep/postgres';
+const code = (fn) => { try { fn(); return 'no error'; } catch (e) { return e.code; } };
+console.log(JSON.stringify({
+  redis: Object.keys(redis).sort(),
+  postgres: Object.keys(postgres).sort(),
+  badClient: [code(() => redis.createRedisSessionStorage({ client: {} })), code(() => postgres.createPostgresSessionStorage({ client: {} }))],
+}));
+`;

@@ -55,9 +55,9 @@ test('a CORS preflight is answered without the token', async () => {
   assert.equal(r.headers.get('access-control-allow-origin'), '*');
 });
 
-test('the chat-stream proxy reads <tenant>/<sessionId> with demo auth', async () => {
+test('the chat-stream proxy reads chat/<tenant>/<sessionId> with demo auth', async () => {
   const session = unique('s');
-  const created = await stream(`acme/${session}`, {
+  const created = await stream(`chat/acme/${session}`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify([{ type: 'TEXT_MESSAGE_START' }, { type: 'TEXT_MESSAGE_END' }]),

@@ -1,5 +1,6 @@
-// js/index.d.ts declares exactly what the package exports at runtime: every runtime export
-// has a declaration, and every declared function, class or constant exists.
+// js/index.d.ts (and the .d.ts of each subpath export) declares exactly what the package exports
+// at runtime: every runtime export has a declaration, and every declared function, class or
+// constant exists.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -38,6 +39,25 @@ test('index.d.ts type-checks with typical usage under tsc --strict', () => {
     tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext',
     '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', '--types', 'node',
     'js/index.d.ts', 'tests/js/fixtures/types-usage.ts',
+  ];
+  const run = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
+  assert.equal(run.status, 0, `tsc reported:\n${run.stdout}${run.stderr}`);
+});
+
+for (const [entry, types] of [['redis.mjs', 'redis.d.ts'], ['postgres.mjs', 'postgres.d.ts']]) {
+  test(`${types} matches the runtime exports of js/${entry}`, async () => {
+    const runtime = new Set(Object.keys(await import(`../../js/${entry}`)));
+    const declared = declaredValues(readFileSync(new URL(`../../js/${types}`, import.meta.url), 'utf8'));
+    assert.deepEqual([...runtime].sort(), [...declared].sort());
+  });
+}
+
+test('the store types accept the real clients (redis, ioredis, @upstash/redis, pg, postgres) under tsc --strict', () => {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const args = [
+    `${root}node_modules/typescript/bin/tsc`, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext',
+    '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', '--types', 'node', '--skipLibCheck',
+    'tests/js/fixtures/stores-usage.ts',
   ];
   const run = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
   assert.equal(run.status, 0, `tsc reported:\n${run.stdout}${run.stderr}`);

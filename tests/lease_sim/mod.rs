@@ -36,6 +36,7 @@ use turnkeep::core::session::{
     SessionEnvelope, SessionIdentity, TurnOutcome,
 };
 use turnkeep::ports::session::SessionStorage;
+use turnkeep::ports::CancelToken;
 
 pub const LEASE_MS: u64 = 45_000;
 const START_MS: u64 = 1_783_738_800_000;
@@ -279,6 +280,8 @@ enum Fault {
 /// One run's state: storage, clients, clock, and the model of what storage must hold.
 struct Sim<'a, S: SessionStorage> {
     store: &'a S,
+    /// Never fired: cancellation is not one of the simulated faults.
+    cancel: CancelToken,
     config: Config,
     faults: Faults,
     rng: Rng,
@@ -320,6 +323,7 @@ pub fn simulate<S: SessionStorage>(
     let faults = config.faults.unwrap_or_else(|| Faults::draw(&mut rng));
     let mut sim = Sim {
         store,
+        cancel: CancelToken::new(),
         config,
         faults,
         rng,
@@ -398,7 +402,7 @@ impl<S: SessionStorage> Sim<'_, S> {
             .map_err(|e| format!("propose: {e:?}"))?;
         let env = SessionEnvelope { cursor: 0, ..env };
         self.confirmations = env.confirmations.clone();
-        match block_on(self.store.save(&env.to_value(), None)) {
+        match block_on(self.store.save(&env.to_value(), None, &self.cancel)) {
             Ok(true) => self.reload(),
             other => fail(format!("the first save answered {other:?}")),
         }
@@ -429,7 +433,8 @@ impl<S: SessionStorage> Sim<'_, S> {
     }
 
     fn load(&self) -> Result<Option<SessionEnvelope>, String> {
-        let stored = block_on(self.store.load("s1")).map_err(|e| format!("load: {e:?}"))?;
+        let stored =
+            block_on(self.store.load("s1", &self.cancel)).map_err(|e| format!("load: {e:?}"))?;
         stored
             .map(|v| decode_session_snapshot(&v).map_err(|e| format!("stored session: {e}")))
             .transpose()
@@ -441,7 +446,8 @@ impl<S: SessionStorage> Sim<'_, S> {
     }
 
     fn resume(&self) -> Result<(SessionEnvelope, Option<u64>), String> {
-        let stored = block_on(self.store.load("s1")).map_err(|e| format!("load: {e:?}"))?;
+        let stored =
+            block_on(self.store.load("s1", &self.cancel)).map_err(|e| format!("load: {e:?}"))?;
         let resumed = resume_session(stored.as_ref(), &identity(), self.now)
             .map_err(|e| format!("resume: {e:?}"))?;
         Ok((resumed.envelope, resumed.expected_cursor))
@@ -640,11 +646,12 @@ impl<S: SessionStorage> Sim<'_, S> {
             }
             Fault::LostAck => {
                 tally.lost_acks += 1;
-                let _ = block_on(self.store.save(&next.to_value(), expected));
+                let _ = block_on(self.store.save(&next.to_value(), expected, &self.cancel));
                 Err("lost acknowledgement")
             }
             Fault::None | Fault::Conflict => {
-                block_on(self.store.save(&next.to_value(), expected)).map_err(|_| "storage error")
+                block_on(self.store.save(&next.to_value(), expected, &self.cancel))
+                    .map_err(|_| "storage error")
             }
         };
         match fault {
@@ -720,7 +727,10 @@ impl<S: SessionStorage> Sim<'_, S> {
             return Ok(());
         };
         let next = advance_cursor(env, self.now).map_err(|e| format!("advance: {e}"))?;
-        let saved = block_on(self.store.save(&next.to_value(), Some(env.cursor)));
+        let saved = block_on(
+            self.store
+                .save(&next.to_value(), Some(env.cursor), &self.cancel),
+        );
         self.reload()?;
         if saved != Ok(true) {
             return fail(format!("an uncontended outside write answered {saved:?}"));
@@ -834,7 +844,7 @@ impl<S: SessionStorage> Sim<'_, S> {
         self.note(None, format!("final claim {turn_id}"));
         match (self.config.claim)(&env, turn_id, self.now, LEASE_MS) {
             Ok(ClaimDecision::Claimed(next)) => {
-                let saved = block_on(self.store.save(&next.to_value(), expected));
+                let saved = block_on(self.store.save(&next.to_value(), expected, &self.cancel));
                 if saved != Ok(true) {
                     return fail(format!("the final claim's save answered {saved:?}"));
                 }
@@ -868,7 +878,7 @@ pub mod broken {
 
     use serde_json::Value;
     use turnkeep::ports::session::SessionStorage;
-    use turnkeep::ports::{LocalFuture, PortError};
+    use turnkeep::ports::{CancelToken, LocalFuture, PortError};
     use turnkeep::storage::MemorySessionStorage;
 
     type Saved<'a> = LocalFuture<'a, Result<bool, PortError>>;
@@ -879,10 +889,15 @@ pub mod broken {
     pub struct LastWriteWins(RefCell<Option<Value>>);
 
     impl SessionStorage for LastWriteWins {
-        fn load<'a>(&'a self, _: &'a str) -> Loaded<'a> {
+        fn load<'a>(&'a self, _: &'a str, _: &'a CancelToken) -> Loaded<'a> {
             Box::pin(std::future::ready(Ok(self.0.borrow().clone())))
         }
-        fn save<'a>(&'a self, snapshot: &'a Value, _: Option<u64>) -> Saved<'a> {
+        fn save<'a>(
+            &'a self,
+            snapshot: &'a Value,
+            _: Option<u64>,
+            _: &'a CancelToken,
+        ) -> Saved<'a> {
             *self.0.borrow_mut() = Some(snapshot.clone());
             Box::pin(std::future::ready(Ok(true)))
         }
@@ -896,15 +911,20 @@ pub mod broken {
     }
 
     impl SessionStorage for PhantomAcks {
-        fn load<'a>(&'a self, id: &'a str) -> Loaded<'a> {
-            self.inner.load(id)
+        fn load<'a>(&'a self, id: &'a str, cancel: &'a CancelToken) -> Loaded<'a> {
+            self.inner.load(id, cancel)
         }
-        fn save<'a>(&'a self, snapshot: &'a Value, expected: Option<u64>) -> Saved<'a> {
+        fn save<'a>(
+            &'a self,
+            snapshot: &'a Value,
+            expected: Option<u64>,
+            cancel: &'a CancelToken,
+        ) -> Saved<'a> {
             self.writes.set(self.writes.get() + 1);
             if self.writes.get() % 11 == 0 && expected.is_some() {
                 return Box::pin(std::future::ready(Ok(true)));
             }
-            self.inner.save(snapshot, expected)
+            self.inner.save(snapshot, expected, cancel)
         }
     }
 
@@ -913,10 +933,15 @@ pub mod broken {
     pub struct WritesOnConflict(RefCell<Option<Value>>);
 
     impl SessionStorage for WritesOnConflict {
-        fn load<'a>(&'a self, _: &'a str) -> Loaded<'a> {
+        fn load<'a>(&'a self, _: &'a str, _: &'a CancelToken) -> Loaded<'a> {
             Box::pin(std::future::ready(Ok(self.0.borrow().clone())))
         }
-        fn save<'a>(&'a self, snapshot: &'a Value, expected: Option<u64>) -> Saved<'a> {
+        fn save<'a>(
+            &'a self,
+            snapshot: &'a Value,
+            expected: Option<u64>,
+            _: &'a CancelToken,
+        ) -> Saved<'a> {
             let stored = self.0.borrow().as_ref().and_then(|v| v["cursor"].as_u64());
             *self.0.borrow_mut() = Some(snapshot.clone());
             Box::pin(std::future::ready(Ok(stored == expected)))

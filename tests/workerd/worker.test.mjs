@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 
-import { filesUnder, getSession, ndjson, postTurn, removeDir, startWorker, tempDir } from './harness.mjs';
+import { filesUnder, getSession, ndjson, postTurn, removeDir, startWorker, submitBody, tempDir } from './harness.mjs';
 
 let worker;
 let state;
@@ -75,7 +75,7 @@ test('a request without a valid Bearer tenant gets 401 and creates no Durable Ob
     const ok = await postTurn(isolated.url, 'auth-tenant', 'auth-s', 'hello');
     assert.equal(ok.status, 200);
     await ok.text();
-    assert.equal(objectFiles(own).length, 1);
+    assert.equal(objectFiles(own).length, 2, 'the session object and the session stream object');
   } finally {
     await isolated.stop();
     removeDir(own);
@@ -103,40 +103,88 @@ test('20 concurrent sends on one session: one 200 stream, 19 × 409, one answer 
   assert.equal(session.terminalTurns[0].outcome, 'completed');
 });
 
-test('a client that disconnects mid-answer frees the lease at once and its partial answer is saved', async () => {
-  const controller = new AbortController();
-  // 2000 words at 20 ms each would take 40 s; the client leaves after the first words.
-  const response = await postTurn(worker.url, 'gone-tenant', 'gone', '/words 2000', { signal: controller.signal });
-  assert.equal(response.status, 200);
+/** Reads `response` until its text matches `pattern`; returns the reader to go on with. */
+async function readUntil(response, pattern) {
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let text = '';
-  while (!/"content":"w1 w2 w3/.test(text)) {
+  while (!pattern.test(text)) {
     const { value, done } = await reader.read();
     assert.ok(!done, 'the stream ended before the answer started');
     text += decoder.decode(value, { stream: true });
   }
+  return { reader, decoder, text };
+}
+
+/** Polls the session view until `done(view)` or `ms` pass. */
+async function waitForView(tenant, sessionId, done, ms) {
+  const start = Date.now();
+  let view = await getSession(worker.url, tenant, sessionId);
+  while (!done(view) && Date.now() - start < ms) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    view = await getSession(worker.url, tenant, sessionId);
+  }
+  return view;
+}
+
+test('a client that disconnects mid-answer leaves the turn running: the stream holds the whole answer, then the lease is freed', async () => {
+  const controller = new AbortController();
+  // 60 words at 20 ms each: about 1.2 s. The client leaves after the first words.
+  const response = await postTurn(worker.url, 'gone-tenant', 'gone', '/words 60', { signal: controller.signal });
+  assert.equal(response.status, 200);
+  await readUntil(response, /"content":"w1 w2 w3/);
   controller.abort();
 
-  // The lease lasts 45 s; only an explicit release frees it within a second.
-  const leftAt = Date.now();
-  let view = await getSession(worker.url, 'gone-tenant', 'gone');
-  while (view.session.activeTurn !== null && Date.now() - leftAt < 1_000) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    view = await getSession(worker.url, 'gone-tenant', 'gone');
-  }
-  assert.equal(view.session.activeTurn, null, 'the lease was still held a second after the client left');
+  const view = await waitForView('gone-tenant', 'gone', (v) => v.session.activeTurn === null, 10_000);
+  assert.equal(view.session.activeTurn, null, 'the lease was released when the turn ended');
   assert.equal(view.session.terminalTurns.at(-1).outcome, 'completed');
   const answer = view.messages.find((m) => m.role === 'assistant');
-  assert.match(answer.content, /^w1 w2 w3/);
-  assert.ok(!answer.content.includes('w2000'), 'the answer should be partial');
+  assert.match(answer.content, / w60$/, 'the turn ran to its end without its client');
+  assert.deepEqual(view.streamMessages, view.messages, 'the session stream projects to the saved messages');
+  assert.ok(view.offset, 'the stream has an offset to continue from');
+  assert.ok(view.renderParts.some((p) => p.type === 'text' && p.text === answer.content));
 
   const next = await postTurn(worker.url, 'gone-tenant', 'gone', 'still there?');
   assert.equal(next.status, 200);
   const final = lastSnapshot(await ndjson(next));
   assert.equal(final.payload.messages.length, 4);
-  assert.equal(final.payload.messages[1].content, answer.content);
   assert.equal(final.payload.messages[3].content, 'echo: still there?');
+});
+
+test('an explicit stop from another request ends the turn within a chunk; the stream of its sender ends as a normal turn', async () => {
+  const turnId = `stop-${Date.now()}`;
+  const headers = { 'content-type': 'application/json', authorization: 'Bearer stop-tenant' };
+  const response = await fetch(`${worker.url}/api/chat`, { method: 'POST', headers, body: submitBody('stopped', '/words 2000', turnId) });
+  assert.equal(response.status, 200);
+  const { reader, decoder } = await readUntil(response, /"content":"w1 w2 w3/);
+  const stopEvent = { ...JSON.parse(submitBody('stopped', 'x', turnId)), event: 'client.turn.stop', payload: {} };
+  const stop = await fetch(`${worker.url}/api/chat`, { method: 'POST', headers, body: JSON.stringify(stopEvent) });
+  assert.equal(stop.status, 202);
+  assert.deepEqual((await stop.json()).stop, { version: 1, turnId, state: 'stopping' });
+  let rest = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    rest += decoder.decode(value, { stream: true });
+  }
+  const last = JSON.parse(rest.trim().split('\n').at(-1));
+  assert.equal(last.event, 'server.turn.snapshot', 'no diagnostic: a requested stop ends like a normal turn');
+  assert.equal(last.payload.status, 'complete');
+  const words = last.payload.messages[1].content.split(' ').length;
+  assert.ok(words < 2000, `stopped early (${words} words)`);
+  const view = await waitForView('stop-tenant', 'stopped', (v) => v.session.activeTurn === null, 5_000);
+  assert.equal(view.session.activeTurn, null);
+  assert.deepEqual(view.streamMessages, view.messages);
+  const again = await fetch(`${worker.url}/api/chat`, { method: 'POST', headers, body: JSON.stringify(stopEvent) });
+  assert.equal(again.status, 200);
+  assert.deepEqual((await again.json()).stop, { version: 1, turnId, state: 'ended', outcome: 'completed' });
+  const unknown = await fetch(`${worker.url}/api/chat`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ ...stopEvent, turnId: 'never-ran' }),
+  });
+  assert.equal(unknown.status, 404);
+  assert.equal((await unknown.json()).error.code, 'TURN_NOT_RUNNING');
 });
 
 test('two tenants with the same session id never see each other', async () => {

@@ -137,13 +137,26 @@ const OPERATION_RULE: &str = "must be one of submit, retry, edit, regenerate";
 /// Step 4: the full v1 schema, fields in schema order.
 fn decode_schema(v: &Value) -> Result<TurnEvent, FieldError> {
     let o = Obj::new(v, "")?;
+    let envelope = decode_envelope(&o)?;
+    let kind = o.required("event", EVENT_RULE, |v| {
+        v.as_str().and_then(EventKind::parse)
+    })?;
+    let payload = o.required("payload", field::MUST_BE_OBJECT, |v| {
+        v.is_object().then_some(v)
+    })?;
+    let body = decode_body(kind, payload)?;
+    Ok(TurnEvent { envelope, body })
+}
+
+/// `protocol`, `version` and the envelope fields, in schema order.
+pub(crate) fn decode_envelope(o: &Obj<'_>) -> Result<Envelope, FieldError> {
     o.required("protocol", PROTOCOL_RULE, |v| {
         v.as_str().filter(|s| *s == TURN_PROTOCOL)
     })?;
     o.required("version", VERSION_RULE, |v| {
         v.as_f64().filter(|n| *n == 1.0)
     })?;
-    let envelope = Envelope {
+    Ok(Envelope {
         event_id: o.safe_id("eventId")?,
         session_id: o.safe_id("sessionId")?,
         turn_id: o.safe_id("turnId")?,
@@ -153,15 +166,7 @@ fn decode_schema(v: &Value) -> Result<TurnEvent, FieldError> {
                 .filter(|s| checks::is_offset_timestamp(s))
                 .map(str::to_owned)
         })?,
-    };
-    let kind = o.required("event", EVENT_RULE, |v| {
-        v.as_str().and_then(EventKind::parse)
-    })?;
-    let payload = o.required("payload", field::MUST_BE_OBJECT, |v| {
-        v.is_object().then_some(v)
-    })?;
-    let body = decode_body(kind, payload)?;
-    Ok(TurnEvent { envelope, body })
+    })
 }
 
 fn decode_body(kind: EventKind, payload: &Value) -> Result<EventBody, FieldError> {

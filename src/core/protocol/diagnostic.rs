@@ -113,6 +113,10 @@ pub enum BoundaryError {
     Internal,
     ChatTurnFailed,
     InvalidConfig,
+    /// `client.turn.stop` for a turn that is not running in this session.
+    TurnNotRunning,
+    /// `client.turn.stop` where no session log is configured (nothing carries the request).
+    StopUnavailable,
 }
 
 /// One row of the boundary table.
@@ -125,7 +129,7 @@ pub struct BoundaryRow {
 }
 
 impl BoundaryError {
-    pub const ALL: [BoundaryError; 13] = [
+    pub const ALL: [BoundaryError; 15] = [
         Self::MethodNotAllowed,
         Self::UnsupportedMediaType,
         Self::TooLarge,
@@ -139,10 +143,13 @@ impl BoundaryError {
         Self::Internal,
         Self::ChatTurnFailed,
         Self::InvalidConfig,
+        Self::TurnNotRunning,
+        Self::StopUnavailable,
     ];
 
-    /// The table. Messages are literal wire facts (AgentsKit server); `TURN_REPLAYED` and
-    /// `SERVER_INVALID_CONFIG`'s message are turnkeep's.
+    /// The table. Messages are literal wire facts (AgentsKit server); `TURN_REPLAYED`,
+    /// `TURN_NOT_RUNNING`, `TURN_STOP_UNAVAILABLE` and `SERVER_INVALID_CONFIG`'s message are
+    /// turnkeep's (additive).
     #[rustfmt::skip]
     pub const fn row(self) -> BoundaryRow {
         let (status, code, message, retryable) = match self {
@@ -207,6 +214,18 @@ impl BoundaryError {
                 500,
                 "SERVER_INVALID_CONFIG",
                 "The chat handler configuration is invalid.",
+                false,
+            ),
+            Self::TurnNotRunning => (
+                404,
+                "TURN_NOT_RUNNING",
+                "No such turn is running in this session.",
+                false,
+            ),
+            Self::StopUnavailable => (
+                409,
+                "TURN_STOP_UNAVAILABLE",
+                "Stopping a turn from another request needs a session log.",
                 false,
             ),
         };

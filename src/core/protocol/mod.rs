@@ -14,6 +14,7 @@ pub mod encode;
 pub mod event;
 pub mod field;
 pub mod message;
+pub mod request;
 
 pub use cursor::{CursorDecision, IgnoreReason, TurnSnapshotCursor};
 pub use decode::{decode_turn_event, decode_turn_event_text, DecodeCode, DecodeDiagnostic};
@@ -31,3 +32,4 @@ pub use message::{
     decode_messages, message_to_value, messages_to_value, FilePart, ImageDetail, ImagePart,
     MediaPart, Message, MessageStatus, MessagesError, Part, Role, ToolCall, ToolCallStatus,
 };
+pub use request::{decode_client_request, ClientRequest, RequestKind};

@@ -24,10 +24,12 @@
 //! ordering across requests, response shapes) lives in `src/cloudflare/streams/`.
 
 pub mod append;
+pub mod client;
 pub mod closure;
 pub mod content_type;
 pub mod create;
 pub mod cursor;
+pub mod item_log;
 pub mod json_mode;
 pub mod offset;
 pub mod producer;

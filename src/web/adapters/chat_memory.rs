@@ -6,50 +6,45 @@
 //! hands back something that is not a valid message array is a `PortError`, never a half-read
 //! conversation. Saved messages are their canonical JSON projection, as plain objects.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::Object;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
-use web_sys::AbortSignal;
 
-use super::host::{port_error, signal_options, LoadSave};
+use super::host::{port_error, signal_of, signal_options, LoadSave};
 use crate::core::protocol::message::{decode_messages, messages_to_value};
 use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
-use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::resolve;
+use crate::ports::{CancelToken, LocalFuture, PortError};
+pub use crate::storage::MemoryChatMemory;
 use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::js::resolve;
 
-/// A host object implementing chat memory, plus the signal handed to each of its calls.
+/// A host object implementing chat memory. Each call gets `{ signal }`, aborted when the
+/// caller's cancel token fires.
 pub struct JsChatMemory {
     inner: LoadSave,
 }
 
 impl JsChatMemory {
-    /// Wraps `host` after checking that `load` and `save` are functions. `signal` is passed as
-    /// `{ signal }` to every call.
-    pub fn from_js(host: &JsValue, signal: Option<AbortSignal>) -> Result<Self, String> {
-        LoadSave::from_js(host, "memory", signal).map(|inner| Self { inner })
-    }
-
-    /// The same memory with another signal (one definition serves many turns).
-    pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
-        Self {
-            inner: self.inner.with_signal(signal),
-        }
-    }
-
-    fn options(&self) -> Object {
-        signal_options(self.inner.signal.as_ref())
+    /// Wraps `host` after checking that `load` and `save` are functions.
+    pub fn from_js(host: &JsValue) -> Result<Self, String> {
+        LoadSave::from_js(host, "memory").map(|inner| Self { inner })
     }
 }
 
+fn options(cancel: &CancelToken) -> Object {
+    signal_options(Some(&signal_of(cancel)))
+}
+
 impl ChatMemory for JsChatMemory {
-    fn load(&self) -> LocalFuture<'_, Result<Vec<Message>, PortError>> {
+    fn load<'a>(
+        &'a self,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
         Box::pin(async move {
-            let args = js_sys::Array::of1(&self.options());
+            let args = js_sys::Array::of1(&options(cancel));
             let value = resolve(self.inner.load.apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("memory.load", &e))?;
@@ -66,39 +61,19 @@ impl ChatMemory for JsChatMemory {
         })
     }
 
-    fn save<'a>(&'a self, messages: &'a [Message]) -> LocalFuture<'a, Result<(), PortError>> {
+    fn save<'a>(
+        &'a self,
+        messages: &'a [Message],
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
         Box::pin(async move {
             let args =
-                js_sys::Array::of2(&from_json(&messages_to_value(messages)), &self.options());
+                js_sys::Array::of2(&from_json(&messages_to_value(messages)), &options(cancel));
             resolve(self.inner.save.apply(&self.inner.host, &args))
                 .await
                 .map(|_| ())
                 .map_err(|e| port_error("memory.save", &e))
         })
-    }
-}
-
-/// Messages kept in memory. Saving replaces them; loading returns a copy.
-#[derive(Debug, Default)]
-pub struct MemoryChatMemory {
-    messages: RefCell<Vec<Message>>,
-}
-
-impl MemoryChatMemory {
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
-impl ChatMemory for MemoryChatMemory {
-    fn load(&self) -> LocalFuture<'_, Result<Vec<Message>, PortError>> {
-        let messages = self.messages.borrow().clone();
-        Box::pin(async move { Ok(messages) })
-    }
-
-    fn save<'a>(&'a self, messages: &'a [Message]) -> LocalFuture<'a, Result<(), PortError>> {
-        *self.messages.borrow_mut() = messages.to_vec();
-        Box::pin(async { Ok(()) })
     }
 }
 
@@ -123,7 +98,10 @@ impl MemoryChatMemoryHandle {
     pub fn load(&self) -> js_sys::Promise {
         let inner = Rc::clone(&self.inner);
         future_to_promise(async move {
-            let messages = inner.load().await.map_err(|e| js_error(&e.message))?;
+            let messages = inner
+                .load(&CancelToken::new())
+                .await
+                .map_err(|e| js_error(&e.message))?;
             Ok(from_json(&messages_to_value(&messages)))
         })
     }
@@ -136,7 +114,10 @@ impl MemoryChatMemoryHandle {
             let fail = |m: String| js_error(&format!("MemoryChatMemory.save: {m}"));
             let json = to_json(&messages).map_err(fail)?;
             let decoded = decode_messages(&json).map_err(|e| fail(e.message()))?;
-            inner.save(&decoded).await.map_err(|e| fail(e.message))?;
+            inner
+                .save(&decoded, &CancelToken::new())
+                .await
+                .map_err(|e| fail(e.message))?;
             Ok(JsValue::UNDEFINED)
         })
     }

@@ -7,8 +7,9 @@ use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
 use crate::core::limits::PORT_ERROR_DETAIL_CHARS_MAX;
-use crate::ports::PortError;
-use crate::web::chat::js::{get_fn, set};
+use crate::ports::chat::Sleep;
+use crate::ports::{CancelToken, LocalFuture, PortError};
+use crate::web::js::{get_fn, set};
 
 /// `obj[key]` when it is a function, else a readable reason naming `what.key`.
 pub fn required_method(obj: &JsValue, what: &str, key: &str) -> Result<Function, String> {
@@ -18,38 +19,37 @@ pub fn required_method(obj: &JsValue, what: &str, key: &str) -> Result<Function,
     get_fn(obj, key).ok_or_else(|| format!("{what}.{key} must be a function"))
 }
 
-/// A host object with `load` and `save` methods (session storage, chat memory), and the
-/// signal handed to each of its calls. One definition or handler serves many turns, so the
-/// signal is swapped per turn with [`LoadSave::with_signal`].
+/// A host object with `load` and `save` methods (session storage, chat memory).
 #[derive(Clone)]
 pub struct LoadSave {
     pub host: JsValue,
     pub load: Function,
     pub save: Function,
-    pub signal: Option<AbortSignal>,
 }
 
 impl LoadSave {
     /// Wraps `host` after checking that `load` and `save` are functions (`what` names it in
     /// the error).
-    pub fn from_js(
-        host: &JsValue,
-        what: &str,
-        signal: Option<AbortSignal>,
-    ) -> Result<Self, String> {
+    pub fn from_js(host: &JsValue, what: &str) -> Result<Self, String> {
         Ok(Self {
             load: required_method(host, what, "load")?,
             save: required_method(host, what, "save")?,
             host: host.clone(),
-            signal,
         })
     }
+}
 
-    pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
-        Self {
-            signal,
-            ..self.clone()
+/// An `AbortSignal` that aborts when `token` fires: how a Rust cancel token reaches a host
+/// callback (every host method gets one, as Web APIs do).
+pub fn signal_of(token: &CancelToken) -> AbortSignal {
+    match web_sys::AbortController::new() {
+        Ok(controller) => {
+            let signal = controller.signal();
+            token.on_cancel(move || controller.abort());
+            signal
         }
+        // No AbortController in this runtime: a signal that never aborts.
+        Err(_) => JsValue::UNDEFINED.unchecked_into(),
     }
 }
 
@@ -62,9 +62,13 @@ pub fn signal_options(signal: Option<&AbortSignal>) -> Object {
     options
 }
 
-/// A `PortError` for a host call that threw or rejected: `"<what> failed: <reason>"`.
+/// A `PortError` for a host call that threw or rejected: `"<what> failed: <reason>"`, keeping
+/// the thrown value itself as the cause (the operator's `onError` gets it untouched).
 pub fn port_error(what: &str, thrown: &JsValue) -> PortError {
-    PortError::new(format!("{what} failed: {}", describe(thrown)))
+    PortError::with_cause(
+        format!("{what} failed: {}", describe(thrown)),
+        std::rc::Rc::new(thrown.clone()),
+    )
 }
 
 /// The message of a thrown `Error`, or the text of a thrown string, cut to a bounded length.
@@ -83,5 +87,32 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),
+    }
+}
+
+/// A `CancelToken` that fires when `signal` (an `AbortSignal`, or anything else: never) aborts.
+pub fn token_of(signal: &JsValue) -> CancelToken {
+    let token = CancelToken::new();
+    if let Some(signal) = signal.dyn_ref::<AbortSignal>() {
+        if signal.aborted() {
+            token.cancel();
+        } else {
+            let fire = token.clone();
+            let callback = wasm_bindgen::closure::Closure::once_into_js(move || fire.cancel());
+            crate::web::js::on_abort(signal, callback.unchecked_ref());
+        }
+    }
+    token
+}
+
+/// Pauses through the host's own `setTimeout`.
+pub struct HostSleep;
+
+impl Sleep for HostSleep {
+    fn sleep(&self, ms: u64) -> LocalFuture<'_, ()> {
+        let ms = u32::try_from(ms).unwrap_or(crate::core::limits::TIMER_MS_MAX);
+        Box::pin(async move {
+            let _ = crate::web::js::sleep_ms(ms).await;
+        })
     }
 }

@@ -10,7 +10,10 @@
 //! - [`test_hooks`] holds wasm exports for the JS tests only (names start with `__`).
 
 pub mod chat_memory;
+pub mod http_log;
+pub mod log_store;
 pub mod models;
+pub mod session_log;
 pub mod session_storage;
 pub mod test_hooks;
 pub mod tool;
@@ -21,5 +24,6 @@ pub use chat_memory::{
     create_memory_chat_memory, JsChatMemory, MemoryChatMemory, MemoryChatMemoryHandle,
 };
 pub use models::{model_from_js, DemoModel, JsModel, OpenAiModel};
+pub use session_log::{JsSessionLog, MemorySessionLogHandle};
 pub use session_storage::JsSessionStorage;
 pub use tool::{tool_error_text, JsTool};

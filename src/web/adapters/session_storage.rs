@@ -11,39 +11,24 @@
 
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use web_sys::AbortSignal;
 
-use super::host::{port_error, LoadSave};
+use super::host::{port_error, signal_of, LoadSave};
 use crate::ports::session::SessionStorage;
-use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::resolve;
+use crate::ports::{CancelToken, LocalFuture, PortError};
 use crate::web::convert::from_json;
+use crate::web::js::resolve;
 use crate::web::session::stored_value;
 
-/// A host object implementing session storage, plus the signal handed to each of its calls.
+/// A host object implementing session storage. Each call gets an `AbortSignal` (the last
+/// argument) that aborts when the caller's cancel token fires, so the store can give up early.
 pub struct JsSessionStorage {
     inner: LoadSave,
 }
 
 impl JsSessionStorage {
-    /// Wraps `host` after checking that `load` and `save` are functions. `signal` (the turn's
-    /// deadline) is passed as the last argument of every call so the store can give up early.
-    pub fn from_js(host: &JsValue, signal: Option<AbortSignal>) -> Result<Self, String> {
-        LoadSave::from_js(host, "sessionStorage", signal).map(|inner| Self { inner })
-    }
-
-    /// The same store with another signal (one handler serves many turns).
-    pub fn with_signal(&self, signal: Option<AbortSignal>) -> Self {
-        Self {
-            inner: self.inner.with_signal(signal),
-        }
-    }
-
-    fn signal_value(&self) -> JsValue {
-        self.inner
-            .signal
-            .as_ref()
-            .map_or(JsValue::UNDEFINED, JsValue::from)
+    /// Wraps `host` after checking that `load` and `save` are functions.
+    pub fn from_js(host: &JsValue) -> Result<Self, String> {
+        LoadSave::from_js(host, "sessionStorage").map(|inner| Self { inner })
     }
 }
 
@@ -51,9 +36,10 @@ impl SessionStorage for JsSessionStorage {
     fn load<'a>(
         &'a self,
         session_id: &'a str,
+        cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(async move {
-            let args = js_sys::Array::of2(&JsValue::from_str(session_id), &self.signal_value());
+            let args = js_sys::Array::of2(&JsValue::from_str(session_id), &signal_of(cancel));
             let value = resolve(self.inner.load.apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("sessionStorage.load", &e))?;
@@ -72,12 +58,13 @@ impl SessionStorage for JsSessionStorage {
         &'a self,
         snapshot: &'a Value,
         expected_cursor: Option<u64>,
+        cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<bool, PortError>> {
         Box::pin(async move {
             // Cursors are safe integers (checked by the envelope decoder), so f64 holds them exactly.
             let cursor =
                 expected_cursor.map_or(JsValue::UNDEFINED, |c| JsValue::from_f64(c as f64));
-            let args = js_sys::Array::of3(&from_json(snapshot), &cursor, &self.signal_value());
+            let args = js_sys::Array::of3(&from_json(snapshot), &cursor, &signal_of(cancel));
             let result = resolve(self.inner.save.apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("sessionStorage.save", &e))?;

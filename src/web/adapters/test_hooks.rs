@@ -3,8 +3,6 @@
 //! public API, are not re-exported by js/api.mjs, and may change without notice; their names
 //! start with `__` and end with `ForTest`.
 
-use std::rc::Rc;
-
 use js_sys::Function;
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
@@ -20,8 +18,8 @@ use crate::core::protocol::message::{decode_messages, messages_to_value};
 use crate::ports::chat::{CancelToken, ChatMemory, Tool};
 use crate::ports::session::SessionStorage;
 use crate::storage::check_session_storage;
-use crate::web::chat::js::{get, sleep_ms};
 use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::js::{get, sleep_ms};
 
 /// **Test only.** `__streamModelForTest(model, { messages, tools? }, { abortAfterChunks? })` ->
 /// Promise of `{ chunks, error?, afterAbort? }`: starts the model adapter `model_from_js` picks,
@@ -83,8 +81,8 @@ pub fn stream_model_for_test(
 pub fn session_storage_conformance_for_test(
     make_store: Function,
 ) -> Result<js_sys::Promise, JsValue> {
-    let first = make_store.call0(&JsValue::UNDEFINED)?;
-    let first = Rc::new(JsSessionStorage::from_js(&first, None).map_err(|m| js_error(&m))?);
+    let first_host = make_store.call0(&JsValue::UNDEFINED)?;
+    JsSessionStorage::from_js(&first_host).map_err(|m| js_error(&m))?;
     Ok(future_to_promise(async move {
         // A factory that stops returning stores falls back to the first one, whose shared state
         // then fails the suite (an honest failure, not a panic).
@@ -92,8 +90,8 @@ pub fn session_storage_conformance_for_test(
             make_store
                 .call0(&JsValue::UNDEFINED)
                 .ok()
-                .and_then(|host| JsSessionStorage::from_js(&host, None).ok())
-                .unwrap_or_else(|| first.with_signal(None))
+                .and_then(|host| JsSessionStorage::from_js(&host).ok())
+                .unwrap_or_else(|| JsSessionStorage::from_js(&first_host).expect("checked above"))
         };
         let report = check_session_storage(make).await;
         let failed: Vec<Value> = report
@@ -118,7 +116,7 @@ pub fn session_storage_for_test(
     a: JsValue,
     b: JsValue,
 ) -> Result<js_sys::Promise, JsValue> {
-    let storage = JsSessionStorage::from_js(&store, None).map_err(|m| js_error(&m))?;
+    let storage = JsSessionStorage::from_js(&store).map_err(|m| js_error(&m))?;
     let snapshot = if op == "save" {
         to_json(&a).map_err(|m| js_error(&m))?
     } else {
@@ -128,11 +126,17 @@ pub fn session_storage_for_test(
         let result = match op.as_str() {
             "load" => {
                 let id = a.as_string().unwrap_or_default();
-                storage.load(&id).await.map(|v| v.unwrap_or(Value::Null))
+                storage
+                    .load(&id, &CancelToken::new())
+                    .await
+                    .map(|v| v.unwrap_or(Value::Null))
             }
             "save" => {
                 let cursor = b.as_f64().map(|n| n as u64);
-                storage.save(&snapshot, cursor).await.map(Value::Bool)
+                storage
+                    .save(&snapshot, cursor, &CancelToken::new())
+                    .await
+                    .map(Value::Bool)
             }
             _ => return Err(js_error("op must be 'load' or 'save'")),
         };
@@ -148,7 +152,7 @@ pub fn chat_memory_for_test(
     memory: JsValue,
     messages: JsValue,
 ) -> Result<js_sys::Promise, JsValue> {
-    let memory = JsChatMemory::from_js(&memory, None).map_err(|m| js_error(&m))?;
+    let memory = JsChatMemory::from_js(&memory).map_err(|m| js_error(&m))?;
     let to_save = if messages.is_undefined() {
         None
     } else {
@@ -158,9 +162,9 @@ pub fn chat_memory_for_test(
     Ok(future_to_promise(async move {
         let result = async {
             if let Some(messages) = &to_save {
-                memory.save(messages).await?;
+                memory.save(messages, &CancelToken::new()).await?;
             }
-            memory.load().await
+            memory.load(&CancelToken::new()).await
         }
         .await;
         Ok(from_json(&outcome(

@@ -16,9 +16,8 @@ use js_sys::Function;
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::AbortController;
 
-use super::host::{required_method, signal_options, truncate_chars};
+use super::host::{required_method, signal_of, signal_options, truncate_chars};
 use crate::core::chat::model::ToolSpec;
 use crate::core::checks::{within_bounds, BOUNDED_JSON};
 use crate::core::limits::{
@@ -26,8 +25,8 @@ use crate::core::limits::{
 };
 use crate::ports::chat::{CancelToken, Tool};
 use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::{get, resolve};
 use crate::web::convert::{from_json, to_json};
+use crate::web::js::{get, resolve};
 
 /// The fixed start of every failed tool's text.
 pub const TOOL_FAILED_TEXT: &str = "Tool failed.";
@@ -95,15 +94,11 @@ impl Tool for JsTool {
         cancel: CancelToken,
     ) -> LocalFuture<'_, Result<String, PortError>> {
         Box::pin(async move {
-            let controller =
-                AbortController::new().map_err(|e| PortError::new(tool_error_text(&e)))?;
-            let options = signal_options(Some(&controller.signal()));
-            let aborter = controller.clone();
-            cancel.on_cancel(move || aborter.abort());
+            let options = signal_options(Some(&signal_of(&cancel)));
             let call_args = js_sys::Array::of2(&from_json(&Value::Object(args)), &options);
             let result = resolve(self.execute.apply(&self.host, &call_args))
                 .await
-                .map_err(|e| PortError::new(tool_error_text(&e)))?;
+                .map_err(|e| PortError::with_cause(tool_error_text(&e), std::rc::Rc::new(e)))?;
             result_text(&result).map_err(PortError::new)
         })
     }

@@ -9,7 +9,9 @@ use crate::core::chat::controller::ChatConfig;
 use crate::core::checks::{is_safe_id, safe_uint};
 use crate::core::limits;
 use crate::core::protocol::{decode_messages, Message};
+use crate::core::session::SessionIdentity;
 use crate::ports::chat::{ModelAdapter, Tool};
+use crate::turn::ChatSetup;
 use crate::web::adapters::{model_from_js, JsChatMemory, JsTool};
 use crate::web::convert::to_json;
 
@@ -20,7 +22,6 @@ pub struct Definition {
     pub id: String,
     pub revision: u64,
     pub model: Rc<dyn ModelAdapter>,
-    /// Concrete, so each turn can hand it its own signal (`with_signal`).
     pub memory: Rc<JsChatMemory>,
     pub tools: Rc<Vec<Box<dyn Tool>>>,
     pub max_tool_iterations: u32,
@@ -47,7 +48,7 @@ impl Definition {
                 .ok_or("definition revision must be a positive safe integer")?,
         };
         let model: Rc<dyn ModelAdapter> = Rc::from(model_from_js(&get(def, "model"))?);
-        let memory = Rc::new(JsChatMemory::from_js(&get(def, "memory"), None)?);
+        let memory = Rc::new(JsChatMemory::from_js(&get(def, "memory"))?);
         let tools = read_tools(&get(def, "tools"))?;
         let max_tool_iterations = match get(def, "maxToolIterations") {
             v if v.is_undefined() => limits::TOOL_ITERATIONS_MAX_DEFAULT,
@@ -79,6 +80,20 @@ impl Definition {
         ChatConfig {
             tools: self.tools.iter().map(|t| t.spec().clone()).collect(),
             max_tool_iterations: self.max_tool_iterations,
+        }
+    }
+
+    /// What a turn of session `session_id` needs besides its ports.
+    pub fn chat_setup(&self, session_id: &str) -> ChatSetup {
+        ChatSetup {
+            identity: SessionIdentity {
+                session_id: session_id.to_owned(),
+                definition_id: self.id.clone(),
+                definition_revision: self.revision,
+                initial_conversation_state: None,
+            },
+            config: self.chat_config(),
+            initial_messages: self.initial_messages.clone(),
         }
     }
 }

@@ -1,73 +1,105 @@
-//! `createChatHandler(options)` → `(Request) => Promise<Response>`, the turn step by step
-//! (design §3). The pre-stream steps run under one deadline; after the claim, every path
-//! releases the lease by CAS; the turn itself runs in a spawned task that publishes into the
-//! coalescing stream and ends with cleanup (settle, save messages, release, close).
+//! `createChatHandler(options)` → `(request, host?) => Promise<Response>` (design §3). One
+//! straight pipeline; each step returns what the next one takes, and every failure comes back
+//! as a [`Failure`] that exactly one place ([`Failure::into_response`]) turns into a response,
+//! after handing its cause to the operator's `onError`.
+//!
+//! 1. method and media type (405 / 415), then the deadline starts ([`RequestDeadline`]);
+//! 2. `authenticate(request, signal)` before a byte of body is read;
+//! 3. the body, up to `maxBodyBytes`, decoded into a client request (submit, stop);
+//! 4. `resolveDefinition`, `sessionStorage`, `sessionLog` → the turn's ports;
+//! 5. submit: `turn::admit` → `turn::open` → the NDJSON stream, and `turn::run` in a task the host
+//!    keeps alive (`host.waitUntil`); stop: `turn::request_stop`.
+//!
+//! The second argument is optional: a host that can keep work alive past the response (a
+//! Cloudflare Worker's `ctx`, anything with `waitUntil(promise)`) passes it, so a turn whose
+//! client went away still finishes, saves and releases.
 
 use std::rc::Rc;
 
-use js_sys::{Function, Promise};
+use js_sys::{Function, Object, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
-use web_sys::{AbortSignal, Request, Response};
+use web_sys::{Request, Response};
 
-use crate::core::protocol::{decode_turn_event, BoundaryError, EventBody};
-use crate::core::session::{
-    abandon_turn, claim_turn, resume_session, ClaimDecision, SessionEnvelope, SessionIdentity,
-    TurnOutcome,
-};
-use crate::ports::session::SessionStorage;
-use crate::ports::PortError;
-
+use super::deadline::RequestDeadline;
 use super::definition::Definition;
-use super::http::{is_json_media_type, json_response, read_text_limited, BodyError};
-use super::js::{
-    aborted, any_signal, call, get, race, timeout_signal, unless_aborted, within_ms, Either,
+use super::host::{HostClock, OnError};
+use super::http::{
+    is_json_media_type, json_response, ndjson_response, read_text_limited, BodyError,
 };
+use super::js::{call, get, get_fn, set};
 use super::options::HandlerOptions;
-use super::turn::{start_turn, Claimed, HostClock};
-use crate::web::adapters::JsSessionStorage;
+use super::response::ResponseSink;
+use crate::core::protocol::{decode_client_request, BoundaryError, ClientRequest, RequestKind};
+use crate::ports::log::SessionLog;
+use crate::ports::PortError;
+use crate::turn::{
+    self, ChatSetup, Fault, FaultReport, Ports, Refusal, Stage, StopAnswer, Submission, Turn,
+};
+use crate::web::adapters::host::HostSleep;
+use crate::web::adapters::{JsSessionLog, JsSessionStorage};
 
 /// Creates the handler. Throws an Error with `code: "SERVER_INVALID_CONFIG"` for bad options.
 #[wasm_bindgen(js_name = createChatHandler)]
 pub fn create_chat_handler(options: JsValue) -> Result<Function, JsValue> {
     let options = Rc::new(HandlerOptions::from_js(&options)?);
-    let handler = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
-        let options = options.clone();
-        future_to_promise(async move { Ok(respond(options, request).await.into()) })
-    });
+    let handler = Closure::<dyn Fn(JsValue, JsValue) -> Promise>::new(
+        move |request: JsValue, host: JsValue| {
+            let options = options.clone();
+            future_to_promise(async move { Ok(respond(options, request, host).await.into()) })
+        },
+    );
     Ok(handler.into_js_value().unchecked_into())
 }
 
-/// Why a request ended before its stream started. Mapped to a response in exactly one place.
+/// Why a request ended before its stream started.
 pub(crate) enum Failure {
-    Boundary(BoundaryError),
-    /// `TURN_REPLAYED`, carrying the recorded outcome.
-    Replayed(TurnOutcome),
+    Refused(Refusal),
     /// The host's own response (authentication said no), returned verbatim.
     Host(Response),
 }
 
-impl From<BoundaryError> for Failure {
-    fn from(e: BoundaryError) -> Self {
-        Failure::Boundary(e)
+impl From<Refusal> for Failure {
+    fn from(refusal: Refusal) -> Self {
+        Failure::Refused(refusal)
     }
 }
 
+impl From<BoundaryError> for Failure {
+    fn from(error: BoundaryError) -> Self {
+        Failure::Refused(error.into())
+    }
+}
+
+/// The ids a request named, once known (for `onError`).
+#[derive(Default)]
+struct Named {
+    session_id: Option<String>,
+    turn_id: Option<String>,
+}
+
 impl Failure {
-    fn into_response(self) -> Response {
-        let (status, body) = match self {
+    /// The one mapping: the fault to the operator, a safe diagnostic (or the host's own
+    /// response) to the client.
+    fn into_response(self, options: &HandlerOptions, named: &Named) -> Response {
+        let refusal = match self {
             Failure::Host(response) => return response,
-            Failure::Boundary(e) => (e.status(), e.diagnostic().error_body_json(None)),
-            Failure::Replayed(outcome) => {
-                let e = BoundaryError::TurnReplayed;
-                (
-                    e.status(),
-                    e.diagnostic().error_body_json(Some(outcome.as_str())),
-                )
-            }
+            Failure::Refused(refusal) => refusal,
         };
-        json_response(status, &body).unwrap_or_else(|_| bare_response(status))
+        if let Some(fault) = &refusal.fault {
+            OnError::new(
+                options.on_error.clone(),
+                named.session_id.as_deref(),
+                named.turn_id.as_deref(),
+            )
+            .report(fault);
+        }
+        let e = refusal.error;
+        let body = e
+            .diagnostic()
+            .error_body_json(refusal.replayed.map(|o| o.as_str()));
+        json_response(e.status(), &body).unwrap_or_else(|_| bare_response(e.status()))
     }
 }
 
@@ -81,185 +113,58 @@ fn bare_response(status: u16) -> Response {
 }
 
 /// Every request ends here with a Response; nothing is thrown to the runtime.
-async fn respond(options: Rc<HandlerOptions>, request: JsValue) -> Response {
+async fn respond(options: Rc<HandlerOptions>, request: JsValue, host: JsValue) -> Response {
+    let mut named = Named::default();
     let Ok(request) = request.dyn_into::<Request>() else {
-        return Failure::Boundary(BoundaryError::Internal).into_response();
+        return Failure::from(BoundaryError::Internal).into_response(&options, &named);
     };
-    match handle(options, request).await {
+    match handle(&options, &request, &host, &mut named).await {
         Ok(response) => response,
-        Err(failure) => failure.into_response(),
+        Err(failure) => failure.into_response(&options, &named),
     }
 }
 
-/// The two signals of a request: the deadline (client abort or timeout) and which one fired.
-pub(crate) struct Deadline {
-    pub signal: AbortSignal,
-    timeout: AbortSignal,
-}
-
-impl Deadline {
-    fn new(request: &Request, timeout_ms: u32) -> Result<Self, Failure> {
-        let timeout = timeout_signal(timeout_ms).map_err(|_| BoundaryError::Internal)?;
-        let signal =
-            any_signal(&[&request.signal(), &timeout]).map_err(|_| BoundaryError::Internal)?;
-        Ok(Self { signal, timeout })
-    }
-
-    /// The timeout half alone, to tell a deadline from a client abort later.
-    pub fn timeout_signal(&self) -> AbortSignal {
-        self.timeout.clone()
-    }
-
-    /// 408 when the deadline fired, 499 when the client went away.
-    pub fn reason(&self) -> BoundaryError {
-        if self.timeout.aborted() {
-            BoundaryError::Timeout
-        } else {
-            BoundaryError::Cancelled
-        }
-    }
-
-    /// Runs a step under the deadline; an abort, or any failure once aborted, is 408/499.
-    pub(crate) async fn run<T>(
-        &self,
-        step: impl std::future::Future<Output = Result<T, Failure>>,
-    ) -> Result<T, Failure> {
-        match unless_aborted(&self.signal, step).await {
-            None => Err(self.reason().into()),
-            Some(Err(Failure::Boundary(_))) if self.signal.aborted() => Err(self.reason().into()),
-            Some(result) => result,
-        }
-    }
-}
-
-async fn handle(options: Rc<HandlerOptions>, request: Request) -> Result<Response, Failure> {
+async fn handle(
+    options: &Rc<HandlerOptions>,
+    request: &Request,
+    host: &JsValue,
+    named: &mut Named,
+) -> Result<Response, Failure> {
     if request.method() != "POST" {
         return Err(BoundaryError::MethodNotAllowed.into());
     }
-    if !is_json_media_type(&request) {
+    if !is_json_media_type(request) {
         return Err(BoundaryError::UnsupportedMediaType.into());
     }
-    let deadline = Deadline::new(&request, options.timeout_ms)?;
-    let clock = HostClock::new(&options);
-    let (claimed, expected_cursor) = deadline
-        .run(claim(&options, &request, &deadline, &clock))
-        .await?;
-    write_claim(&options, &claimed, expected_cursor, &deadline, &clock).await?;
-    start_turn(options, claimed, deadline, clock).await
-}
-
-/// Steps 2-5: authenticate, read and decode the body, resolve, resume and decide the claim
-/// (written by [`write_claim`], with the cursor it expects).
-async fn claim(
-    options: &HandlerOptions,
-    request: &Request,
-    deadline: &Deadline,
-    clock: &HostClock,
-) -> Result<(Claimed, Option<u64>), Failure> {
-    let context = authenticate(options, request, &deadline.signal).await?;
-    let text = read_text_limited(request, options.body_bytes_max)
-        .await
-        .map_err(|e| match e {
-            BodyError::TooLarge => BoundaryError::TooLarge,
-            BodyError::Unreadable | BodyError::Failed => BoundaryError::InvalidJson,
-        })?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|_| BoundaryError::InvalidJson)?;
-    let event = decode_turn_event(&json).map_err(|_| BoundaryError::InvalidEvent)?;
-    let EventBody::Submit { input } = event.body else {
-        return Err(BoundaryError::InvalidEvent.into());
-    };
-    let session_id = event.envelope.session_id;
-    let turn_id = event.envelope.turn_id;
-
-    let signal: &JsValue = deadline.signal.as_ref();
-    let definition_value = call(
-        &options.resolve_definition,
-        &[&context, &JsValue::from_str(&session_id), signal],
-    )
-    .await
-    .map_err(|_| BoundaryError::Internal)?;
-    let definition = Definition::from_js(&definition_value).map_err(|_| BoundaryError::Internal)?;
-    let storage_value = call(&options.session_storage, &[&context, signal])
-        .await
-        .map_err(|_| BoundaryError::Internal)?;
-    let storage = Rc::new(
-        JsSessionStorage::from_js(&storage_value, Some(deadline.signal.clone()))
-            .map_err(|_| BoundaryError::Internal)?,
-    );
-
-    let identity = SessionIdentity {
-        session_id: session_id.clone(),
-        definition_id: definition.id.clone(),
-        definition_revision: definition.revision,
-        initial_conversation_state: None,
-    };
-    let stored = storage
-        .load(&session_id)
-        .await
-        .map_err(|_| BoundaryError::Internal)?;
-    let resumed = resume_session(stored.as_ref(), &identity, clock.now_ms())
-        .map_err(|_| BoundaryError::Internal)?;
-    let envelope = match claim_turn(
-        &resumed.envelope,
-        &turn_id,
-        clock.now_ms(),
-        options.lease_ms(),
-    ) {
-        Ok(ClaimDecision::Claimed(envelope)) => envelope,
-        Ok(ClaimDecision::Busy { .. }) => return Err(BoundaryError::SessionBusy.into()),
-        Ok(ClaimDecision::Replayed { outcome }) => return Err(Failure::Replayed(outcome)),
-        Err(_) => return Err(BoundaryError::Internal.into()),
-    };
-    Ok((
-        Claimed {
-            envelope,
-            storage,
-            definition,
-            input,
-            turn_id,
-            session_id,
-        },
-        resumed.expected_cursor,
-    ))
-}
-
-/// Step 5's one CAS write; a lost race is busy, never a retry loop. Not simply raced against
-/// the deadline: a claim still in flight when the client leaves may land a moment later, and a
-/// lease no turn runs under would keep the session busy until it lapses. So after an abort the
-/// write's answer is still awaited (within the cleanup budget) and a claim that went through
-/// is abandoned before the 408/499 goes out.
-async fn write_claim(
-    options: &HandlerOptions,
-    claimed: &Claimed,
-    expected_cursor: Option<u64>,
-    deadline: &Deadline,
-    clock: &HostClock,
-) -> Result<(), Failure> {
-    let value = claimed.envelope.to_value();
-    let mut save = Box::pin(claimed.storage.save(&value, expected_cursor));
-    let written = match race(save.as_mut(), aborted(&deadline.signal)).await {
-        Either::Left(written) => written,
-        Either::Right(_) => {
-            let budget_ms = options.cleanup_timeout_ms;
-            if let Some(Ok(true)) = within_ms(budget_ms, save).await {
-                abandon(
-                    &claimed.storage,
-                    &claimed.envelope,
-                    &claimed.turn_id,
-                    clock.now_ms(),
-                    budget_ms,
-                )
-                .await;
-            }
-            return Err(deadline.reason().into());
+    let deadline = RequestDeadline::start(request, options.timeout_ms);
+    let context = authenticate(options, request, &deadline).await?;
+    let client = read_request(options, request, &deadline).await?;
+    named.session_id = Some(client.envelope.session_id.clone());
+    named.turn_id = Some(client.envelope.turn_id.clone());
+    let (ports, chat) = resolve(options, &context, &client, &deadline).await?;
+    match client.kind {
+        RequestKind::Submit { input } => {
+            let submission = Submission {
+                session_id: client.envelope.session_id,
+                turn_id: client.envelope.turn_id,
+                input,
+            };
+            submit(options, ports, chat, submission, deadline, host).await
         }
-    };
-    match written {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(BoundaryError::SessionBusy.into()),
-        Err(_) if deadline.signal.aborted() => Err(deadline.reason().into()),
-        Err(_) => Err(BoundaryError::Internal.into()),
+        RequestKind::Stop => {
+            let envelope = &client.envelope;
+            let answer = turn::request_stop(
+                &ports,
+                &chat,
+                &envelope.session_id,
+                &envelope.turn_id,
+                deadline.interrupt(),
+            )
+            .await?;
+            Ok(stop_response(&envelope.turn_id, &answer)?)
+        }
+        // Approvals over HTTP come with the confirmation issue; until then the event is refused.
+        RequestKind::Resolve { .. } => Err(BoundaryError::InvalidEvent.into()),
     }
 }
 
@@ -267,57 +172,198 @@ async fn write_claim(
 async fn authenticate(
     options: &HandlerOptions,
     request: &Request,
-    signal: &AbortSignal,
+    deadline: &RequestDeadline,
 ) -> Result<JsValue, Failure> {
     let Some(authenticate) = &options.authenticate else {
         return Ok(JsValue::UNDEFINED);
     };
-    let result = call(authenticate, &[request.as_ref(), signal.as_ref()])
-        .await
-        .map_err(|_| BoundaryError::Internal)?;
+    let signal = deadline.signal();
+    let result = deadline
+        .interrupt()
+        .guard(async {
+            call(authenticate, &[request.as_ref(), &signal])
+                .await
+                .map_err(|e| host_fault(Stage::Authenticate, "authenticate", &e))
+        })
+        .await?;
     if get(&result, "ok") == JsValue::TRUE {
         return Ok(get(&result, "context"));
     }
     match get(&result, "response").dyn_into::<Response>() {
         Ok(response) => Err(Failure::Host(response)),
-        Err(_) => Err(BoundaryError::Internal.into()),
+        Err(_) => Err(Refusal::internal(
+            Stage::Authenticate,
+            PortError::new(
+                "authenticate must return { ok: true, context } or { ok: false, response }",
+            ),
+        )
+        .into()),
     }
 }
 
-/// Releases a claimed lease without running the turn (a failure before the stream started):
-/// the lease is cleared by CAS at once, and the turn id stays free for a retry. Bounded by the
-/// cleanup budget, under a signal of its own (see [`cleanup_signal`]).
-pub(crate) async fn abandon(
-    storage: &JsSessionStorage,
-    claimed: &SessionEnvelope,
-    turn_id: &str,
-    now_ms: u64,
-    budget_ms: u32,
-) {
-    if let Ok(next) = abandon_turn(claimed, turn_id, now_ms) {
-        let _ = save_after_claim(storage, &next, claimed.cursor, budget_ms).await;
+/// Step 3: the body within its limit, decoded.
+async fn read_request(
+    options: &HandlerOptions,
+    request: &Request,
+    deadline: &RequestDeadline,
+) -> Result<ClientRequest, Failure> {
+    let text = deadline
+        .interrupt()
+        .guard(async {
+            read_text_limited(request, options.body_bytes_max)
+                .await
+                .map_err(|e| match e {
+                    BodyError::TooLarge => Refusal::from(BoundaryError::TooLarge),
+                    BodyError::Unreadable | BodyError::Failed => BoundaryError::InvalidJson.into(),
+                })
+        })
+        .await?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|_| BoundaryError::InvalidJson)?;
+    decode_client_request(&json).ok_or_else(|| BoundaryError::InvalidEvent.into())
+}
+
+/// Step 4: the host's definition, storage and log for this session, as ports.
+async fn resolve(
+    options: &HandlerOptions,
+    context: &JsValue,
+    client: &ClientRequest,
+    deadline: &RequestDeadline,
+) -> Result<(Ports, ChatSetup), Failure> {
+    let session_id = JsValue::from_str(&client.envelope.session_id);
+    let signal = deadline.signal();
+    let interrupt = deadline.interrupt();
+    let definition = interrupt
+        .guard(async {
+            let value = call(
+                &options.resolve_definition,
+                &[context, &session_id, &signal],
+            )
+            .await
+            .map_err(|e| host_fault(Stage::ResolveDefinition, "resolveDefinition", &e))?;
+            Definition::from_js(&value)
+                .map_err(|m| Refusal::internal(Stage::ResolveDefinition, PortError::new(m)))
+        })
+        .await?;
+    let storage = interrupt
+        .guard(async {
+            let value = call(&options.session_storage, &[context, &signal])
+                .await
+                .map_err(|e| host_fault(Stage::SessionStorage, "sessionStorage", &e))?;
+            JsSessionStorage::from_js(&value)
+                .map_err(|m| Refusal::internal(Stage::SessionStorage, PortError::new(m)))
+        })
+        .await?;
+    let log = match &options.session_log {
+        None => None,
+        Some(session_log) => {
+            interrupt
+                .guard(async {
+                    let value = call(session_log, &[context, &session_id, &signal])
+                        .await
+                        .map_err(|e| host_fault(Stage::SessionLog, "sessionLog", &e))?;
+                    if value.is_undefined() || value.is_null() {
+                        return Ok(None);
+                    }
+                    JsSessionLog::from_js(&value)
+                        .map(|log| Some(Rc::new(log) as Rc<dyn SessionLog>))
+                        .map_err(|m| Refusal::internal(Stage::SessionLog, PortError::new(m)))
+                })
+                .await?
+        }
+    };
+    let clock = Rc::new(HostClock::new(options));
+    let faults = Rc::new(OnError::new(
+        options.on_error.clone(),
+        Some(&client.envelope.session_id),
+        Some(&client.envelope.turn_id),
+    ));
+    let chat = definition.chat_setup(&client.envelope.session_id);
+    let ports = Ports {
+        storage: Rc::new(storage),
+        memory: definition.memory.clone(),
+        log,
+        model: definition.model.clone(),
+        tools: definition.tools.clone(),
+        clock: clock.clone(),
+        ids: clock,
+        sleep: Rc::new(HostSleep),
+        faults,
+    };
+    Ok((ports, chat))
+}
+
+/// Step 5 for a submission: claim, open, answer with the stream, run in the background.
+async fn submit(
+    options: &HandlerOptions,
+    ports: Ports,
+    chat: ChatSetup,
+    submission: Submission,
+    deadline: RequestDeadline,
+    host: &JsValue,
+) -> Result<Response, Failure> {
+    let limits = options.turn_limits();
+    let interrupt = deadline.interrupt().clone();
+    let claim = turn::admit(&ports, &chat, &submission, &limits, &interrupt).await?;
+    let opened = match turn::open(&ports, &chat, &submission, &claim, &limits, &interrupt).await {
+        Ok(opened) => opened,
+        Err(refusal) => return Err(refusal.into()),
+    };
+    let turn = Turn::new(ports.clone(), limits, submission, claim.clone(), opened);
+    let answer =
+        ResponseSink::open(&turn).and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
+    let (sink, response) = match answer {
+        Ok(answer) => answer,
+        Err(_) => {
+            turn::abandon(&ports, &claim.envelope, &limits).await;
+            return Err(BoundaryError::Internal.into());
+        }
+    };
+    deadline.hand_over(&turn);
+    let running = future_to_promise(async move {
+        turn::run(turn, sink).await;
+        deadline.clear();
+        Ok(JsValue::UNDEFINED)
+    });
+    if let Some(wait_until) = get_fn(host, "waitUntil") {
+        let _ = wait_until.call1(host, &running);
     }
+    Ok(response)
 }
 
-/// The cleanup write of a claimed turn (abandoned or released): a CAS on the claim's cursor,
-/// within the cleanup budget and under [`cleanup_signal`]. `None` when the budget ran out.
-pub(crate) async fn save_after_claim(
-    storage: &JsSessionStorage,
-    next: &SessionEnvelope,
-    claim_cursor: u64,
-    budget_ms: u32,
-) -> Option<Result<bool, PortError>> {
-    let storage = storage.with_signal(cleanup_signal(budget_ms));
-    within_ms(
-        budget_ms,
-        storage.save(&next.to_value(), Some(claim_cursor)),
-    )
-    .await
+/// The answer to `client.turn.stop`: 202 while the turn stops, 200 when it had ended already.
+fn stop_response(turn_id: &str, answer: &StopAnswer) -> Result<Response, Failure> {
+    let stop = Object::new();
+    set(&stop, "version", 1);
+    set(&stop, "turnId", turn_id);
+    let status = match answer {
+        StopAnswer::Stopping => {
+            set(&stop, "state", "stopping");
+            202
+        }
+        StopAnswer::Ended(outcome) => {
+            set(&stop, "state", "ended");
+            set(&stop, "outcome", outcome.as_str());
+            200
+        }
+    };
+    let body = Object::new();
+    set(&body, "stop", stop);
+    let text = js_sys::JSON::stringify(&body)
+        .ok()
+        .and_then(|t| t.as_string())
+        .ok_or(BoundaryError::Internal)?;
+    json_response(status, &text).map_err(|_| BoundaryError::Internal.into())
 }
 
-/// The signal handed to ports during cleanup: aborts when the cleanup budget is spent. Not the
-/// turn's deadline, which has often fired already (that is why cleanup runs), and a store that
-/// honours an aborted signal would refuse the very save that releases the lease.
-pub(crate) fn cleanup_signal(budget_ms: u32) -> Option<AbortSignal> {
-    timeout_signal(budget_ms).ok()
+/// A host callback that threw: an internal failure whose cause is what it threw.
+fn host_fault(stage: Stage, what: &str, thrown: &JsValue) -> Refusal {
+    Refusal {
+        error: BoundaryError::Internal,
+        replayed: None,
+        fault: Some(Fault::new(
+            stage,
+            crate::web::adapters::host::port_error(what, thrown),
+        )),
+    }
 }

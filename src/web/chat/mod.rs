@@ -1,17 +1,23 @@
-//! `createChatHandler`: the Web-standard turn handler (design §3, wire facts §5).
+//! `createChatHandler`: the Web-standard turn handler (design §3, wire facts §5). The turn
+//! itself is host-independent (`crate::turn`); this module only does what needs JavaScript.
 //!
-//! - [`handler`]: the export, the pre-stream steps under one deadline, the failure mapping.
-//! - [`turn`]: after the claim — the controller driver, snapshot encoding, cleanup.
-//! - [`stream`]: the pull-based coalescing `ReadableStream`.
-//! - [`http`], [`options`], [`definition`], [`js`]: request/response plumbing, options, the
-//!   resolved chat definition, JS interop helpers.
+//! - [`handler`]: the export and its straight pipeline, and the one failure → response mapping.
+//! - [`deadline`]: the request's timer and signal as interruptions.
+//! - [`response`] over [`stream`]: the pull-based coalescing NDJSON body, as the turn's sink.
+//! - [`host`]: the host's clock, ids and `onError` as ports.
+//! - [`options`], [`definition`]: the handler's options and the resolved chat definition.
+//!
+//! Request/response plumbing and JS interop are shared with the other handlers
+//! (`crate::web::http`, `crate::web::js`); they are re-exported here under their old paths.
 
+mod deadline;
 mod definition;
 mod handler;
-mod http;
-pub(crate) mod js;
+mod host;
 mod options;
+mod response;
 mod stream;
-mod turn;
+
+use crate::web::{http, js};
 
 pub use handler::create_chat_handler;

@@ -7,7 +7,8 @@ use wasm_bindgen::prelude::*;
 use crate::core::limits;
 use crate::core::protocol::BoundaryError;
 
-use super::js::{coded_error, get};
+use super::js::coded_error;
+use crate::web::options::OptionReader;
 
 /// The validated options of one handler.
 pub struct HandlerOptions {
@@ -19,6 +20,10 @@ pub struct HandlerOptions {
     pub body_bytes_max: u64,
     pub now: Option<Function>,
     pub create_id: Option<Function>,
+    /// `sessionLog(context, sessionId, signal)` → the session's durable log, or nothing.
+    pub session_log: Option<Function>,
+    /// `onError(error, { stage, sessionId?, turnId? })`: every fault, for the operator.
+    pub on_error: Option<Function>,
 }
 
 impl HandlerOptions {
@@ -30,23 +35,33 @@ impl HandlerOptions {
         )
     }
 
+    pub fn turn_limits(&self) -> crate::turn::TurnLimits {
+        crate::turn::TurnLimits {
+            lease_ms: self.lease_ms(),
+            cleanup_budget_ms: u64::from(self.cleanup_timeout_ms),
+        }
+    }
+
     pub fn from_js(options: &JsValue) -> Result<Self, JsValue> {
         if !options.is_object() {
             return Err(invalid("options must be an object"));
         }
+        let read = OptionReader {
+            options,
+            invalid: &invalid,
+        };
         Ok(Self {
-            authenticate: optional_fn(options, "authenticate")?,
-            resolve_definition: required_fn(options, "resolveDefinition")?,
-            session_storage: required_fn(options, "sessionStorage")?,
-            timeout_ms: positive_ms(options, "timeoutMs", limits::TURN_TIMEOUT_MS_DEFAULT)?,
-            cleanup_timeout_ms: positive_ms(
-                options,
-                "cleanupTimeoutMs",
-                limits::CLEANUP_TIMEOUT_MS_DEFAULT,
-            )?,
-            body_bytes_max: positive_int(options, "maxBodyBytes", limits::BODY_BYTES_MAX_DEFAULT)?,
-            now: optional_fn(options, "now")?,
-            create_id: optional_fn(options, "createId")?,
+            authenticate: read.optional_fn("authenticate")?,
+            resolve_definition: read.required_fn("resolveDefinition")?,
+            session_storage: read.required_fn("sessionStorage")?,
+            timeout_ms: read.positive_ms("timeoutMs", limits::TURN_TIMEOUT_MS_DEFAULT)?,
+            cleanup_timeout_ms: read
+                .positive_ms("cleanupTimeoutMs", limits::CLEANUP_TIMEOUT_MS_DEFAULT)?,
+            body_bytes_max: read.positive_int("maxBodyBytes", limits::BODY_BYTES_MAX_DEFAULT)?,
+            now: read.optional_fn("now")?,
+            create_id: read.optional_fn("createId")?,
+            session_log: read.optional_fn("sessionLog")?,
+            on_error: read.optional_fn("onError")?,
         })
     }
 }
@@ -54,46 +69,4 @@ impl HandlerOptions {
 fn invalid(detail: &str) -> JsValue {
     let row = BoundaryError::InvalidConfig.row();
     coded_error(row.code, &format!("{} {detail}", row.message))
-}
-
-fn optional_fn(options: &JsValue, key: &str) -> Result<Option<Function>, JsValue> {
-    let value = get(options, key);
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    value
-        .dyn_into::<Function>()
-        .map(Some)
-        .map_err(|_| invalid(&format!("{key} must be a function")))
-}
-
-fn required_fn(options: &JsValue, key: &str) -> Result<Function, JsValue> {
-    optional_fn(options, key)?.ok_or_else(|| invalid(&format!("{key} is required")))
-}
-
-/// A positive safe integer option, `default` when absent.
-fn positive_int(options: &JsValue, key: &str, default: u64) -> Result<u64, JsValue> {
-    let value = get(options, key);
-    if value.is_undefined() {
-        return Ok(default);
-    }
-    value
-        .as_f64()
-        .filter(|n| n.fract() == 0.0 && *n >= 1.0 && *n <= limits::INTEGER_SAFE_MAX as f64)
-        .map(|n| n as u64)
-        .ok_or_else(|| invalid(&format!("{key} must be a positive safe integer")))
-}
-
-/// Like [`positive_int`], but a duration for a host timer (at most `TIMER_MS_MAX`).
-fn positive_ms(options: &JsValue, key: &str, default: u64) -> Result<u32, JsValue> {
-    let ms = positive_int(options, key, default)?;
-    u32::try_from(ms)
-        .ok()
-        .filter(|ms| *ms <= limits::TIMER_MS_MAX)
-        .ok_or_else(|| {
-            invalid(&format!(
-                "{key} must be at most {} ms",
-                limits::TIMER_MS_MAX
-            ))
-        })
 }

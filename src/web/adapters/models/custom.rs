@@ -26,8 +26,8 @@ use crate::core::protocol::message::messages_to_value;
 use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::adapters::host::{port_error, signal_options};
-use crate::web::chat::js::{get, get_fn, resolve};
 use crate::web::convert::{from_json, to_json};
+use crate::web::js::{get, get_fn, resolve};
 
 /// A host object with `stream(request, { signal })`.
 pub struct JsModel {
@@ -157,7 +157,7 @@ impl Drop for JsModelStream {
 }
 
 /// `value[Symbol.asyncIterator]()`, else `value[Symbol.iterator]()`.
-fn iterator_of(value: &JsValue) -> Option<JsValue> {
+pub(crate) fn iterator_of(value: &JsValue) -> Option<JsValue> {
     if !value.is_object() {
         return None;
     }

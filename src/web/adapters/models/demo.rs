@@ -9,7 +9,7 @@ use super::descriptor::chunk_delay_ms;
 use crate::ports::chat::Sleep;
 use crate::ports::LocalFuture;
 use crate::turn::DemoModel;
-use crate::web::chat::js::sleep_ms;
+use crate::web::js::sleep_ms;
 
 /// Pauses through `setTimeout`. Dropping the returned future is the abort.
 struct HostSleep;

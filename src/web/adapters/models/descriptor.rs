@@ -8,7 +8,7 @@ use crate::core::limits::{
     DEMO_CHUNK_DELAY_MS_DEFAULT, DEMO_CHUNK_DELAY_MS_MAX, MODEL_API_KEY_CHARS_MAX,
     MODEL_BASE_URL_CHARS_MAX, MODEL_NAME_CHARS_MAX,
 };
-use crate::web::chat::js::get;
+use crate::web::js::get;
 
 /// The `kind` brand of a demo model descriptor.
 pub const DEMO_KIND: &str = "turnkeep.demo";

@@ -17,15 +17,17 @@ mod descriptor;
 mod openai;
 
 pub use crate::turn::DemoModel;
+pub(crate) use custom::iterator_of;
 pub use custom::JsModel;
 pub use demo::demo_model_from_descriptor;
 pub use descriptor::{DEMO_KIND, OPENAI_COMPATIBLE_KIND};
 pub use openai::OpenAiModel;
+pub(crate) use openai::{call_quietly, swallow_rejection};
 
 use wasm_bindgen::prelude::*;
 
 use crate::ports::chat::ModelAdapter;
-use crate::web::chat::js::{get, get_fn};
+use crate::web::js::{get, get_fn};
 
 /// The adapter for a model value, or a readable reason it is not one (for a config error).
 pub fn model_from_js(value: &JsValue) -> Result<Box<dyn ModelAdapter>, String> {

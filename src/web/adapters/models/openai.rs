@@ -20,7 +20,7 @@ use crate::core::chat::model::{ModelChunk, ModelRequest};
 use crate::core::chat::openai::{request_body, OpenAiRequestOptions, OpenAiStream};
 use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
-use crate::web::chat::js::{call_method, get, get_fn, resolve, set};
+use crate::web::js::{call_method, get, get_fn, resolve, set};
 
 /// An OpenAI-compatible streaming chat endpoint.
 #[derive(Clone, Debug)]
@@ -196,7 +196,7 @@ impl Drop for OpenAiModelStream {
 
 /// Calls `obj[method]()` if it is a function, fire and forget: a throw is ignored and a
 /// returned promise's rejection swallowed (see [`swallow_rejection`]).
-pub(super) fn call_quietly(obj: &JsValue, method: &str) {
+pub(crate) fn call_quietly(obj: &JsValue, method: &str) {
     if let Some(f) = get_fn(obj, method) {
         if let Ok(p) = f.call0(obj) {
             swallow_rejection(&p);
@@ -205,7 +205,7 @@ pub(super) fn call_quietly(obj: &JsValue, method: &str) {
 }
 
 /// Attaches a no-op rejection handler so a fire-and-forget promise never reports as unhandled.
-fn swallow_rejection(value: &JsValue) {
+pub(crate) fn swallow_rejection(value: &JsValue) {
     if let Some(catch) = get_fn(value, "catch") {
         let noop = Closure::once_into_js(|_: JsValue| {});
         let _ = catch.call1(value, &noop);

@@ -1,10 +1,9 @@
-//! Small JavaScript interop helpers for the chat shell: property access, calling host
-//! callbacks, timers, abort signals as futures, and racing two futures.
+//! Small JavaScript interop helpers for the handlers and adapters: property access, calling host
+//! callbacks, timers and abort signals. (Racing futures is host-independent: `crate::turn::race`.)
 //!
 //! Everything goes through `globalThis`, so the same code runs in workerd, Node and browsers.
 
 use std::future::Future;
-use std::task::{Context, Poll};
 
 use js_sys::{Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -103,45 +102,14 @@ pub fn any_signal(signals: &[&AbortSignal]) -> Result<AbortSignal, JsValue> {
     Ok(controller.signal())
 }
 
-/// Which of two raced futures finished first.
-pub enum Either<A, B> {
-    Left(A),
-    Right(B),
-}
-
-/// Polls `a` and `b` together and returns the first to finish (the other is dropped).
-/// `a` is polled first, so it wins a tie.
-pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
-    let mut a = Box::pin(a);
-    let mut b = Box::pin(b);
-    std::future::poll_fn(move |cx: &mut Context<'_>| {
-        if let Poll::Ready(v) = a.as_mut().poll(cx) {
-            return Poll::Ready(Either::Left(v));
-        }
-        if let Poll::Ready(v) = b.as_mut().poll(cx) {
-            return Poll::Ready(Either::Right(v));
-        }
-        Poll::Pending
-    })
-    .await
-}
-
 /// Runs `fut` unless `signal` aborts first (`None` then).
 pub async fn unless_aborted<F: Future>(signal: &AbortSignal, fut: F) -> Option<F::Output> {
     if signal.aborted() {
         return None;
     }
-    match race(fut, aborted(signal)).await {
-        Either::Left(v) => Some(v),
-        Either::Right(_) => None,
-    }
-}
-
-/// Runs `fut` for at most `ms` milliseconds (`None` on timeout).
-pub async fn within_ms<F: Future>(ms: u32, fut: F) -> Option<F::Output> {
-    match race(fut, sleep_ms(ms)).await {
-        Either::Left(v) => Some(v),
-        Either::Right(_) => None,
+    match crate::turn::race::race(fut, aborted(signal)).await {
+        crate::turn::race::Either::Left(v) => Some(v),
+        crate::turn::race::Either::Right(_) => None,
     }
 }
 

@@ -1,5 +1,6 @@
-//! Reading the request and building responses: the cheap header checks, the body read with a
-//! byte limit, and the two kinds of response (a JSON diagnostic, or the NDJSON stream).
+//! Reading the request and building responses, for every handler: the cheap header checks, the
+//! body read with a byte limit, and the two kinds of response (a JSON diagnostic, or an NDJSON
+//! stream).
 
 use js_sys::{Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -71,25 +72,50 @@ pub async fn read_text_limited(request: &Request, max_bytes: u64) -> Result<Stri
 
 /// A JSON response with the boundary's standard headers.
 pub fn json_response(status: u16, body: &str) -> Result<Response, JsValue> {
+    json_response_with(status, body, &[])
+}
+
+/// [`json_response`] with extra headers.
+pub fn json_response_with(
+    status: u16,
+    body: &str,
+    extra: &[(&str, &str)],
+) -> Result<Response, JsValue> {
     respond(
         status,
         &JsValue::from_str(body),
         "application/json; charset=utf-8",
-        &[],
+        extra,
     )
+}
+
+/// Last resort when even building a JSON response threw: a bodiless response with the status.
+pub fn bare_response(status: u16) -> Response {
+    let init = ResponseInit::new();
+    init.set_status(status);
+    Response::new_with_opt_str_and_init(None, &init)
+        .or_else(|_| Response::new())
+        .unwrap_or_else(|_| JsValue::UNDEFINED.unchecked_into())
 }
 
 /// The 200 NDJSON stream response.
 pub fn ndjson_response(stream: &ReadableStream) -> Result<Response, JsValue> {
-    respond(
-        200,
-        stream,
-        "application/x-ndjson; charset=utf-8",
-        &[("x-content-type-options", "nosniff")],
-    )
+    ndjson_response_with(stream, &[])
 }
 
-fn respond(
+/// [`ndjson_response`] with extra headers (besides `x-content-type-options: nosniff`).
+pub fn ndjson_response_with(
+    stream: &ReadableStream,
+    extra: &[(&str, &str)],
+) -> Result<Response, JsValue> {
+    let mut headers = vec![("x-content-type-options", "nosniff")];
+    headers.extend_from_slice(extra);
+    respond(200, stream, "application/x-ndjson; charset=utf-8", &headers)
+}
+
+/// A response with the standard headers (`content-type`, `cache-control: no-store`) and `extra`.
+/// Any status the host's `Response` accepts, 499 included.
+pub fn respond(
     status: u16,
     body: &JsValue,
     content_type: &str,
@@ -110,4 +136,19 @@ fn respond(
     let args = js_sys::Array::of2(body, &init);
     let response = Reflect::construct(ctor.unchecked_ref::<Function>(), &args)?;
     Ok(response.unchecked_into())
+}
+
+/// A handler as JS sees it, `(request) => Promise<Response>`, over `respond`, which shares the
+/// handler's options and must always produce a Response (nothing is thrown to the runtime).
+pub fn handler_function<O, F, Fut>(options: std::rc::Rc<O>, respond: F) -> Function
+where
+    O: 'static,
+    F: Fn(std::rc::Rc<O>, JsValue) -> Fut + 'static,
+    Fut: std::future::Future<Output = Response> + 'static,
+{
+    let handler = Closure::<dyn Fn(JsValue) -> js_sys::Promise>::new(move |request: JsValue| {
+        let response = respond(options.clone(), request);
+        wasm_bindgen_futures::future_to_promise(async move { Ok(response.await.into()) })
+    });
+    handler.into_js_value().unchecked_into()
 }

@@ -1,0 +1,139 @@
+// What the Redis and Postgres adapters share: option checks, reading the two fields a store
+// needs from a snapshot (its key and its cursor), one JSON row per message, abort checks and
+// error wrapping. No runtime imports, so the adapters run wherever their client runs (Node,
+// workerd, other edge runtimes).
+//
+// The adapters store what the core gives them. They never judge an envelope: the session
+// decoder in the core does that when the text is loaded again.
+
+// Bounds, mirrored from src/core/limits.rs (tests/stores/adapter-inputs.test.mjs compares them).
+/** A stored session envelope's JSON text (the Durable Object store's bound too). */
+export const STORE_SESSION_JSON_BYTES_MAX = 16_777_216;
+/** All of one session's saved messages as JSON text (the Durable Object store's bound too). */
+export const STORE_MESSAGES_JSON_BYTES_MAX = 33_554_432;
+/** A Redis key prefix or a Postgres scope; a longer one is almost certainly a mistake. */
+export const STORE_KEY_PART_CHARS_MAX = 256;
+
+/**
+ * An options error, thrown when a store is created (at module load, typically), with the same
+ * `code` as defineChat's so a host handles every bad config alike.
+ */
+export function invalidConfig(where, message) {
+  const error = new Error(`${where}: ${message}`);
+  error.code = 'SERVER_INVALID_CONFIG';
+  return error;
+}
+
+/** `options` must be an object; returns it. */
+export function checkOptions(where, options) {
+  if (typeof options !== 'object' || options === null) throw invalidConfig(where, 'options must be an object');
+  return options;
+}
+
+/** A key part chosen by the host (a prefix, a scope): a string of at most STORE_KEY_PART_CHARS_MAX. */
+export function checkKeyPart(where, name, value) {
+  if (typeof value !== 'string' || value.length > STORE_KEY_PART_CHARS_MAX) {
+    throw invalidConfig(where, `${name} must be a string of at most ${STORE_KEY_PART_CHARS_MAX} characters`);
+  }
+  return value;
+}
+
+/** The session a chat memory is created for (a creation-time option, so a config error). */
+export function checkSessionOption(where, sessionId) {
+  if (typeof sessionId !== 'string' || sessionId.length === 0) throw invalidConfig(where, 'sessionId must be a non-empty string');
+  return sessionId;
+}
+
+/** A session id a store is keyed by: a non-empty string (the core hands only SafeIds). */
+export function checkSessionId(where, sessionId) {
+  if (typeof sessionId !== 'string' || sessionId.length === 0) {
+    throw new TypeError(`${where}: sessionId must be a non-empty string`);
+  }
+  return sessionId;
+}
+
+/**
+ * The stored form of a snapshot the core produced: its key, its cursor (the store compares
+ * the next save against it) and its JSON text (stored as is; a text snapshot is kept verbatim).
+ */
+export function sessionRecord(where, snapshot) {
+  const text = typeof snapshot === 'string' ? snapshot : JSON.stringify(snapshot);
+  const value = typeof snapshot === 'string' ? parseJson(where, snapshot) : snapshot;
+  const sessionId = value?.sessionId;
+  const cursor = value?.cursor;
+  checkSessionId(where, sessionId);
+  if (!isCursor(cursor)) throw new TypeError(`${where}: the snapshot's cursor must be a non-negative safe integer`);
+  checkBytes(where, 'the session envelope', utf8Bytes(text), STORE_SESSION_JSON_BYTES_MAX);
+  return { sessionId, cursor, text };
+}
+
+/** `undefined` (create only if absent) or a cursor; `null` counts as `undefined`. */
+export function expectedCursor(where, value) {
+  if (value === undefined || value === null) return undefined;
+  if (!isCursor(value)) throw new TypeError(`${where}: expectedCursor must be undefined or a non-negative safe integer`);
+  return value;
+}
+
+function isCursor(value) {
+  return Number.isSafeInteger(value) && value >= 0;
+}
+
+/** One JSON text per message, in order: a row never holds more than one message. */
+export function messageRows(where, messages) {
+  if (!Array.isArray(messages)) throw new TypeError(`${where}: messages must be an array`);
+  const rows = messages.map((message) => JSON.stringify(message));
+  checkBytes(where, 'the messages', rows.reduce((sum, row) => sum + utf8Bytes(row), 0), STORE_MESSAGES_JSON_BYTES_MAX);
+  return rows;
+}
+
+/** A save over a bound is refused whole (an error, not a conflict): nothing is sent. */
+function checkBytes(where, what, bytes, max) {
+  if (bytes > max) throw new RangeError(`${where}: ${what} take ${bytes} bytes of JSON, more than the ${max} a store keeps`);
+}
+
+/** UTF-8 length of `text`, counted without encoding it (a surrogate pair counts 2 + 2). */
+export function utf8Bytes(text) {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0x80) bytes += unit >= 0x800 && (unit < 0xd800 || unit > 0xdfff) ? 2 : 1;
+  }
+  return bytes;
+}
+
+/**
+ * A stored message row back as a value. A client that decodes JSON itself (Upstash's does by
+ * default) hands objects; text is parsed here. A row that is not JSON is an error: a
+ * conversation is read whole or not at all.
+ */
+export function messageFromRow(where, row, position) {
+  if (typeof row !== 'string') return row;
+  try {
+    return JSON.parse(row);
+  } catch {
+    throw new Error(`${where}: the stored message at position ${position} is not JSON`);
+  }
+}
+
+function parseJson(where, text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new TypeError(`${where}: a text snapshot must be JSON`);
+  }
+}
+
+/** Throws the signal's reason when it has fired: no new command is sent after an abort. */
+export function throwIfAborted(signal) {
+  if (signal && typeof signal.throwIfAborted === 'function') signal.throwIfAborted();
+}
+
+/** Runs `call`; a failure of the client becomes an Error naming the store, with the cause kept. */
+export async function storeCall(where, call) {
+  try {
+    return await call();
+  } catch (cause) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new Error(`${where}: ${detail}`, { cause });
+  }
+}

@@ -1,0 +1,371 @@
+//! The chunk vocabulary of a session log: TanStack AI / AG-UI events as
+//! `@durable-streams/tanstack-ai-transport` writes and reads them, plus turnkeep's additive
+//! fields and `CUSTOM` events (ignored by TanStack readers). ARCHITECTURE.md has the mapping
+//! table. This module names the fields and builds the chunks; [`super::reduce`] reads them.
+
+use serde_json::{json, Map, Value};
+
+use crate::core::chat::model::Usage;
+use crate::core::checks::{format_iso_millis_at, parse_iso_millis_utc};
+use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+
+pub const RUN_STARTED: &str = "RUN_STARTED";
+pub const RUN_FINISHED: &str = "RUN_FINISHED";
+pub const RUN_ERROR: &str = "RUN_ERROR";
+pub const TEXT_MESSAGE_START: &str = "TEXT_MESSAGE_START";
+pub const TEXT_MESSAGE_CONTENT: &str = "TEXT_MESSAGE_CONTENT";
+pub const TEXT_MESSAGE_END: &str = "TEXT_MESSAGE_END";
+pub const TOOL_CALL_START: &str = "TOOL_CALL_START";
+pub const TOOL_CALL_ARGS: &str = "TOOL_CALL_ARGS";
+pub const TOOL_CALL_END: &str = "TOOL_CALL_END";
+pub const TOOL_CALL_RESULT: &str = "TOOL_CALL_RESULT";
+pub const MESSAGES_SNAPSHOT: &str = "MESSAGES_SNAPSHOT";
+pub const CUSTOM: &str = "CUSTOM";
+
+/// `CUSTOM` names. `approval-requested` is TanStack's; the `turnkeep.` ones are additive.
+pub const APPROVAL_REQUESTED: &str = "approval-requested";
+/// A tool call's status where TanStack has no event for it (`running`, an error with no result
+/// message, e.g. a call stopped before it finished).
+pub const TOOL_CALL_STATUS: &str = "turnkeep.tool-call";
+/// A client asked to stop a turn (`client.turn.stop`); `value: { turnId }`.
+pub const STOP_REQUESTED: &str = "turnkeep.stop-requested";
+
+/// The `type` of a chunk, if it has one.
+pub fn chunk_type(chunk: &Value) -> Option<&str> {
+    chunk.get("type").and_then(Value::as_str)
+}
+
+/// True for the stop request of `turn_id`.
+pub fn is_stop_request(chunk: &Value, turn_id: &str) -> bool {
+    chunk_type(chunk) == Some(CUSTOM)
+        && chunk.get("name").and_then(Value::as_str) == Some(STOP_REQUESTED)
+        && chunk.pointer("/value/turnId").and_then(Value::as_str) == Some(turn_id)
+}
+
+/// The stop request of `turn_id`, appended by `client.turn.stop`.
+pub fn stop_request(turn_id: &str, now_ms: u64) -> Value {
+    json!({ "type": CUSTOM, "name": STOP_REQUESTED, "value": { "turnId": turn_id }, "timestamp": now_ms })
+}
+
+pub fn run_started(run_id: &str, thread_id: &str, now_ms: u64) -> Value {
+    json!({ "type": RUN_STARTED, "runId": run_id, "threadId": thread_id, "timestamp": now_ms })
+}
+
+/// The run ended normally. `finishReason` at the top (TanStack 0.8) and in `metadata.tanstack`
+/// (0.58); usage as TanStack's object form.
+pub fn run_finished(run_id: &str, thread_id: &str, usage: &Usage, now_ms: u64) -> Value {
+    json!({
+        "type": RUN_FINISHED,
+        "runId": run_id,
+        "threadId": thread_id,
+        "finishReason": "stop",
+        "usage": {
+            "promptTokens": usage.prompt_tokens,
+            "completionTokens": usage.completion_tokens,
+            "totalTokens": usage.total_tokens,
+        },
+        "metadata": { "tanstack": { "finishReason": "stop" } },
+        "timestamp": now_ms,
+    })
+}
+
+/// The run failed: `message`/`code` at the top (AG-UI, TanStack 0.58) and nested (0.8).
+pub fn run_error(run_id: &str, code: &str, message: &str, now_ms: u64) -> Value {
+    json!({
+        "type": RUN_ERROR,
+        "runId": run_id,
+        "message": message,
+        "code": code,
+        "error": { "message": message, "code": code },
+        "timestamp": now_ms,
+    })
+}
+
+/// A message begins: TanStack reads `messageId`, `role`, `timestamp`; turnkeep adds the exact
+/// `createdAt`.
+pub fn message_start(message: &Message) -> Value {
+    json!({
+        "type": TEXT_MESSAGE_START,
+        "messageId": message.id,
+        "role": role_str(message.role),
+        "timestamp": created_ms(message),
+        "createdAt": message.created_at,
+    })
+}
+
+pub fn message_content(message_id: &str, delta: &str, now_ms: u64) -> Value {
+    json!({ "type": TEXT_MESSAGE_CONTENT, "messageId": message_id, "delta": delta, "timestamp": now_ms })
+}
+
+/// A message ends; `status` (additive) is `complete` or `error`.
+pub fn message_end(message_id: &str, status: MessageStatus, now_ms: u64) -> Value {
+    json!({ "type": TEXT_MESSAGE_END, "messageId": message_id, "status": message_status_str(status), "timestamp": now_ms })
+}
+
+/// The three chunks that publish a tool call as the model asked for it, and its status then
+/// (`pending`, `requires_confirmation` or `error` with the reason; additive on the end chunk).
+pub fn tool_call(parent_id: &str, call: &ToolCall, now_ms: u64) -> Vec<Value> {
+    let args = Value::Object(call.args.clone());
+    let mut end = json!({
+        "type": TOOL_CALL_END,
+        "toolCallId": call.id,
+        "toolCallName": call.name,
+        "toolName": call.name,
+        "input": args,
+        "status": tool_status_str(call.status),
+        "timestamp": now_ms,
+    });
+    if let Some(error) = &call.error {
+        end["error"] = Value::String(error.clone());
+    }
+    vec![
+        json!({
+            "type": TOOL_CALL_START,
+            "toolCallId": call.id,
+            "toolCallName": call.name,
+            "toolName": call.name,
+            "parentMessageId": parent_id,
+            "timestamp": now_ms,
+        }),
+        json!({ "type": TOOL_CALL_ARGS, "toolCallId": call.id, "delta": args.to_string(), "timestamp": now_ms }),
+        end,
+    ]
+}
+
+/// TanStack's approval request for a call that needs a person (`approval.id`: the call id until
+/// a confirmation token exists).
+pub fn approval_requested(call: &ToolCall, now_ms: u64) -> Value {
+    json!({
+        "type": CUSTOM,
+        "name": APPROVAL_REQUESTED,
+        "value": {
+            "toolCallId": call.id,
+            "toolName": call.name,
+            "input": Value::Object(call.args.clone()),
+            "approval": { "id": call.id },
+        },
+        "timestamp": now_ms,
+    })
+}
+
+/// A call's new status without a result message (`running`, or an error nobody answered).
+pub fn tool_call_status(call: &ToolCall, now_ms: u64) -> Value {
+    let mut value = Map::new();
+    value.insert("toolCallId".into(), Value::String(call.id.clone()));
+    value.insert(
+        "status".into(),
+        Value::String(tool_status_str(call.status).into()),
+    );
+    if let Some(result) = &call.result {
+        value.insert("result".into(), Value::String(result.clone()));
+    }
+    if let Some(error) = &call.error {
+        value.insert("error".into(), Value::String(error.clone()));
+    }
+    json!({ "type": CUSTOM, "name": TOOL_CALL_STATUS, "value": value, "timestamp": now_ms })
+}
+
+/// A tool's answer, for both TanStack dialects: an end chunk with `result` (0.8) and the
+/// `TOOL_CALL_RESULT` (0.58) that carries turnkeep's `tool` message (`messageId`, `createdAt`);
+/// a failed call says `state: "output-error"` (top level and in `metadata.tanstack`).
+pub fn tool_result(message: &Message, tool_name: &str) -> Vec<Value> {
+    let call_id = message.tool_call_id.clone().unwrap_or_default();
+    let failed = message.status == MessageStatus::Error;
+    let output = if failed {
+        json!({ "error": message.content })
+    } else {
+        Value::String(message.content.clone())
+    };
+    let end = json!({
+        "type": TOOL_CALL_END,
+        "toolCallId": call_id,
+        "toolName": tool_name,
+        "result": output,
+        "timestamp": created_ms(message),
+    });
+    let mut result = json!({
+        "type": TOOL_CALL_RESULT,
+        "toolCallId": call_id,
+        "messageId": message.id,
+        "role": "tool",
+        "content": message.content,
+        "timestamp": created_ms(message),
+        "createdAt": message.created_at,
+    });
+    if failed {
+        result["state"] = Value::String("output-error".into());
+        result["metadata"] = json!({ "tanstack": { "state": "output-error" } });
+    }
+    vec![end, result]
+}
+
+/// A native batch: the whole conversation as TanStack UI messages (`messages`, tool results
+/// anchored on the assistant message that made the call) and, additively, turnkeep's canonical
+/// messages (`canonical`), which a turnkeep reader prefers.
+pub fn messages_snapshot(messages: &[Message]) -> Value {
+    let canonical: Vec<Value> = messages
+        .iter()
+        .map(crate::core::protocol::message::message_to_value)
+        .collect();
+    json!({ "type": MESSAGES_SNAPSHOT, "messages": ui_messages(messages), "canonical": canonical })
+}
+
+/// Canonical messages as TanStack UI messages: `tool` messages are not messages there but a
+/// `tool-result` part (and the call's `output`) on the assistant message that made the call.
+pub fn ui_messages(messages: &[Message]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(messages.len());
+    let mut owner: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for message in messages {
+        if message.role == Role::Tool {
+            let call_id = message.tool_call_id.as_deref().unwrap_or_default();
+            if let Some(&at) = owner.get(call_id) {
+                if let Some(parts) = out[at]["parts"].as_array_mut() {
+                    parts.push(tool_result_part(message));
+                }
+                continue;
+            }
+        }
+        for call in message.tool_calls.iter().flatten() {
+            owner.insert(call.id.as_str(), out.len());
+        }
+        out.push(native_message(message));
+    }
+    out
+}
+
+fn tool_result_part(message: &Message) -> Value {
+    let failed = message.status == MessageStatus::Error;
+    let mut part = json!({
+        "type": "tool-result",
+        "toolCallId": message.tool_call_id.clone().unwrap_or_default(),
+        "content": message.content,
+        "state": if failed { "error" } else { "complete" },
+    });
+    if failed {
+        part["error"] = Value::String(message.content.clone());
+    }
+    part
+}
+
+/// One message in TanStack's UI shape (`id`, `role`, `parts`, `createdAt`, `metadata`), with
+/// AG-UI's `content` text beside the parts.
+pub fn native_message(message: &Message) -> Value {
+    let mut value = json!({
+        "id": message.id,
+        "role": role_str(message.role),
+        "content": message.content,
+        "createdAt": message.created_at,
+    });
+    if let Some(call_id) = &message.tool_call_id {
+        value["toolCallId"] = Value::String(call_id.clone());
+    }
+    if let Some(metadata) = &message.metadata {
+        value["metadata"] = Value::Object(metadata.clone());
+    }
+    let mut parts = Vec::new();
+    if message.role == Role::Tool {
+        parts.push(tool_result_part(message));
+    } else if !message.content.is_empty() {
+        parts.push(json!({ "type": "text", "content": message.content }));
+    }
+    for call in message.tool_calls.iter().flatten() {
+        let mut part = json!({
+            "type": "tool-call",
+            "id": call.id,
+            "name": call.name,
+            "arguments": Value::Object(call.args.clone()).to_string(),
+            "input": Value::Object(call.args.clone()),
+            "state": ui_tool_state(call.status),
+        });
+        if let Some(result) = &call.result {
+            part["output"] = Value::String(result.clone());
+        }
+        if let Some(error) = &call.error {
+            part["output"] = json!({ "error": error });
+        }
+        parts.push(part);
+    }
+    value["parts"] = Value::Array(parts);
+    value
+}
+
+/// TanStack's tool-call part state for a canonical call status.
+fn ui_tool_state(status: ToolCallStatus) -> &'static str {
+    match status {
+        ToolCallStatus::Pending | ToolCallStatus::Running => "input-complete",
+        ToolCallStatus::RequiresConfirmation => "approval-requested",
+        ToolCallStatus::Complete => "complete",
+        ToolCallStatus::Error => "error",
+    }
+}
+
+pub fn role_str(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::System => "system",
+        Role::Tool => "tool",
+    }
+}
+
+pub fn message_status_str(status: MessageStatus) -> &'static str {
+    match status {
+        MessageStatus::Pending => "pending",
+        MessageStatus::Streaming => "streaming",
+        MessageStatus::Complete => "complete",
+        MessageStatus::Error => "error",
+    }
+}
+
+pub fn tool_status_str(status: ToolCallStatus) -> &'static str {
+    match status {
+        ToolCallStatus::Pending => "pending",
+        ToolCallStatus::Running => "running",
+        ToolCallStatus::Complete => "complete",
+        ToolCallStatus::Error => "error",
+        ToolCallStatus::RequiresConfirmation => "requires_confirmation",
+    }
+}
+
+pub fn parse_tool_status(s: &str) -> Option<ToolCallStatus> {
+    Some(match s {
+        "pending" => ToolCallStatus::Pending,
+        "running" => ToolCallStatus::Running,
+        "complete" => ToolCallStatus::Complete,
+        "error" => ToolCallStatus::Error,
+        "requires_confirmation" => ToolCallStatus::RequiresConfirmation,
+        _ => return None,
+    })
+}
+
+pub fn parse_message_status(s: &str) -> Option<MessageStatus> {
+    Some(match s {
+        "pending" => MessageStatus::Pending,
+        "streaming" => MessageStatus::Streaming,
+        "complete" => MessageStatus::Complete,
+        "error" => MessageStatus::Error,
+        _ => return None,
+    })
+}
+
+/// A message's `createdAt` as epoch milliseconds (TanStack's `timestamp`).
+fn created_ms(message: &Message) -> u64 {
+    parse_iso_millis_utc(&message.created_at).unwrap_or(0)
+}
+
+/// `createdAt` of a chunk: its own `createdAt` when it is a valid one, else its `timestamp`.
+pub fn chunk_created_at(chunk: &Value, fallback_ms: u64) -> String {
+    if let Some(at) = chunk
+        .get("createdAt")
+        .and_then(Value::as_str)
+        .filter(|s| parse_iso_millis_utc(s).is_some())
+    {
+        return at.to_owned();
+    }
+    format_iso_millis_at(chunk_timestamp(chunk).unwrap_or(fallback_ms))
+}
+
+/// A chunk's `timestamp` (epoch ms), when it is a non-negative integer.
+pub fn chunk_timestamp(chunk: &Value) -> Option<u64> {
+    chunk.get("timestamp").and_then(Value::as_u64)
+}

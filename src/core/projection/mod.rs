@@ -1,0 +1,18 @@
+//! The session log's one projection (design §2 "one reducer per concern", §5; seeds §"The
+//! one-projection law"): chunks in, `{ messages, renderParts }` out, the same compiled code for
+//! server rendering, the session view and the live browser client.
+//!
+//! - [`chunks`]: the chunk vocabulary (TanStack AI / AG-UI events plus turnkeep's additive
+//!   fields), constructors and recognizers.
+//! - [`reduce`]: [`Projection`], the incremental reducer.
+//! - [`render`]: render parts (message text and tool cards) from the projected messages.
+//! - [`encode`]: the inverse, controller states → chunks, checked against the same reducer.
+
+pub mod chunks;
+pub mod encode;
+pub mod reduce;
+pub mod render;
+
+pub use encode::{merge_queued, TurnEncoder};
+pub use reduce::Projection;
+pub use render::{render_parts, RenderPart};

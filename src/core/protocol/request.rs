@@ -1,0 +1,154 @@
+//! What a client may post to the chat endpoint: a turn submission (AgentsKit v1), and turnkeep's
+//! additive v1 events (documented in README "The wire"):
+//! - `client.turn.stop`: stop the running turn `turnId` of `sessionId` (any authenticated client
+//!   of the session may send it; payload `{}`).
+//! - `client.confirmation.resolve`: approve or reject a pending tool confirmation, payload
+//!   `{ token, decision: 'approve' | 'reject', reason? }`.
+//!
+//! `decodeTurnEvent` (the AgentsKit-compatible decoder) knows neither: to it they are unknown
+//! events, as v1 says unknown events are inert. Only the chat endpoint reads them, here.
+
+use serde_json::Value;
+
+use super::decode::{decode_envelope, decode_turn_event};
+use super::event::{Envelope, EventBody};
+use super::field::{FieldError, Obj};
+use crate::core::limits::CONFIRMATION_REASON_CHARS_MAX;
+
+pub const STOP_EVENT: &str = "client.turn.stop";
+pub const RESOLVE_EVENT: &str = "client.confirmation.resolve";
+
+/// A decoded request to the chat endpoint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientRequest {
+    pub envelope: Envelope,
+    pub kind: RequestKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestKind {
+    Submit {
+        input: String,
+    },
+    Stop,
+    Resolve {
+        token: String,
+        approve: bool,
+        reason: Option<String>,
+    },
+}
+
+const DECISION_RULE: &str = "must be approve or reject";
+const REASON_RULE: &str = "must be a string of at most 1024 characters";
+
+/// Decodes a request body; `None` when it is not one of the three (the handler answers 400).
+pub fn decode_client_request(v: &Value) -> Option<ClientRequest> {
+    match v.get("event").and_then(Value::as_str) {
+        Some(STOP_EVENT) => decode_additive(v, |_| Ok(RequestKind::Stop)).ok(),
+        Some(RESOLVE_EVENT) => decode_additive(v, decode_resolve).ok(),
+        _ => {
+            let event = decode_turn_event(v).ok()?;
+            let EventBody::Submit { input } = event.body else {
+                return None;
+            };
+            Some(ClientRequest {
+                envelope: event.envelope,
+                kind: RequestKind::Submit { input },
+            })
+        }
+    }
+}
+
+fn decode_additive(
+    v: &Value,
+    payload: impl FnOnce(&Obj<'_>) -> Result<RequestKind, FieldError>,
+) -> Result<ClientRequest, FieldError> {
+    let o = Obj::new(v, "")?;
+    let envelope = decode_envelope(&o)?;
+    let body = o.required("payload", super::field::MUST_BE_OBJECT, |v| {
+        v.is_object().then_some(v)
+    })?;
+    let kind = payload(&Obj::new(body, "payload")?)?;
+    Ok(ClientRequest { envelope, kind })
+}
+
+fn decode_resolve(o: &Obj<'_>) -> Result<RequestKind, FieldError> {
+    let token = o.safe_id("token")?;
+    let approve = o.required("decision", DECISION_RULE, |v| match v.as_str() {
+        Some("approve") => Some(true),
+        Some("reject") => Some(false),
+        _ => None,
+    })?;
+    let reason = o.optional("reason", REASON_RULE, |v| {
+        v.as_str()
+            .filter(|s| s.chars().count() <= CONFIRMATION_REASON_CHARS_MAX)
+            .map(str::to_owned)
+    })?;
+    Ok(RequestKind::Resolve {
+        token,
+        approve,
+        reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(name: &str, payload: Value) -> Value {
+        json!({
+            "protocol": "agentskit.chat.turn", "version": 1, "eventId": "e1", "sessionId": "s1",
+            "turnId": "t1", "sequence": 0, "emittedAt": "2026-07-11T03:00:00.000Z",
+            "event": name, "payload": payload,
+        })
+    }
+
+    #[test]
+    fn each_request_kind_decodes_and_bad_ones_do_not() {
+        let check = |v: Value, expected: Option<RequestKind>| {
+            assert_eq!(decode_client_request(&v).map(|r| r.kind), expected, "{v}");
+        };
+        check(
+            event("client.turn.submit", json!({"input": "hi"})),
+            Some(RequestKind::Submit { input: "hi".into() }),
+        );
+        check(event(STOP_EVENT, json!({})), Some(RequestKind::Stop));
+        check(event(STOP_EVENT, json!(null)), None);
+        check(
+            event(
+                RESOLVE_EVENT,
+                json!({"token": "confirm-1", "decision": "reject", "reason": "no"}),
+            ),
+            Some(RequestKind::Resolve {
+                token: "confirm-1".into(),
+                approve: false,
+                reason: Some("no".into()),
+            }),
+        );
+        check(
+            event(
+                RESOLVE_EVENT,
+                json!({"token": "confirm-1", "decision": "maybe"}),
+            ),
+            None,
+        );
+        check(
+            event(
+                RESOLVE_EVENT,
+                json!({"token": "not safe!", "decision": "approve"}),
+            ),
+            None,
+        );
+        check(
+            event(
+                "server.turn.diagnostic",
+                json!({"version": 1, "code": "X", "message": "m", "retryable": true}),
+            ),
+            None,
+        );
+        let mut no_session = event(STOP_EVENT, json!({}));
+        no_session.as_object_mut().unwrap().remove("sessionId");
+        check(no_session, None);
+    }
+}

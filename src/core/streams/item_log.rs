@@ -1,0 +1,226 @@
+//! A log kept by a generic store (in memory, Redis, Postgres): numbered items plus one head
+//! record, changed together by one conditional commit. This module decides appends for such a
+//! store with the same producer rules the Durable Object server applies ([`super::producer`]), so
+//! every session-log adapter fences writers the same way.
+//!
+//! - Positions count items from 0; the offset after `n` items is `Offset { read_seq: 0,
+//!   byte_offset: n }` printed in the usual fixed width, so offsets sort like positions.
+//! - The head's `version` increases with every commit; a store commits only if the version it
+//!   holds is the one the decision was made on (compare-and-set), so two writers never both win.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::offset::Offset;
+use super::producer::{
+    check_producer_capacity, validate_producer, ProducerDecision, ProducerHeaders, ProducerState,
+};
+use crate::core::checks::safe_uint;
+use crate::core::limits;
+
+/// The head record of an item log.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogHead {
+    /// Incremented by every commit; compare-and-set key.
+    pub version: u64,
+    /// Items stored.
+    pub length: u64,
+    /// Fencing state per producer id.
+    pub producers: BTreeMap<String, ProducerState>,
+}
+
+/// What an append may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ItemAppendDecision {
+    /// Store the items at `head.length..`, then commit `next` (version + 1).
+    Append {
+        next: LogHead,
+    },
+    /// This producer batch was stored before; nothing to do.
+    Duplicate,
+    StaleEpoch {
+        current_epoch: u64,
+    },
+    SequenceGap {
+        expected: u64,
+        received: u64,
+    },
+    /// A producer's new epoch must start at seq 0.
+    NewEpochSeqNotZero,
+    /// Too many producer ids on this log.
+    ProducerTableFull,
+    /// Nothing to append, or the log would pass its item bound.
+    Refused(&'static str),
+}
+
+/// Decides appending `items` items to the log at `head`, as producer `producer` if given.
+pub fn decide_item_append(
+    head: &LogHead,
+    items: u64,
+    producer: Option<&ProducerHeaders>,
+) -> ItemAppendDecision {
+    if items == 0 {
+        return ItemAppendDecision::Refused("an append needs at least one item");
+    }
+    let Some(length) = head
+        .length
+        .checked_add(items)
+        .filter(|n| *n <= limits::LOG_ITEMS_MAX)
+    else {
+        return ItemAppendDecision::Refused("the log is full");
+    };
+    let mut next = LogHead {
+        version: head.version + 1,
+        length,
+        producers: head.producers.clone(),
+    };
+    if let Some(p) = producer {
+        let known = head.producers.get(&p.id);
+        if check_producer_capacity(head.producers.len(), known.is_some()).is_err() {
+            return ItemAppendDecision::ProducerTableFull;
+        }
+        match validate_producer(known, p) {
+            ProducerDecision::Accepted { next: state } => {
+                next.producers.insert(p.id.clone(), state);
+            }
+            ProducerDecision::Duplicate { .. } => return ItemAppendDecision::Duplicate,
+            ProducerDecision::StaleEpoch { current_epoch } => {
+                return ItemAppendDecision::StaleEpoch { current_epoch }
+            }
+            ProducerDecision::NewEpochSeqNotZero { .. } => {
+                return ItemAppendDecision::NewEpochSeqNotZero
+            }
+            ProducerDecision::SequenceGap { expected, received } => {
+                return ItemAppendDecision::SequenceGap { expected, received }
+            }
+        }
+    }
+    ItemAppendDecision::Append { next }
+}
+
+/// The offset after `position` items.
+pub fn position_offset(position: u64) -> String {
+    Offset {
+        read_seq: 0,
+        byte_offset: position,
+    }
+    .to_string()
+}
+
+/// The item position an offset this log minted names; `None` for anything else.
+pub fn offset_position(offset: &str) -> Option<u64> {
+    Offset::parse(offset)
+        .ok()
+        .filter(|o| o.read_seq == 0)
+        .map(|o| o.byte_offset)
+}
+
+impl LogHead {
+    /// `{"version":v,"length":n,"producers":{"id":[epoch,lastSeq],...}}`: what a store keeps.
+    pub fn to_json(&self) -> String {
+        let producers: Map<String, Value> = self
+            .producers
+            .iter()
+            .map(|(id, s)| (id.clone(), json!([s.epoch, s.last_seq])))
+            .collect();
+        json!({ "version": self.version, "length": self.length, "producers": producers })
+            .to_string()
+    }
+
+    /// Reads what [`LogHead::to_json`] wrote; `None` when it is not that shape.
+    pub fn from_json(value: &Value) -> Option<LogHead> {
+        let version = value.get("version").and_then(safe_uint)?;
+        let length = value.get("length").and_then(safe_uint)?;
+        let mut producers = BTreeMap::new();
+        for (id, state) in value.get("producers")?.as_object()? {
+            let pair = state.as_array().filter(|a| a.len() == 2)?;
+            producers.insert(
+                id.clone(),
+                ProducerState {
+                    epoch: safe_uint(&pair[0])?,
+                    last_seq: safe_uint(&pair[1])?,
+                },
+            );
+        }
+        Some(LogHead {
+            version,
+            length,
+            producers,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(id: &str, epoch: u64, seq: u64) -> ProducerHeaders {
+        ProducerHeaders {
+            id: id.into(),
+            epoch,
+            seq,
+        }
+    }
+
+    /// Applies a decision the way a store commits one.
+    fn apply(head: &LogHead, decision: &ItemAppendDecision) -> LogHead {
+        match decision {
+            ItemAppendDecision::Append { next } => next.clone(),
+            _ => head.clone(),
+        }
+    }
+
+    #[test]
+    fn fencing_follows_the_producer_rules() {
+        use ItemAppendDecision as D;
+        let mut head = LogHead::default();
+        let steps: &[(u64, u64, &str)] = &[
+            (1, 0, "append"),
+            (1, 1, "append"),
+            (1, 1, "duplicate"),
+            (1, 3, "gap"),
+            (2, 1, "new-epoch-not-zero"),
+            (2, 0, "append"),
+            (1, 2, "stale"),
+            (2, 1, "append"),
+        ];
+        for &(epoch, seq, expected) in steps {
+            let decision = decide_item_append(&head, 1, Some(&stamp("p", epoch, seq)));
+            let got = match &decision {
+                D::Append { .. } => "append",
+                D::Duplicate => "duplicate",
+                D::SequenceGap { .. } => "gap",
+                D::NewEpochSeqNotZero => "new-epoch-not-zero",
+                D::StaleEpoch { current_epoch: 2 } => "stale",
+                other => panic!("unexpected {other:?}"),
+            };
+            assert_eq!(got, expected, "epoch {epoch} seq {seq}");
+            head = apply(&head, &decision);
+        }
+        assert_eq!(head.length, 4);
+        assert_eq!(head.version, 4);
+    }
+
+    #[test]
+    fn heads_round_trip_and_offsets_order_like_positions() {
+        let mut head = LogHead::default();
+        for (i, id) in ["a", "b"].iter().enumerate() {
+            if let ItemAppendDecision::Append { next } =
+                decide_item_append(&head, 2, Some(&stamp(id, i as u64, 0)))
+            {
+                head = next;
+            }
+        }
+        let text = head.to_json();
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(LogHead::from_json(&parsed), Some(head));
+        assert!(position_offset(9) < position_offset(10));
+        assert_eq!(offset_position(&position_offset(12345)), Some(12345));
+        assert_eq!(offset_position("bogus"), None);
+        assert_eq!(
+            decide_item_append(&LogHead::default(), 0, None),
+            ItemAppendDecision::Refused("an append needs at least one item")
+        );
+    }
+}

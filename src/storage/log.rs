@@ -1,0 +1,310 @@
+//! Session logs over a generic store: [`StoreLog`] implements the `SessionLog` port on any
+//! [`LogStore`] (numbered items plus a head record, changed by one conditional commit), deciding
+//! every append with `core::streams::item_log` — the same producer fencing the Durable Object
+//! server applies. [`MemoryLogStore`] is the in-memory store (**not durable**: tests, demos,
+//! simulations); hosts back the same port with Redis or Postgres through the JS store interface.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::task::Waker;
+
+use serde_json::Value;
+
+use crate::core::limits::{LOG_COMMIT_ATTEMPTS_MAX, LOG_POLL_INTERVAL_MS, LOG_READ_ITEMS_MAX};
+use crate::core::streams::item_log::{
+    decide_item_append, offset_position, position_offset, ItemAppendDecision, LogHead,
+};
+use crate::core::streams::producer::ProducerHeaders;
+use crate::ports::chat::Sleep;
+use crate::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
+use crate::ports::{CancelToken, LocalFuture, PortError};
+
+/// The storage primitive a [`StoreLog`] is built on.
+pub trait LogStore {
+    /// The head, or `None` for a log never written.
+    fn head<'a>(
+        &'a self,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<LogHead>, PortError>>;
+
+    /// Atomically: if the stored head's version is `expected_version` (`None`: no head yet),
+    /// store `items` at positions `next.length - items.len() ..` and the head `next`; `true`.
+    /// Otherwise change nothing; `false`.
+    fn commit<'a>(
+        &'a self,
+        expected_version: Option<u64>,
+        items: &'a [String],
+        next: &'a LogHead,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<bool, PortError>>;
+
+    /// Up to `limit` items from position `from`, in order.
+    fn items<'a>(
+        &'a self,
+        from: u64,
+        limit: usize,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<String>, PortError>>;
+
+    /// Resolves once the head's version is past `version` (a commit happened). Stores without
+    /// change notification return `None`, and readers poll instead.
+    fn changed<'a>(&'a self, _version: u64) -> Option<LocalFuture<'a, ()>> {
+        None
+    }
+}
+
+/// A `SessionLog` over a [`LogStore`].
+pub struct StoreLog<S> {
+    store: S,
+    /// Pauses between polls of a long-poll read on a store without change notification.
+    sleep: Rc<dyn Sleep>,
+}
+
+impl<S: LogStore> StoreLog<S> {
+    pub fn new(store: S, sleep: Rc<dyn Sleep>) -> Self {
+        Self { store, sleep }
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    async fn append_now(
+        &self,
+        chunks: &[String],
+        producer: Option<&ProducerStamp>,
+        cancel: &CancelToken,
+    ) -> Result<AppendAck, LogError> {
+        let producer = producer.map(|p| ProducerHeaders {
+            id: p.id.clone(),
+            epoch: p.epoch,
+            seq: p.seq,
+        });
+        for _ in 0..LOG_COMMIT_ATTEMPTS_MAX {
+            let head = self.store.head(cancel).await.map_err(LogError::Retryable)?;
+            let current = head.clone().unwrap_or_default();
+            let next = match decide_item_append(&current, chunks.len() as u64, producer.as_ref()) {
+                ItemAppendDecision::Append { next } => next,
+                ItemAppendDecision::Duplicate => {
+                    return Ok(AppendAck {
+                        offset: position_offset(current.length),
+                        duplicate: true,
+                    })
+                }
+                ItemAppendDecision::StaleEpoch { current_epoch } => {
+                    return Err(LogError::StaleEpoch { current_epoch })
+                }
+                ItemAppendDecision::SequenceGap { expected, received } => {
+                    return Err(LogError::SequenceGap { expected, received })
+                }
+                ItemAppendDecision::NewEpochSeqNotZero => {
+                    return Err(LogError::Failed(PortError::new(
+                        "a new producer epoch must start at seq 0",
+                    )))
+                }
+                ItemAppendDecision::ProducerTableFull => {
+                    return Err(LogError::Failed(PortError::new(
+                        "the log remembers too many producer ids",
+                    )))
+                }
+                ItemAppendDecision::Refused(why) => {
+                    return Err(LogError::Failed(PortError::new(why)))
+                }
+            };
+            let expected = head.map(|h| h.version);
+            if self
+                .store
+                .commit(expected, chunks, &next, cancel)
+                .await
+                .map_err(LogError::Retryable)?
+            {
+                return Ok(AppendAck {
+                    offset: position_offset(next.length),
+                    duplicate: false,
+                });
+            }
+        }
+        Err(LogError::Retryable(PortError::new(
+            "the log kept changing under this append",
+        )))
+    }
+
+    async fn read_now(
+        &self,
+        from: ReadFrom<'_>,
+        wait_ms: u64,
+        cancel: &CancelToken,
+    ) -> Result<LogRead, LogError> {
+        let mut waited_ms = 0;
+        loop {
+            let head = self.store.head(cancel).await.map_err(LogError::Retryable)?;
+            let (version, length) = head.map_or((0, 0), |h| (h.version, h.length));
+            let position = match from {
+                ReadFrom::Start => 0,
+                ReadFrom::Now => length,
+                ReadFrom::After(offset) => offset_position(offset).ok_or_else(|| {
+                    LogError::Failed(PortError::new("the offset was not minted by this log"))
+                })?,
+            };
+            if position > length {
+                return Err(LogError::Failed(PortError::new(
+                    "the offset is beyond the tail",
+                )));
+            }
+            if position < length || wait_ms <= waited_ms || cancel.is_cancelled() {
+                return self.read_items(position, length, cancel).await;
+            }
+            match self.store.changed(version) {
+                Some(changed) => {
+                    let sleep = self.sleep.sleep(wait_ms - waited_ms);
+                    let _ = crate::turn::race::race(changed, sleep).await;
+                    waited_ms = wait_ms; // one more look, then answer whatever is there
+                }
+                None => {
+                    let step = LOG_POLL_INTERVAL_MS.min(wait_ms - waited_ms);
+                    self.sleep.sleep(step).await;
+                    waited_ms += step;
+                }
+            }
+        }
+    }
+
+    async fn read_items(
+        &self,
+        position: u64,
+        length: u64,
+        cancel: &CancelToken,
+    ) -> Result<LogRead, LogError> {
+        if position == length {
+            return Ok(LogRead {
+                chunks: Vec::new(),
+                offset: (length > 0 || position > 0).then(|| position_offset(position)),
+                up_to_date: true,
+            });
+        }
+        let texts = self
+            .store
+            .items(position, LOG_READ_ITEMS_MAX, cancel)
+            .await
+            .map_err(LogError::Retryable)?;
+        let mut chunks = Vec::with_capacity(texts.len());
+        for text in &texts {
+            let chunk: Value = serde_json::from_str(text).map_err(|_| {
+                LogError::Failed(PortError::new("the log holds an item that is not JSON"))
+            })?;
+            chunks.push(chunk);
+        }
+        let next = position + chunks.len() as u64;
+        Ok(LogRead {
+            chunks,
+            offset: Some(position_offset(next)),
+            up_to_date: next >= length,
+        })
+    }
+}
+
+impl<S: LogStore> SessionLog for StoreLog<S> {
+    fn append<'a>(
+        &'a self,
+        chunks: &'a [String],
+        producer: Option<&'a ProducerStamp>,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<AppendAck, LogError>> {
+        Box::pin(self.append_now(chunks, producer, cancel))
+    }
+
+    fn read<'a>(
+        &'a self,
+        from: ReadFrom<'a>,
+        wait_ms: u64,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<LogRead, LogError>> {
+        Box::pin(self.read_now(from, wait_ms, cancel))
+    }
+}
+
+/// Items and head in memory, with change notification. Cloning shares the log.
+#[derive(Clone, Default)]
+pub struct MemoryLogStore {
+    inner: Rc<RefCell<MemoryLogInner>>,
+}
+
+#[derive(Default)]
+struct MemoryLogInner {
+    head: Option<LogHead>,
+    items: Vec<String>,
+    waiters: Vec<Waker>,
+}
+
+impl MemoryLogStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every item stored, as JSON values (tests).
+    pub fn chunks(&self) -> Vec<Value> {
+        self.inner
+            .borrow()
+            .items
+            .iter()
+            .filter_map(|t| serde_json::from_str(t).ok())
+            .collect()
+    }
+}
+
+impl LogStore for MemoryLogStore {
+    fn head<'a>(
+        &'a self,
+        _cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<LogHead>, PortError>> {
+        let head = self.inner.borrow().head.clone();
+        Box::pin(std::future::ready(Ok(head)))
+    }
+
+    fn commit<'a>(
+        &'a self,
+        expected_version: Option<u64>,
+        items: &'a [String],
+        next: &'a LogHead,
+        _cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
+        let mut inner = self.inner.borrow_mut();
+        let written = inner.head.as_ref().map(|h| h.version) == expected_version
+            && inner.items.len() as u64 + items.len() as u64 == next.length;
+        if written {
+            inner.items.extend(items.iter().cloned());
+            inner.head = Some(next.clone());
+            for waker in inner.waiters.drain(..) {
+                waker.wake();
+            }
+        }
+        Box::pin(std::future::ready(Ok(written)))
+    }
+
+    fn items<'a>(
+        &'a self,
+        from: u64,
+        limit: usize,
+        _cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<String>, PortError>> {
+        let inner = self.inner.borrow();
+        let from = (from as usize).min(inner.items.len());
+        let to = from.saturating_add(limit).min(inner.items.len());
+        Box::pin(std::future::ready(Ok(inner.items[from..to].to_vec())))
+    }
+
+    fn changed<'a>(&'a self, version: u64) -> Option<LocalFuture<'a, ()>> {
+        let inner = self.inner.clone();
+        Some(Box::pin(std::future::poll_fn(move |cx| {
+            let mut inner = inner.borrow_mut();
+            if inner.head.as_ref().map_or(0, |h| h.version) > version {
+                return std::task::Poll::Ready(());
+            }
+            inner.waiters.push(cx.waker().clone());
+            std::task::Poll::Pending
+        })))
+    }
+}
+
+/// The in-memory session log (**not durable**).
+pub type MemorySessionLog = StoreLog<MemoryLogStore>;

@@ -1,0 +1,55 @@
+//! What a turn is given: its ports (owned, so a running turn can outlive the call that started
+//! it), its limits, the submission and the chat it runs.
+
+use std::rc::Rc;
+
+use super::fault::FaultReport;
+use crate::core::chat::controller::ChatConfig;
+use crate::core::protocol::Message;
+use crate::core::session::SessionIdentity;
+use crate::ports::chat::{ChatMemory, Clock, Ids, ModelAdapter, Sleep, Tool};
+use crate::ports::log::SessionLog;
+use crate::ports::session::SessionStorage;
+
+/// Everything a turn reaches the world through.
+#[derive(Clone)]
+pub struct Ports {
+    pub storage: Rc<dyn SessionStorage>,
+    pub memory: Rc<dyn ChatMemory>,
+    /// The session's durable stream, when the host configured one. With it every turn is
+    /// published as it runs, and losing the sending client no longer stops the turn.
+    pub log: Option<Rc<dyn SessionLog>>,
+    pub model: Rc<dyn ModelAdapter>,
+    pub tools: Rc<Vec<Box<dyn Tool>>>,
+    pub clock: Rc<dyn Clock>,
+    pub ids: Rc<dyn Ids>,
+    pub sleep: Rc<dyn Sleep>,
+    pub faults: Rc<dyn FaultReport>,
+}
+
+/// The bounds of one turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TurnLimits {
+    /// How long a claim holds the session (`limits::lease_ms`: the turn plus three cleanup budgets).
+    pub lease_ms: u64,
+    /// Each cleanup step (settle, publish the end, save messages, release) gets this long.
+    pub cleanup_budget_ms: u64,
+}
+
+/// A validated `client.turn.submit`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submission {
+    pub session_id: String,
+    pub turn_id: String,
+    pub input: String,
+}
+
+/// The chat definition's part the turn needs besides its ports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatSetup {
+    /// Who the stored session must belong to (session id, definition id and revision).
+    pub identity: SessionIdentity,
+    pub config: ChatConfig,
+    /// The conversation a session starts with when its memory is empty.
+    pub initial_messages: Vec<Message>,
+}

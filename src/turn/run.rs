@@ -1,0 +1,348 @@
+//! Stages 3 and 4 of a turn: run it, then clean up exactly once (design §3 steps 6-7).
+//!
+//! Three things run side by side in one task: the driver (model and tools, feeding the
+//! controller), the publisher (the turn's chunks to the session log, at most a few appends in
+//! flight) and the stop watcher (a `client.turn.stop` from any client of the session arrives as a
+//! chunk in the log). Every controller state reaches the sender's response through the
+//! [`TurnSink`]; the sink coalesces, the log gets every change.
+//!
+//! Cleanup, whatever ended the turn: the publisher's last appends, the canonical messages saved
+//! to `ChatMemory`, and the lease released by CAS with the turn's outcome — each bounded by its
+//! own cleanup budget — and only then the response's last line.
+
+use std::cell::{Cell, Ref, RefCell};
+use std::rc::Rc;
+
+use super::admit::Claim;
+use super::context::{Ports, Submission, TurnLimits};
+use super::driver::{drive_turn, TurnPorts};
+use super::fault::{Fault, Stage};
+use super::interrupt::{Cause, Interrupt};
+use super::open::Opened;
+use super::publish::{Publisher, PumpEnd};
+use super::race::{fired, join, race, Budget, Either};
+use super::stop_request::watch_for_stop;
+use crate::core::chat::controller::{Action, ChatController, ChatState};
+use crate::core::protocol::BoundaryError;
+use crate::core::session::{release_turn, TurnOutcome};
+use crate::ports::chat::Tool;
+use crate::ports::CancelToken;
+
+/// Where the controller's states go for the client that sent the turn.
+pub trait TurnSink {
+    /// The state changed; read it with [`Turn::state`] when a reader wants a line.
+    fn changed(&self);
+    /// No more states: close after the pending one (if any) and then `last` (if any).
+    fn close(&self, last: Option<BoundaryError>);
+}
+
+/// A claimed, opened turn. Shared (`Rc`) by the task that runs it and the shell's response stream.
+pub struct Turn {
+    ports: Ports,
+    limits: TurnLimits,
+    submission: Submission,
+    claim: Claim,
+    controller: RefCell<ChatController>,
+    first: Cell<Option<Action>>,
+    history_len: usize,
+    history_from_memory: bool,
+    /// Fires when something stops the turn.
+    stop: Interrupt,
+    /// The first interruption that did not stop the turn (the sender left while a log keeps the
+    /// turn going): it still decides the sender's last line.
+    sender_lost: Cell<Option<Cause>>,
+}
+
+/// How a turn ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnEnd {
+    /// What the terminal history records: `indeterminate` when the messages could not be saved.
+    pub outcome: TurnOutcome,
+    /// True when the release CAS went through (the session is free at once).
+    pub released: bool,
+    /// What stopped the turn early, if anything did.
+    pub stopped_by: Option<Cause>,
+    /// How the session log fared (`None` without a log).
+    pub log: Option<PumpEnd>,
+    /// The diagnostic that closed the sender's response, if any.
+    pub last_line: Option<BoundaryError>,
+}
+
+impl Turn {
+    pub fn new(
+        ports: Ports,
+        limits: TurnLimits,
+        submission: Submission,
+        claim: Claim,
+        opened: Opened,
+    ) -> Rc<Self> {
+        Rc::new(Self {
+            ports,
+            limits,
+            submission,
+            claim,
+            controller: RefCell::new(opened.controller),
+            first: Cell::new(Some(opened.first)),
+            history_len: opened.history_len,
+            history_from_memory: opened.history_from_memory,
+            stop: Interrupt::new(),
+            sender_lost: Cell::new(None),
+        })
+    }
+
+    /// The controller's state now (for the shell's line encoder).
+    pub fn state(&self) -> Ref<'_, ChatState> {
+        Ref::map(self.controller.borrow(), |c| c.state())
+    }
+
+    pub fn submission(&self) -> &Submission {
+        &self.submission
+    }
+
+    pub fn claim(&self) -> &Claim {
+        &self.claim
+    }
+
+    pub fn ports(&self) -> &Ports {
+        &self.ports
+    }
+
+    pub fn has_log(&self) -> bool {
+        self.ports.log.is_some()
+    }
+
+    /// Reports an interruption; [`Cause::stops_turn`] decides whether it stops the turn.
+    pub fn interrupt(&self, cause: Cause) {
+        if cause.stops_turn(self.has_log()) {
+            self.stop.fire(cause);
+        } else if self.sender_lost.get().is_none() {
+            self.sender_lost.set(Some(cause));
+        }
+    }
+
+    /// True once something stopped the turn.
+    pub fn is_stopped(&self) -> bool {
+        self.stop.is_fired()
+    }
+}
+
+/// Runs the turn to its end and cleans up. Returns how it ended; the sink was closed by then.
+pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
+    let publisher = turn.ports.log.clone().map(|log| {
+        let expires_at = turn
+            .claim
+            .envelope
+            .active_turn
+            .as_ref()
+            .map_or(0, |a| a.expires_at);
+        Publisher::new(
+            log,
+            turn.ports.sleep.clone(),
+            turn.ports.clock.clone(),
+            expires_at,
+            producer_id(&turn.submission),
+            turn.claim.generation(),
+            turn.stop.clone(),
+            turn.ports.faults.clone(),
+        )
+    });
+    if let Some(publisher) = &publisher {
+        let state = turn.state();
+        // The log holds the history when earlier turns published it: it came from memory, the
+        // log is not empty, and the turn before ended cleanly (see `Claim::resync`).
+        let in_log =
+            turn.history_from_memory && turn.claim.log_tail.is_some() && !turn.claim.resync;
+        let history = &state.messages[..turn.history_len.min(state.messages.len())];
+        let log_empty = turn.claim.log_tail.is_none();
+        publisher.start(
+            &turn.submission,
+            history,
+            in_log,
+            log_empty,
+            &state,
+            turn.ports.clock.now_ms(),
+        );
+    }
+    let driven = CancelToken::new();
+    let drive = async {
+        drive(&turn, &*sink, publisher.as_ref()).await;
+        if let Some(publisher) = &publisher {
+            publisher.end(&turn.state(), turn.ports.clock.now_ms());
+        }
+        driven.cancel();
+    };
+    let pump = async {
+        let publisher = publisher.as_ref()?;
+        let mut pump = Box::pin(publisher.pump());
+        // While the turn runs the publisher keeps up; once it ended, what is left to append
+        // gets one cleanup budget.
+        match race(pump.as_mut(), fired(&driven)).await {
+            Either::Left(end) => Some(end),
+            Either::Right(()) => {
+                let budget = Budget::new(turn.ports.sleep.as_ref(), turn.limits.cleanup_budget_ms);
+                Some(budget.run(pump).await.unwrap_or(PumpEnd::TimedOut))
+            }
+        }
+    };
+    let watch = async {
+        if let Some(log) = &turn.ports.log {
+            let from = turn.claim.log_tail.clone();
+            let watching = watch_for_stop(log.as_ref(), from, &turn.submission.turn_id, &driven);
+            if let Either::Left(true) = race(watching, fired(&driven)).await {
+                turn.interrupt(Cause::StopRequested);
+            }
+        }
+    };
+    let ((), (log, ())) = join(drive, join(pump, watch)).await;
+    finish(&turn, &*sink, log).await
+}
+
+/// The driver: performs the controller's actions until it is done or the turn is stopped.
+async fn drive(turn: &Turn, sink: &dyn TurnSink, publisher: Option<&Publisher>) {
+    let Some(first) = turn.first.take() else {
+        return;
+    };
+    let tools: Vec<&dyn Tool> = turn.ports.tools.iter().map(|t| t.as_ref()).collect();
+    let faults = turn.ports.faults.clone();
+    let report = move |stage: Stage, error: crate::ports::PortError| {
+        faults.report(&Fault::new(stage, error));
+    };
+    let ports = TurnPorts {
+        model: turn.ports.model.as_ref(),
+        tools: &tools,
+        clock: turn.ports.clock.as_ref(),
+        ids: turn.ports.ids.as_ref(),
+        report: &report,
+    };
+    let publish = &mut |_revision: u64, state: &ChatState| {
+        sink.changed();
+        if let Some(publisher) = publisher {
+            publisher.offer(state, turn.ports.clock.now_ms());
+        }
+    };
+    drive_turn(&turn.controller, first, ports, turn.stop.token(), publish).await;
+}
+
+/// Cleanup, once: save messages, release the lease (each within its budget), close the sink.
+/// A turn that outlived its lease (its process was paused, its clock jumped) is a zombie:
+/// another claim may own the session, so it saves and releases nothing — the next claim re-syncs
+/// the log from the saved messages (`Claim::resync`).
+async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnEnd {
+    let ports = &turn.ports;
+    let budget_ms = turn.limits.cleanup_budget_ms;
+    if lease_lapsed(turn) {
+        let lapsed = crate::ports::PortError::new(
+            "the turn outlived its lease: its messages were not saved and nothing was released",
+        );
+        ports.faults.report(&Fault::new(Stage::SessionSave, lapsed));
+        sink.close(Some(BoundaryError::SessionConflict));
+        return TurnEnd {
+            outcome: TurnOutcome::Indeterminate,
+            released: false,
+            stopped_by: turn.stop.cause(),
+            log,
+            last_line: Some(BoundaryError::SessionConflict),
+        };
+    }
+    let messages = turn.state().messages.clone();
+    let saving = Budget::new(ports.sleep.as_ref(), budget_ms);
+    let saved = match saving
+        .run(ports.memory.save(&messages, saving.token()))
+        .await
+    {
+        Some(Ok(())) => true,
+        Some(Err(e)) => {
+            ports.faults.report(&Fault::new(Stage::MemorySave, e));
+            false
+        }
+        None => {
+            let timed_out =
+                crate::ports::PortError::new("memory.save ran out of its cleanup budget");
+            ports
+                .faults
+                .report(&Fault::new(Stage::MemorySave, timed_out));
+            false
+        }
+    };
+    // `indeterminate` when the turn's durable record is incomplete: its messages were not saved,
+    // or its session log did not take every chunk (the next claim then re-syncs the log).
+    let published = log.as_ref().is_none_or(|end| *end == PumpEnd::Drained);
+    let outcome = if saved && published {
+        TurnOutcome::Completed
+    } else {
+        TurnOutcome::Indeterminate
+    };
+    let released = release(turn, outcome).await;
+    let stopped_by = turn.stop.cause();
+    let last_line = closing_line(stopped_by.or(turn.sender_lost.get()), saved, released);
+    sink.close(last_line);
+    TurnEnd {
+        outcome,
+        released: released == Some(true),
+        stopped_by,
+        log,
+        last_line,
+    }
+}
+
+fn lease_lapsed(turn: &Turn) -> bool {
+    let now_ms = turn.ports.clock.now_ms();
+    turn.claim
+        .envelope
+        .active_turn
+        .as_ref()
+        .is_some_and(|active| now_ms >= active.expires_at)
+}
+
+/// The release CAS on the claim's cursor: `Some(true)` written, `Some(false)` lost to another
+/// writer (the lease had lapsed and was taken), `None` failed or ran out of budget.
+async fn release(turn: &Turn, outcome: TurnOutcome) -> Option<bool> {
+    let ports = &turn.ports;
+    let claimed = &turn.claim.envelope;
+    let next = release_turn(
+        claimed,
+        &turn.submission.turn_id,
+        outcome,
+        ports.clock.now_ms(),
+    )
+    .ok()?;
+    let value = next.to_value();
+    let budget = Budget::new(ports.sleep.as_ref(), turn.limits.cleanup_budget_ms);
+    match budget
+        .run(
+            ports
+                .storage
+                .save(&value, Some(claimed.cursor), budget.token()),
+        )
+        .await
+    {
+        Some(Ok(written)) => Some(written),
+        Some(Err(e)) => {
+            ports.faults.report(&Fault::new(Stage::SessionSave, e));
+            None
+        }
+        None => None,
+    }
+}
+
+/// The sender's last line: why the turn was interrupted, else a failed save or release.
+pub fn closing_line(
+    interrupted_by: Option<Cause>,
+    saved: bool,
+    released: Option<bool>,
+) -> Option<BoundaryError> {
+    match interrupted_by {
+        Some(cause) => cause.closing_diagnostic(),
+        None if !saved => Some(BoundaryError::Internal),
+        None => match released {
+            Some(true) => None,
+            Some(false) => Some(BoundaryError::SessionConflict),
+            None => Some(BoundaryError::Internal),
+        },
+    }
+}
+
+/// The turn's producer id on the session log (design §8): stable across claims of the turn.
+pub fn producer_id(submission: &Submission) -> String {
+    format!("chat-turn:{}:{}", submission.session_id, submission.turn_id)
+}

@@ -1,0 +1,108 @@
+//! The stop watcher: a `client.turn.stop` sent by any client of the session is appended to the
+//! session log as a stop-request chunk; the running turn follows its own log (long-poll) from the
+//! tail it saw before its claim and stops when the request for its turn id appears. The log is
+//! the one medium every isolate and process of a deployment shares, so a stop sent to another
+//! instance reaches the turn too.
+
+use crate::core::limits::{STOP_WATCH_POLL_MS, STOP_WATCH_READ_FAILURES_MAX};
+use crate::core::projection::chunks::is_stop_request;
+use crate::ports::log::{ReadFrom, SessionLog};
+use crate::ports::CancelToken;
+
+/// Reads `log` after `from` until a stop request for `turn_id` appears (`true`), `cancel` fires
+/// or reads keep failing (`false`: the turn then runs on without a way to be stopped from
+/// elsewhere; the deadline still bounds it).
+pub async fn watch_for_stop(
+    log: &dyn SessionLog,
+    from: Option<String>,
+    turn_id: &str,
+    cancel: &CancelToken,
+) -> bool {
+    let mut offset = from;
+    let mut failures = 0u32;
+    while !cancel.is_cancelled() {
+        let from = offset.as_deref().map_or(ReadFrom::Start, ReadFrom::After);
+        match log.read(from, STOP_WATCH_POLL_MS, cancel).await {
+            Ok(read) => {
+                failures = 0;
+                if read.chunks.iter().any(|c| is_stop_request(c, turn_id)) {
+                    return true;
+                }
+                if read.offset.is_some() {
+                    offset = read.offset;
+                }
+            }
+            Err(_) => {
+                failures += 1;
+                if failures >= STOP_WATCH_READ_FAILURES_MAX {
+                    return false;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// What a `client.turn.stop` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopAnswer {
+    /// The turn holds the session; the request was appended to the log. The turn ends within a
+    /// chunk; its own client's response ends as a normal turn does.
+    Stopping,
+    /// The turn already ended with this outcome (a stop is idempotent).
+    Ended(crate::core::session::TurnOutcome),
+}
+
+/// Handles `client.turn.stop`: any client of the session may stop its running turn. The request
+/// travels through the session log, the one medium every instance of a deployment shares.
+pub async fn request_stop(
+    ports: &super::Ports,
+    chat: &super::ChatSetup,
+    session_id: &str,
+    turn_id: &str,
+    deadline: &super::Interrupt,
+) -> Result<StopAnswer, super::Refusal> {
+    use super::fault::{Refusal, Stage};
+    use crate::core::protocol::BoundaryError;
+    let token = deadline.token();
+    let stored = deadline
+        .guard(async {
+            ports
+                .storage
+                .load(session_id, token)
+                .await
+                .map_err(|e| Refusal::internal(Stage::SessionLoad, e))
+        })
+        .await?;
+    let now_ms = ports.clock.now_ms();
+    let resumed = crate::core::session::resume_session(stored.as_ref(), &chat.identity, now_ms)
+        .map_err(|e| {
+            Refusal::internal(
+                Stage::SessionResume,
+                crate::ports::PortError::new(e.to_string()),
+            )
+        })?;
+    let envelope = resumed.envelope;
+    if let Some(done) = envelope.terminal_turn(turn_id) {
+        return Ok(StopAnswer::Ended(done.outcome));
+    }
+    let running = envelope
+        .active_turn
+        .as_ref()
+        .is_some_and(|a| a.turn_id == turn_id && a.expires_at > now_ms);
+    if !running {
+        return Err(BoundaryError::TurnNotRunning.into());
+    }
+    let Some(log) = &ports.log else {
+        return Err(BoundaryError::StopUnavailable.into());
+    };
+    let chunk = crate::core::projection::chunks::stop_request(turn_id, now_ms).to_string();
+    deadline
+        .guard(async {
+            log.append(std::slice::from_ref(&chunk), None, token)
+                .await
+                .map_err(|e| Refusal::internal(Stage::SessionLog, e.port_error()))
+        })
+        .await?;
+    Ok(StopAnswer::Stopping)
+}

@@ -1,0 +1,126 @@
+//! The request's deadline on the JS side (design §3 step 4): a `timeoutMs` timer and the
+//! request's own signal, each reported as a [`Cause`]. Before the stream starts they fire the
+//! request's [`Interrupt`] (every pre-stream step runs under it, and host callbacks get
+//! [`RequestDeadline::signal`]); once the turn runs they go to [`Turn::interrupt`], whose policy
+//! decides what they mean (with a session log, a client that leaves does not stop the turn).
+//! The timer is cleared when the request is done, so nothing a turn held outlives it.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use wasm_bindgen::prelude::*;
+use web_sys::{AbortController, AbortSignal, Request};
+
+use super::js::get_fn;
+use crate::turn::{Cause, Interrupt, Turn};
+
+pub struct RequestDeadline {
+    inner: Rc<Inner>,
+}
+
+struct Inner {
+    interrupt: Interrupt,
+    /// Aborted with the first cause: the signal host callbacks receive.
+    controller: Option<AbortController>,
+    turn: RefCell<Weak<Turn>>,
+    timer: RefCell<Option<(JsValue, Closure<dyn FnMut()>)>>,
+    listener: RefCell<Option<(AbortSignal, Closure<dyn FnMut()>)>>,
+}
+
+impl RequestDeadline {
+    pub fn start(request: &Request, timeout_ms: u32) -> Self {
+        let inner = Rc::new(Inner {
+            interrupt: Interrupt::new(),
+            controller: AbortController::new().ok(),
+            turn: RefCell::new(Weak::new()),
+            timer: RefCell::new(None),
+            listener: RefCell::new(None),
+        });
+        let weak = Rc::downgrade(&inner);
+        let on_timeout = Closure::<dyn FnMut()>::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                inner.fire(Cause::Timeout);
+            }
+        });
+        let global: JsValue = js_sys::global().into();
+        if let Some(set_timeout) = get_fn(&global, "setTimeout") {
+            if let Ok(id) =
+                set_timeout.call2(&global, on_timeout.as_ref(), &JsValue::from(timeout_ms))
+            {
+                *inner.timer.borrow_mut() = Some((id, on_timeout));
+            }
+        }
+        let signal = request.signal();
+        let weak = Rc::downgrade(&inner);
+        let on_abort = Closure::<dyn FnMut()>::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                inner.fire(Cause::ClientGone);
+            }
+        });
+        if signal.aborted() {
+            inner.fire(Cause::ClientGone);
+        } else if let Some(add) = get_fn(&signal, "addEventListener") {
+            let _ = add.call2(&signal, &JsValue::from_str("abort"), on_abort.as_ref());
+            *inner.listener.borrow_mut() = Some((signal, on_abort));
+        }
+        Self { inner }
+    }
+
+    /// What every pre-stream step runs under.
+    pub fn interrupt(&self) -> &Interrupt {
+        &self.inner.interrupt
+    }
+
+    /// The signal handed to host callbacks (`authenticate`, `resolveDefinition`, ...).
+    pub fn signal(&self) -> JsValue {
+        self.inner
+            .controller
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, |c| c.signal().into())
+    }
+
+    /// From now on, causes go to `turn` (one that fired already is handed over at once).
+    pub fn hand_over(&self, turn: &Rc<Turn>) {
+        *self.inner.turn.borrow_mut() = Rc::downgrade(turn);
+        if let Some(cause) = self.inner.interrupt.cause() {
+            turn.interrupt(cause);
+        }
+    }
+
+    /// Stops the timer and the listener (the request is done).
+    pub fn clear(&self) {
+        if let Some((id, _closure)) = self.inner.timer.borrow_mut().take() {
+            let global: JsValue = js_sys::global().into();
+            if let Some(clear) = get_fn(&global, "clearTimeout") {
+                let _ = clear.call1(&global, &id);
+            }
+        }
+        if let Some((signal, closure)) = self.inner.listener.borrow_mut().take() {
+            if let Some(remove) = get_fn(&signal, "removeEventListener") {
+                let _ = remove.call2(&signal, &JsValue::from_str("abort"), closure.as_ref());
+            }
+        }
+        *self.inner.turn.borrow_mut() = Weak::new();
+    }
+}
+
+impl Drop for RequestDeadline {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+impl Inner {
+    fn fire(&self, cause: Cause) {
+        let turn = self.turn.borrow().upgrade();
+        match turn {
+            Some(turn) => turn.interrupt(cause),
+            None => self.interrupt.fire(cause),
+        }
+        if let Some(controller) = &self.controller {
+            if !controller.signal().aborted() {
+                controller.abort();
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The host's time, ids and error hook as ports: `now()` and `createId()` from the options (else
+//! `Date.now()` and `crypto.randomUUID()`), and `onError(error, { stage, sessionId, turnId })`,
+//! which receives every fault with the value the host code actually threw.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use js_sys::{Function, Object};
+use wasm_bindgen::prelude::*;
+
+use super::js::{get, get_fn, set};
+use super::options::HandlerOptions;
+use crate::ports::chat::{Clock, Ids};
+use crate::turn::{Fault, FaultReport};
+
+/// The host's `now()` and `createId()`, or `Date.now()` and `crypto.randomUUID()`.
+#[derive(Clone)]
+pub struct HostClock {
+    now: Option<Function>,
+    create_id: Option<Function>,
+    counter: Rc<Cell<u64>>,
+}
+
+impl HostClock {
+    pub fn new(options: &HandlerOptions) -> Self {
+        Self {
+            now: options.now.clone(),
+            create_id: options.create_id.clone(),
+            counter: Rc::default(),
+        }
+    }
+
+    /// A fresh SafeId from the host, or a counter-based one if the host's id is unusable.
+    pub fn new_id(&self) -> String {
+        let from_host = match &self.create_id {
+            Some(create) => create
+                .call0(&JsValue::UNDEFINED)
+                .ok()
+                .and_then(|v| v.as_string()),
+            None => random_uuid(),
+        };
+        from_host
+            .filter(|id| crate::core::checks::is_safe_id(id))
+            .unwrap_or_else(|| {
+                self.counter.set(self.counter.get() + 1);
+                format!("id-{}-{}", self.now_ms(), self.counter.get())
+            })
+    }
+}
+
+impl Clock for HostClock {
+    fn now_ms(&self) -> u64 {
+        let value = match &self.now {
+            Some(now) => now.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()),
+            None => Some(js_sys::Date::now()),
+        };
+        value
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map_or(0, |n| n as u64)
+    }
+}
+
+impl Ids for HostClock {
+    fn next_id(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", self.new_id())
+    }
+
+    fn event_id(&self) -> String {
+        self.new_id()
+    }
+}
+
+fn random_uuid() -> Option<String> {
+    let crypto = get(&js_sys::global(), "crypto");
+    get_fn(&crypto, "randomUUID")?
+        .call0(&crypto)
+        .ok()?
+        .as_string()
+}
+
+/// Faults to the host's `onError` (nothing when it has none). A hook that throws is ignored:
+/// reporting must never change what the client gets.
+pub struct OnError {
+    hook: Option<Function>,
+    session_id: Option<String>,
+    turn_id: Option<String>,
+}
+
+impl OnError {
+    pub fn new(hook: Option<Function>, session_id: Option<&str>, turn_id: Option<&str>) -> Self {
+        Self {
+            hook,
+            session_id: session_id.map(str::to_owned),
+            turn_id: turn_id.map(str::to_owned),
+        }
+    }
+}
+
+impl FaultReport for OnError {
+    fn report(&self, fault: &Fault) {
+        let Some(hook) = &self.hook else {
+            return;
+        };
+        let error = match fault
+            .error
+            .cause
+            .as_ref()
+            .and_then(|c| c.downcast_ref::<JsValue>())
+        {
+            Some(thrown) => thrown.clone(),
+            None => js_sys::Error::new(&fault.error.message).into(),
+        };
+        let info = Object::new();
+        set(&info, "stage", fault.stage.as_str());
+        if let Some(id) = &self.session_id {
+            set(&info, "sessionId", id.as_str());
+        }
+        if let Some(id) = &self.turn_id {
+            set(&info, "turnId", id.as_str());
+        }
+        let _ = hook.call2(&JsValue::UNDEFINED, &error, &info);
+    }
+}

@@ -1,0 +1,166 @@
+//! The one projection, exported (design §2): `projectChatSnapshot(chunks)`, the incremental
+//! `ChatProjection` class for live clients, and `resolveChatSnapshot({ target })`, which reads a
+//! session log from its start and projects it — the seed for server rendering, paired with the
+//! offset a live reader continues from. Server and browser run this same compiled reducer.
+
+use std::rc::Rc;
+
+use js_sys::{Array, Object, Promise};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::core::limits::RESOLVE_READS_MAX;
+use crate::core::projection::{render_parts, Projection};
+use crate::core::protocol::messages_to_value;
+use crate::ports::log::{ReadFrom, SessionLog};
+use crate::web::adapters::host::token_of;
+use crate::web::adapters::http_log::HttpLog;
+use crate::web::adapters::session_log::log_error_to_js;
+use crate::web::adapters::JsSessionLog;
+use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::js::{get, get_fn, set};
+
+/// `{ messages, renderParts, nativeMessages }` of a projection.
+fn snapshot_of(projection: &Projection) -> Object {
+    let out = Object::new();
+    let messages: Vec<_> = projection.to_messages();
+    set(&out, "messages", from_json(&messages_to_value(&messages)));
+    let parts = serde_json::to_value(render_parts(&messages)).unwrap_or(Value::Null);
+    set(&out, "renderParts", from_json(&parts));
+    set(
+        &out,
+        "nativeMessages",
+        from_json(&Value::Array(projection.native_messages())),
+    );
+    out
+}
+
+/// One chunk given as a value or as its JSON text.
+fn chunk_of(value: &JsValue) -> Result<Value, String> {
+    match value.as_string() {
+        Some(text) => {
+            serde_json::from_str(&text).map_err(|_| "a chunk given as text must be JSON".into())
+        }
+        None => to_json(value),
+    }
+}
+
+fn feed_all(projection: &mut Projection, chunks: &JsValue) -> Result<(), JsValue> {
+    let list = chunks
+        .dyn_ref::<Array>()
+        .ok_or_else(|| js_error("chunks must be an array"))?;
+    for item in list.iter() {
+        projection.feed(&chunk_of(&item).map_err(|m| js_error(&m))?);
+    }
+    Ok(())
+}
+
+/// `projectChatSnapshot(chunks)` → `{ messages, renderParts, nativeMessages }`.
+#[wasm_bindgen(js_name = projectChatSnapshot)]
+pub fn project_chat_snapshot(chunks: JsValue) -> Result<JsValue, JsValue> {
+    let mut projection = Projection::new();
+    feed_all(&mut projection, &chunks)?;
+    Ok(snapshot_of(&projection).into())
+}
+
+/// `new ChatProjection()`: feed chunks as they arrive, read the state at any point.
+#[wasm_bindgen(js_name = ChatProjection)]
+pub struct ChatProjectionHandle {
+    inner: Projection,
+}
+
+impl Default for ChatProjectionHandle {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[wasm_bindgen(js_class = ChatProjection)]
+impl ChatProjectionHandle {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> ChatProjectionHandle {
+        ChatProjectionHandle {
+            inner: Projection::new(),
+        }
+    }
+
+    /// Feeds one chunk (a value or its JSON text).
+    pub fn feed(&mut self, chunk: JsValue) -> Result<(), JsValue> {
+        let chunk = chunk_of(&chunk).map_err(|m| js_error(&m))?;
+        self.inner.feed(&chunk);
+        Ok(())
+    }
+
+    /// Feeds chunks in order.
+    #[wasm_bindgen(js_name = feedAll)]
+    pub fn feed_all(&mut self, chunks: JsValue) -> Result<(), JsValue> {
+        feed_all(&mut self.inner, &chunks)
+    }
+
+    /// `{ messages, renderParts, nativeMessages }` now.
+    pub fn snapshot(&self) -> JsValue {
+        snapshot_of(&self.inner).into()
+    }
+
+    /// Chunks fed so far.
+    #[wasm_bindgen(getter, js_name = chunkCount)]
+    pub fn chunk_count(&self) -> f64 {
+        self.inner.chunk_count() as f64
+    }
+}
+
+/// `resolveChatSnapshot({ target })` → Promise of `{ messages, renderParts, nativeMessages,
+/// offset }`. `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
+/// the options of one (`{ url, headers?, fetch? }`). `offset` is `null` for an empty log; pass it
+/// to the live connection so seed and live continue one log.
+#[wasm_bindgen(js_name = resolveChatSnapshot)]
+pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
+    let target = get(&options, "target");
+    let target = if target.is_undefined() {
+        options.clone()
+    } else {
+        target
+    };
+    let log: Rc<dyn SessionLog> = if get_fn(&target, "read").is_some() {
+        Rc::new(
+            JsSessionLog::from_js(&target)
+                .map_err(|m| js_error(&format!("resolveChatSnapshot: {m}")))?,
+        )
+    } else {
+        Rc::new(
+            HttpLog::from_js(&target)
+                .map_err(|m| js_error(&format!("resolveChatSnapshot: {m}")))?,
+        )
+    };
+    let cancel = token_of(&get(&options, "signal"));
+    Ok(future_to_promise(async move {
+        let mut projection = Projection::new();
+        let mut offset: Option<String> = None;
+        for _ in 0..RESOLVE_READS_MAX {
+            let from = offset.as_deref().map_or(ReadFrom::Start, ReadFrom::After);
+            let read = log
+                .read(from, 0, &cancel)
+                .await
+                .map_err(|e| log_error_to_js(&e))?;
+            projection.feed_all(&read.chunks);
+            let moved = read.offset.is_some() && read.offset != offset;
+            if read.offset.is_some() {
+                offset = read.offset;
+            }
+            if read.up_to_date || read.chunks.is_empty() || !moved {
+                let out = snapshot_of(&projection);
+                set(
+                    &out,
+                    "offset",
+                    offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+                );
+                return Ok(out.into());
+            }
+        }
+        Err(js_error(
+            "resolveChatSnapshot: the log is longer than this reader reads at once",
+        ))
+    }))
+}

@@ -1,0 +1,92 @@
+// The tests every durable store adapter must pass, registered once per adapter file against the
+// real server that file started. A third store (the session log) adds its cases here, so every
+// database gets them alike.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { CASES, checkSessionStorage } from '../../js/testing/session-storage-conformance.mjs';
+import { checkThenAct, checkWholeReads, conversation, RACE_CASES, WRITE_CASES } from './store-checks.mjs';
+
+/**
+ * @param {object} adapter
+ * @param {() => { url: string }} adapter.server the running server (read when a test runs)
+ * @param {Record<string, (url: string) => Promise<{ client: unknown, close(): Promise<unknown> }>>} adapter.clients
+ *   the client libraries to run every case through; the first two also serve as writer and
+ *   reader on two connections
+ * @param {(client, namespace: string) => object} adapter.sessionStorage the adapter's storage in
+ *   a namespace (prefix, scope) no other test uses
+ * @param {(client, namespace: string, sessionId: string) => object} adapter.chatMemory
+ * @param {(client, namespace: string) => object} adapter.lastWriteWins the same storage with its
+ *   compare-and-set replaced by an unconditional write
+ * @param {(client, namespace: string, sessionId: string) => { save(messages): Promise<void> }} adapter.splitWriter
+ *   a chat memory writer that saves in several commands (what the adapter must not do)
+ */
+export function storeSuite(adapter) {
+  const kinds = Object.keys(adapter.clients);
+  const [writerKind, readerKind] = kinds;
+  let namespaces = 0;
+  const fresh = (label) => `t${++namespaces}-${label.replace(/[^a-z0-9]/gi, '')}:`;
+  const open = async (t, kind = writerKind) => {
+    const { client, close } = await adapter.clients[kind](adapter.server().url);
+    t.after(close);
+    return client;
+  };
+
+  for (const kind of kinds) {
+    test(`${kind}: session storage passes the conformance suite (32 racing saves, one winner)`, async (t) => {
+      const client = await open(t, kind);
+      const report = await checkSessionStorage(() => adapter.sessionStorage(client, fresh(kind)));
+      assert.deepEqual(report.failed, []);
+      assert.deepEqual(report.passed, Object.values(CASES));
+    });
+
+    test(`${kind}: chat memory keeps one session's messages, replaced whole by each save`, async (t) => {
+      const client = await open(t, kind);
+      const namespace = fresh(kind);
+      const memory = adapter.chatMemory(client, namespace, 's1');
+      const other = adapter.chatMemory(client, namespace, 's2');
+      assert.deepEqual(await memory.load(), [], 'a session never saved has no messages');
+      const long = conversation('long', 1_200); // more rows than one Redis RPUSH call takes
+      await memory.save(long, {});
+      assert.deepEqual(await memory.load({}), long);
+      const short = conversation('short', 2);
+      await memory.save(short);
+      assert.deepEqual(await memory.load(), short, 'a shorter save leaves no rows of the longer one');
+      assert.deepEqual(await other.load(), [], 'sessions do not share messages');
+      await memory.save([]);
+      assert.deepEqual(await memory.load(), []);
+    });
+  }
+
+  test('the last-write-wins variant on the same server fails the conformance suite', async (t) => {
+    const client = await open(t);
+    const report = await checkSessionStorage(() => adapter.lastWriteWins(client, fresh('lww')));
+    assert.deepEqual(report.failed.map((f) => f.name), WRITE_CASES);
+    assert.match(report.failed.at(-1).detail, /32 of 32 savers won/);
+  });
+
+  test('read-then-write over two round trips fails the races on the same server', async (t) => {
+    const client = await open(t);
+    const report = await checkSessionStorage(() => {
+      const namespace = fresh('cta');
+      return checkThenAct(adapter.sessionStorage(client, namespace), adapter.lastWriteWins(client, namespace));
+    });
+    assert.deepEqual(report.failed.map((f) => f.name), RACE_CASES);
+    assert.match(report.failed.at(-1).detail, /\d+ of 32 savers won/);
+  });
+
+  test(`a reader (${readerKind}) sees a whole conversation, never part of a save by a writer (${writerKind})`, async (t) => {
+    const namespace = fresh('atomic');
+    const writer = adapter.chatMemory(await open(t, writerKind), namespace, 's');
+    const reader = adapter.chatMemory(await open(t, readerKind), namespace, 's');
+    const loads = await checkWholeReads(writer, reader, [conversation('a', 400), conversation('b', 3), conversation('c', 150)], 30);
+    assert.ok(loads > 0, 'the reader loaded while the writer saved');
+  });
+
+  test('the whole-read check catches a save written in several commands', async (t) => {
+    const namespace = fresh('split');
+    const writer = adapter.splitWriter(await open(t, writerKind), namespace, 's');
+    const reader = adapter.chatMemory(await open(t, readerKind), namespace, 's');
+    await assert.rejects(checkWholeReads(writer, reader, [conversation('a', 200), conversation('b', 3)], 6), /no saved version|Expected values/);
+  });
+}

@@ -1,0 +1,520 @@
+//! The seeded simulation of whole turns (design §7 "Determinism"): several clients of one
+//! session submit, stop, leave and crash, over storage and a session log that lose
+//! acknowledgements and fail writes, while the clock jumps between their actions. After every
+//! schedule the invariants must hold:
+//! 1. at most one turn holds a live lease at any time;
+//! 2. after every turn that completed cleanly, the log projects to the saved messages (and the
+//!    next claim after any unclean end re-syncs it, so this holds again after the next turn);
+//! 3. a stale epoch never writes: per producer id, the epochs of stored chunks never go down;
+//! 4. a turn id in the terminal history is never claimed again.
+//!
+//! A failing seed prints itself; `TURNKEEP_SIM_SEEDS=N` runs more. The simulator is shown able
+//! to fail: over storage without compare-and-set, and over a log without fencing.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod turn_support;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde_json::Value;
+use turn_support::*;
+use turnkeep::core::session::{decode_session_snapshot, SessionEnvelope};
+use turnkeep::ports::chat::{ChatMemory, Sleep};
+use turnkeep::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
+use turnkeep::ports::session::SessionStorage;
+use turnkeep::ports::{CancelToken, LocalFuture, PortError};
+use turnkeep::storage::{MemoryChatMemory, MemoryLogStore, MemorySessionStorage, StoreLog};
+use turnkeep::turn::race::{race, Either};
+use turnkeep::turn::{admit, open, request_stop, run, Cause, Interrupt, Ports, Turn, TurnLimits};
+
+const SESSION: &str = "s1";
+const LIMITS_SIM: TurnLimits = TurnLimits {
+    lease_ms: 3_000,
+    cleanup_budget_ms: 500,
+};
+const TIMEOUT_MS: u64 = 1_500;
+
+/// A small seeded PRNG (xorshift*), shared by every fault and schedule decision of one seed.
+#[derive(Clone)]
+struct Rng(Rc<Cell<u64>>);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(Rc::new(Cell::new(
+            seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+        )))
+    }
+    fn next(&self) -> u64 {
+        let mut x = self.0.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&self, per_mille: u64) -> bool {
+        self.below(1000) < per_mille
+    }
+}
+
+/// Storage whose writes sometimes fail (not applied) or lose their acknowledgement (applied,
+/// but the writer sees an error). `cas: false` makes it last-write-wins (must trip check 1).
+struct FaultyStorage {
+    inner: MemorySessionStorage,
+    rng: Rng,
+    cas: bool,
+    /// A few milliseconds of latency per call, so that concurrent clients interleave.
+    sleep: SimSleep,
+}
+
+impl SessionStorage for FaultyStorage {
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
+        Box::pin(async move {
+            self.sleep.sleep(self.rng.below(5)).await;
+            self.inner.load(id, c).await
+        })
+    }
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a Value,
+        expected: Option<u64>,
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
+        Box::pin(async move {
+            self.sleep.sleep(self.rng.below(5)).await;
+            if self.rng.chance(30) {
+                return Err(PortError::new("injected: write failed"));
+            }
+            let expected = if self.cas {
+                expected
+            } else {
+                // Last-write-wins: compare against whatever is stored now.
+                let stored = self.inner.load(SESSION, c).await?;
+                stored.and_then(|s| s["cursor"].as_u64())
+            };
+            let written = self.inner.save(snapshot, expected, c).await?;
+            if written && self.rng.chance(30) {
+                return Err(PortError::new("injected: acknowledgement lost"));
+            }
+            Ok(written)
+        })
+    }
+}
+
+/// A log whose appends sometimes fail or lose their acknowledgement, recording the producer of
+/// every stored chunk. `fenced: false` drops producer stamps (must trip check 3).
+struct FaultyLog {
+    inner: StoreLog<MemoryLogStore>,
+    rng: Rng,
+    fenced: bool,
+    /// (producer id, epoch) of each stored batch, in commit order.
+    writes: RefCell<Vec<(String, u64)>>,
+}
+
+impl SessionLog for FaultyLog {
+    fn append<'a>(
+        &'a self,
+        chunks: &'a [String],
+        producer: Option<&'a ProducerStamp>,
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<AppendAck, LogError>> {
+        Box::pin(async move {
+            if self.rng.chance(20) {
+                return Err(LogError::Retryable(PortError::new(
+                    "injected: append failed",
+                )));
+            }
+            let stamp = if self.fenced { producer } else { None };
+            let ack = self.inner.append(chunks, stamp, c).await?;
+            if !ack.duplicate {
+                if let Some(p) = producer {
+                    self.writes.borrow_mut().push((p.id.clone(), p.epoch));
+                }
+            }
+            if self.rng.chance(20) {
+                return Err(LogError::Retryable(PortError::new(
+                    "injected: acknowledgement lost",
+                )));
+            }
+            Ok(ack)
+        })
+    }
+    fn read<'a>(
+        &'a self,
+        from: ReadFrom<'a>,
+        wait_ms: u64,
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<LogRead, LogError>> {
+        self.inner.read(from, wait_ms, c)
+    }
+}
+
+/// Memory whose saves sometimes fail (the turn's outcome is then `indeterminate`).
+struct FaultyMemory {
+    inner: MemoryChatMemory,
+    rng: Rng,
+}
+
+impl ChatMemory for FaultyMemory {
+    fn load<'a>(
+        &'a self,
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<turnkeep::core::protocol::Message>, PortError>> {
+        self.inner.load(c)
+    }
+    fn save<'a>(
+        &'a self,
+        m: &'a [turnkeep::core::protocol::Message],
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
+        Box::pin(async move {
+            if self.rng.chance(20) {
+                return Err(PortError::new("injected: memory save failed"));
+            }
+            self.inner.save(m, c).await
+        })
+    }
+}
+
+struct Sim {
+    world: Rc<World>,
+    rng: Rng,
+    storage: Rc<FaultyStorage>,
+    memory: Rc<FaultyMemory>,
+    log_store: MemoryLogStore,
+    log: Rc<FaultyLog>,
+    base: Session,
+    /// Turn id → lease expiry of claims whose turn has not ended (crashed ones stay).
+    live: RefCell<HashMap<String, u64>>,
+    claimed_ever: RefCell<Vec<String>>,
+    violations: RefCell<Vec<String>>,
+    clean_turns: Cell<u64>,
+}
+
+impl Sim {
+    fn new(seed: u64, cas: bool, fenced: bool) -> Self {
+        let world = World::new();
+        let rng = Rng::new(seed);
+        let log_store = MemoryLogStore::new();
+        let base = Session::new(&world);
+        Sim {
+            storage: Rc::new(FaultyStorage {
+                inner: MemorySessionStorage::new(),
+                rng: rng.clone(),
+                cas,
+                sleep: SimSleep(world.clone()),
+            }),
+            memory: Rc::new(FaultyMemory {
+                inner: MemoryChatMemory::new(),
+                rng: rng.clone(),
+            }),
+            log: Rc::new(FaultyLog {
+                inner: StoreLog::new(log_store.clone(), Rc::new(SimSleep(world.clone()))),
+                rng: rng.clone(),
+                fenced,
+                writes: RefCell::new(Vec::new()),
+            }),
+            log_store,
+            base,
+            world,
+            rng,
+            live: RefCell::new(HashMap::new()),
+            claimed_ever: RefCell::new(Vec::new()),
+            violations: RefCell::new(Vec::new()),
+            clean_turns: Cell::new(0),
+        }
+    }
+
+    fn ports(&self, chunk_delay_ms: u64) -> Ports {
+        let mut ports = self.base.ports(true, chunk_delay_ms);
+        ports.storage = self.storage.clone();
+        ports.memory = self.memory.clone();
+        ports.log = Some(self.log.clone());
+        ports
+    }
+
+    fn violate(&self, what: String) {
+        self.violations.borrow_mut().push(what);
+    }
+
+    fn envelope(&self) -> Option<SessionEnvelope> {
+        let stored = block_on_now(self.storage.inner.load(SESSION, &CancelToken::new()))?;
+        decode_session_snapshot(&stored).ok()
+    }
+
+    fn projected_equals_saved(&self) -> bool {
+        let mut projection = turnkeep::core::projection::Projection::new();
+        projection.feed_all(&self.log_store.chunks());
+        projection.to_messages() == self.memory.inner.messages()
+    }
+
+    /// One client: a few actions with pauses between them.
+    async fn client(&self, client: usize, actions: usize) {
+        let sleep = SimSleep(self.world.clone());
+        for action in 0..actions {
+            sleep.sleep(self.rng.below(400)).await;
+            match self.rng.below(10) {
+                0..=5 => self.submit(format!("c{client}-{action}")).await,
+                6 => self.retry_someone().await,
+                7 => self.stop_running().await,
+                _ => self.world.advance(self.rng.below(LIMITS_SIM.lease_ms * 2)),
+            }
+        }
+    }
+
+    /// Resubmits a turn id that was claimed before (a retry of a crashed or finished turn).
+    async fn retry_someone(&self) {
+        let ids = self.claimed_ever.borrow().clone();
+        if ids.is_empty() {
+            return;
+        }
+        let id = ids[self.rng.below(ids.len() as u64) as usize].clone();
+        self.submit(id).await;
+    }
+
+    async fn stop_running(&self) {
+        let running: Vec<String> = self.live.borrow().keys().cloned().collect();
+        if let Some(id) = running.first() {
+            let ports = self.ports(0);
+            let _ =
+                request_stop(&ports, &chat_setup(SESSION), SESSION, id, &Interrupt::new()).await;
+        }
+    }
+
+    async fn submit(&self, turn_id: String) {
+        let delay = self.rng.below(40);
+        let ports = self.ports(delay);
+        let chat = chat_setup(SESSION);
+        let input = match self.rng.below(4) {
+            0 => "/tool cats".to_owned(),
+            1 => format!("/words {}", 1 + self.rng.below(30)),
+            2 => "/fail".to_owned(),
+            _ => "hello".to_owned(),
+        };
+        let sub = submission(SESSION, &turn_id, &input);
+        let deadline = Interrupt::new();
+        let terminal_before = self
+            .envelope()
+            .is_some_and(|e| e.terminal_turn(&turn_id).is_some());
+        let Ok(claim) = admit(&ports, &chat, &sub, &LIMITS_SIM, &deadline).await else {
+            return;
+        };
+        if terminal_before {
+            self.violate(format!(
+                "turn {turn_id} was in the terminal history and was claimed again"
+            ));
+        }
+        let now = self.world.now();
+        let expires = claim
+            .envelope
+            .active_turn
+            .as_ref()
+            .map_or(0, |a| a.expires_at);
+        {
+            let mut live = self.live.borrow_mut();
+            live.retain(|_, exp| *exp > now);
+            if let Some((other, _)) = live.iter().find(|(id, _)| **id != turn_id) {
+                self.violate(format!(
+                    "turn {turn_id} claimed while {other} held a live lease"
+                ));
+            }
+            live.insert(turn_id.clone(), expires);
+        }
+        self.claimed_ever.borrow_mut().push(turn_id.clone());
+        let Ok(opened) = open(&ports, &chat, &sub, &claim, &LIMITS_SIM, &deadline).await else {
+            self.live.borrow_mut().remove(&turn_id);
+            return;
+        };
+        let turn = Turn::new(ports, LIMITS_SIM, sub, claim, opened);
+        let sink = Rc::new(Sink::default());
+        let mut running = Box::pin(run(turn.clone(), sink));
+        let sleep = SimSleep(self.world.clone());
+        // The shell's deadline, a client that leaves, or a crash (the run is dropped for good).
+        let fate = self.rng.below(10);
+        let end = match fate {
+            0 => {
+                let crash_at = self.rng.below(300);
+                match race(running.as_mut(), sleep.sleep(crash_at)).await {
+                    Either::Left(end) => Some(end),
+                    Either::Right(()) => None,
+                }
+            }
+            _ => {
+                let gone_at = self.rng.below(400);
+                let watch = async {
+                    sleep.sleep(gone_at).await;
+                    if fate == 1 {
+                        turn.interrupt(Cause::ClientGone);
+                    }
+                    sleep.sleep(TIMEOUT_MS).await;
+                    turn.interrupt(Cause::Timeout);
+                    std::future::pending::<()>().await;
+                };
+                match race(running.as_mut(), watch).await {
+                    Either::Left(end) => Some(end),
+                    Either::Right(()) => unreachable!(),
+                }
+            }
+        };
+        let Some(end) = end else {
+            return; // crashed: its lease stays live until it lapses
+        };
+        self.live.borrow_mut().remove(&turn_id);
+        let clean = end.released
+            && end.outcome == turnkeep::core::session::TurnOutcome::Completed
+            && end.log == Some(turnkeep::turn::publish::PumpEnd::Drained);
+        if clean {
+            self.clean_turns.set(self.clean_turns.get() + 1);
+            if !self.projected_equals_saved() {
+                self.violate(format!(
+                    "after clean turn {turn_id} the log does not project to the saved messages{}",
+                    self.diff_for_trace()
+                ));
+            }
+        }
+    }
+
+    /// With `TURNKEEP_SIM_TRACE=1`: the projected and saved messages, for a failing seed.
+    fn diff_for_trace(&self) -> String {
+        if std::env::var_os("TURNKEEP_SIM_TRACE").is_none() {
+            return String::new();
+        }
+        let mut projection = turnkeep::core::projection::Projection::new();
+        projection.feed_all(&self.log_store.chunks());
+        let show = |m: &turnkeep::core::protocol::Message| {
+            format!("{} {:?} {:?} {:?}", m.id, m.role, m.status, m.content)
+        };
+        let log: Vec<String> = self
+            .log_store
+            .chunks()
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        format!(
+            "\nprojected: {:#?}\nsaved: {:#?}\nlog: {:#?}",
+            projection.messages().map(show).collect::<Vec<_>>(),
+            self.memory
+                .inner
+                .messages()
+                .iter()
+                .map(show)
+                .collect::<Vec<_>>(),
+            log
+        )
+    }
+
+    fn check_fencing(&self) {
+        let mut newest: HashMap<String, u64> = HashMap::new();
+        for (id, epoch) in self.log.writes.borrow().iter() {
+            let seen = newest.entry(id.clone()).or_insert(*epoch);
+            if *epoch < *seen {
+                self.violate(format!(
+                    "producer {id} stored epoch {epoch} after epoch {seen}"
+                ));
+            }
+            *seen = (*seen).max(*epoch);
+        }
+    }
+}
+
+/// Polls a future that needs no timer (the in-memory stores answer at once).
+fn block_on_now<T>(fut: LocalFuture<'_, Result<Option<T>, PortError>>) -> Option<T> {
+    futures::executor::block_on(fut).ok().flatten()
+}
+
+/// Runs one seed; returns the violations found (empty: all invariants held) and clean turns.
+fn simulate(seed: u64, cas: bool, fenced: bool) -> (Vec<String>, u64) {
+    let sim = Sim::new(seed, cas, fenced);
+    let clients = 3;
+    let tasks: Vec<Task<'_>> = (0..clients)
+        .map(|c| Box::pin(sim.client(c, 8)) as Task<'_>)
+        .collect();
+    run_all(&sim.world, tasks);
+    sim.check_fencing();
+    // Afterwards the session is usable: once every lease lapsed, a new turn is accepted and ends
+    // with the log re-synced.
+    sim.world.advance(LIMITS_SIM.lease_ms + 1);
+    sim.storage.rng.0.set(1); // deterministic from here on
+    let sim = &sim;
+    block_on(&sim.world.clone(), async {
+        let ports = sim.ports(0);
+        let chat = chat_setup(SESSION);
+        let sub = submission(SESSION, "final", "last words");
+        let deadline = Interrupt::new();
+        for _attempt in 0..20 {
+            if let Ok(claim) = admit(&ports, &chat, &sub, &LIMITS_SIM, &deadline).await {
+                if let Ok(opened) = open(&ports, &chat, &sub, &claim, &LIMITS_SIM, &deadline).await
+                {
+                    let end = run(
+                        Turn::new(ports.clone(), LIMITS_SIM, sub.clone(), claim, opened),
+                        Rc::new(Sink::default()),
+                    )
+                    .await;
+                    if end.released
+                        && end.outcome == turnkeep::core::session::TurnOutcome::Completed
+                        && end.log == Some(turnkeep::turn::publish::PumpEnd::Drained)
+                        && !sim.projected_equals_saved()
+                    {
+                        sim.violate("the final turn did not re-sync the log".into());
+                    }
+                    return;
+                }
+            }
+        }
+        sim.violate("no new turn could be claimed after every lease lapsed".into());
+    });
+    (sim.violations.take(), sim.clean_turns.get())
+}
+
+fn seeds() -> u64 {
+    std::env::var("TURNKEEP_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300)
+}
+
+#[test]
+fn whole_turns_keep_every_invariant_under_faults() {
+    let mut clean = 0;
+    for seed in 1..=seeds() {
+        let (violations, clean_turns) = simulate(seed, true, true);
+        assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
+        clean += clean_turns;
+    }
+    assert!(
+        clean > seeds(),
+        "the schedules complete turns cleanly too ({clean})"
+    );
+}
+
+#[test]
+fn the_simulation_catches_storage_without_compare_and_set() {
+    let caught = (1..=200).any(|seed| !simulate(seed, false, true).0.is_empty());
+    assert!(
+        caught,
+        "last-write-wins storage must break an invariant in some schedule"
+    );
+}
+
+#[test]
+fn the_simulation_catches_a_log_without_fencing() {
+    let caught = (1..=200).any(|seed| {
+        simulate(seed, true, false)
+            .0
+            .iter()
+            .any(|v| v.contains("stored epoch") || v.contains("project"))
+    });
+    assert!(
+        caught,
+        "a log that ignores producer epochs must break an invariant in some schedule"
+    );
+}
