@@ -292,7 +292,7 @@ const REGRESSION_SEEDS: &[(u64, usize)] = &[];
 /// harness runs in parallel, each seed with its own fault mix.
 const SEEDS_WIDE: u64 = 10_000;
 const SHARDS: u64 = 4;
-const STEPS_WIDE: usize = 100;
+const STEPS_WIDE: usize = 64;
 /// The deep run: fewer seeds, long enough for the 64-turn history to roll over many times.
 const SEEDS_DEEP: u64 = 8;
 const STEPS_DEEP: usize = 2_000;

@@ -888,6 +888,12 @@ pub mod broken {
     #[derive(Default)]
     pub struct LastWriteWins(RefCell<Option<Value>>);
 
+    impl LastWriteWins {
+        fn cursor(&self) -> Option<u64> {
+            self.0.borrow().as_ref().and_then(|v| v["cursor"].as_u64())
+        }
+    }
+
     impl SessionStorage for LastWriteWins {
         fn load<'a>(&'a self, _: &'a str, _: &'a CancelToken) -> Loaded<'a> {
             Box::pin(std::future::ready(Ok(self.0.borrow().clone())))
@@ -930,20 +936,20 @@ pub mod broken {
 
     /// Reports a CAS conflict correctly but writes the losing snapshot anyway.
     #[derive(Default)]
-    pub struct WritesOnConflict(RefCell<Option<Value>>);
+    pub struct WritesOnConflict(LastWriteWins);
 
     impl SessionStorage for WritesOnConflict {
-        fn load<'a>(&'a self, _: &'a str, _: &'a CancelToken) -> Loaded<'a> {
-            Box::pin(std::future::ready(Ok(self.0.borrow().clone())))
+        fn load<'a>(&'a self, id: &'a str, cancel: &'a CancelToken) -> Loaded<'a> {
+            self.0.load(id, cancel)
         }
         fn save<'a>(
             &'a self,
             snapshot: &'a Value,
             expected: Option<u64>,
-            _: &'a CancelToken,
+            cancel: &'a CancelToken,
         ) -> Saved<'a> {
-            let stored = self.0.borrow().as_ref().and_then(|v| v["cursor"].as_u64());
-            *self.0.borrow_mut() = Some(snapshot.clone());
+            let stored = self.0.cursor();
+            let _written = self.0.save(snapshot, expected, cancel);
             Box::pin(std::future::ready(Ok(stored == expected)))
         }
     }
