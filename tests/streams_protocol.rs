@@ -409,6 +409,39 @@ fn json_body_edge_cases() {
     );
 }
 
+/// Found by fuzzing (fuzz/regressions/streams_json_mode/): the body was validated by skipping
+/// over values, which does not range-check numbers, so `1e400` was stored as a message that
+/// serde_json (the server's own reader) cannot parse. Validation now accepts exactly what
+/// serde_json parses into a `Value`.
+#[test]
+fn json_bodies_the_server_cannot_read_back_are_refused() {
+    for body in [
+        "1e400",
+        "[1, -1e400]",
+        "{\"a\": [1e309]}",
+        "[\"\\ud800\"]",
+        "{\"\\udc00\": 1}",
+    ] {
+        assert!(serde_json::from_str::<Value>(body).is_err(), "{body}");
+        let got = flatten_json_body(body.as_bytes(), JsonWrite::Append);
+        assert_eq!(
+            got.map_err(|e| e.code()),
+            Err("streams.v1.json_invalid"),
+            "{body}"
+        );
+    }
+    for body in [
+        "1.7976931348623157e308",
+        "[1e-400, -0, 18446744073709551616]",
+        "[\"\\ud83d\\ude00\"]",
+    ] {
+        assert!(
+            flatten_json_body(body.as_bytes(), JsonWrite::Append).is_ok(),
+            "{body}"
+        );
+    }
+}
+
 #[test]
 fn json_read_bodies() {
     let none: [&str; 0] = [];
