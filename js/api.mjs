@@ -28,7 +28,9 @@ export {
   projectChatSnapshot,
   ChatProjection,
   resolveChatSnapshot,
+  toChatResponse,
 } from '../pkg/turnkeep.js';
+export { ChatProducerError } from './errors.mjs';
 
 // The Ask service (cited retrieval, AgentsKit-compatible), its built-in BM25 retriever, and
 // the MCP ui:// sandbox (Rust, over Web Request/Response).

@@ -479,6 +479,87 @@ export function resolveChatSnapshot(options: {
   signal?: AbortSignal;
 }): Promise<ChatSnapshot & { offset: string | null }>;
 
+/** Why a session log refused an append. */
+export type ChatProducerErrorKind = 'stale-epoch' | 'sequence-gap' | 'stream-closed' | 'retryable' | 'failed';
+
+/**
+ * A refused append (`toChatResponse`, a log's `append`). `instanceof` holds for errors made by
+ * the wasm and by host logs alike. `currentEpoch` comes with 'stale-epoch' (a newer claim owns
+ * the turn; nothing from this writer was stored), `expectedSeq`/`receivedSeq` with 'sequence-gap'.
+ */
+export class ChatProducerError extends Error {
+  constructor(
+    message: string,
+    options: { kind: ChatProducerErrorKind; currentEpoch?: number; expectedSeq?: number; receivedSeq?: number; cause?: unknown },
+  );
+  readonly name: 'ChatProducerError';
+  readonly kind: ChatProducerErrorKind;
+  readonly currentEpoch?: number;
+  readonly expectedSeq?: number;
+  readonly receivedSeq?: number;
+}
+
+/** A TanStack AI UI message (`parts` kept whole, unknown part types included). */
+export interface ChatUIMessage {
+  id?: string;
+  role: 'user' | 'assistant' | 'system';
+  parts: Array<{ type: string; [key: string]: unknown }>;
+  metadata?: Record<string, unknown>;
+  createdAt?: string | Date;
+  [key: string]: unknown;
+}
+/** A TanStack AI model message: content (text or content parts), tool calls, tool results. */
+export interface ChatModelMessage {
+  id?: string;
+  role: 'user' | 'assistant' | 'system' | 'tool';
+  content: string | null | Array<{ type: string; [key: string]: unknown }>;
+  toolCalls?: Array<{ id: string; type?: 'function'; function: { name: string; arguments?: string } }>;
+  toolCallId?: string;
+  [key: string]: unknown;
+}
+/** The plain form. */
+export interface ChatPlainMessage {
+  id: string;
+  role: 'user' | 'assistant' | 'system';
+  content: string;
+}
+export type ChatSendMessage = ChatUIMessage | ChatModelMessage | ChatPlainMessage;
+
+export interface ChatResponseOptions {
+  /** The session's log, or a Durable Streams stream (`{ url, headers?, fetch? }`). */
+  target: SessionLog | DurableStreamsTarget;
+  /**
+   * Required. Called before the log is touched; false (or a falsy value) → 403
+   * `SESSION_FORBIDDEN`, a throw → 500 `SERVER_INTERNAL` (cause to `onError`). Pass `false` only
+   * where the caller authorized by other means (a background executor under its own claim).
+   */
+  authorize: ((request: Request, sessionId: SafeId | undefined) => boolean | Promise<boolean>) | false;
+  /** The request `authorize` checks (required with an `authorize` function). */
+  request?: Request;
+  /** Passed to `authorize` and `onError`. */
+  sessionId?: SafeId;
+  /** Messages to persist before the answer: echoed as text, then one native batch with the complete state. */
+  newMessages?: readonly ChatSendMessage[];
+  /** The host's model stream: TanStack AI / AG-UI chunks (`content` is dropped from TEXT_MESSAGE_CONTENT). */
+  source?: AsyncIterable<unknown> | Iterable<unknown>;
+  /** 'immediate' (default): 202 once the new messages are stored; 'await': 200 once everything is. */
+  mode?: 'immediate' | 'await';
+  /** Fencing: every chunk its own batch, seq = its index in the turn; the caller owns the epoch. */
+  producer?: { id: string; epoch: number };
+  /** Keeps the rest of an 'immediate' response alive (a Worker's `ctx.waitUntil`). */
+  waitUntil?: (promise: Promise<unknown>) => void;
+  /** Failures the client does not see (default `console.error`). */
+  onError?: (error: unknown, info: { stage: 'authorize' | 'newMessages' | 'source' | 'session-log'; sessionId?: SafeId }) => void;
+}
+
+/**
+ * Writes a session response for a host that runs its own model stream. Rejects with a
+ * `ChatProducerError` when the log refuses the new messages (both modes) or the source's chunks
+ * ('await'), with what the source threw ('await'), and with `code: 'SERVER_INVALID_CONFIG'` for
+ * bad options.
+ */
+export function toChatResponse(options: ChatResponseOptions): Promise<Response>;
+
 // ---- Node bridge ----
 
 /**

@@ -146,6 +146,9 @@ pub const LOG_APPEND_RETRY_BACKOFF_MS: u64 = 25;
 /// are merged into the newest queued chunk (they always are when possible) and, failing that, the
 /// publisher gives up on the log for this turn (reported) rather than grow without bound.
 pub const LOG_CHUNKS_QUEUED_MAX: usize = 4_096;
+/// `toChatResponse`: source chunks read ahead of the log (waiting to be appended) before the
+/// source is read further.
+pub const LOG_SOURCE_CHUNKS_AHEAD_MAX: usize = 4 * LOG_APPENDS_IN_FLIGHT_MAX;
 /// Items a store-backed session log (memory, Redis, Postgres) holds; an append beyond is refused.
 pub const LOG_ITEMS_MAX: u64 = 10_000_000;
 /// Items one read of a store-backed log returns at most (the reader continues from its offset).

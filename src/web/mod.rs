@@ -8,6 +8,7 @@
 pub mod adapters;
 mod ask;
 mod chat;
+mod chat_response;
 mod convert;
 pub(crate) mod http;
 pub(crate) mod js;

@@ -11,10 +11,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::core::limits::RESOLVE_READS_MAX;
 use crate::core::projection::{render_parts, Projection};
 use crate::core::protocol::messages_to_value;
-use crate::ports::log::{ReadFrom, SessionLog};
+use crate::ports::log::SessionLog;
+use crate::turn::external::read_projection;
 use crate::web::adapters::host::token_of;
 use crate::web::adapters::http_log::HttpLog;
 use crate::web::adapters::session_log::log_error_to_js;
@@ -136,31 +136,15 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
     };
     let cancel = token_of(&get(&options, "signal"));
     Ok(future_to_promise(async move {
-        let mut projection = Projection::new();
-        let mut offset: Option<String> = None;
-        for _ in 0..RESOLVE_READS_MAX {
-            let from = offset.as_deref().map_or(ReadFrom::Start, ReadFrom::After);
-            let read = log
-                .read(from, 0, &cancel)
-                .await
-                .map_err(|e| log_error_to_js(&e))?;
-            projection.feed_all(&read.chunks);
-            let moved = read.offset.is_some() && read.offset != offset;
-            if read.offset.is_some() {
-                offset = read.offset;
-            }
-            if read.up_to_date || read.chunks.is_empty() || !moved {
-                let out = snapshot_of(&projection);
-                set(
-                    &out,
-                    "offset",
-                    offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
-                );
-                return Ok(out.into());
-            }
-        }
-        Err(js_error(
-            "resolveChatSnapshot: the log is longer than this reader reads at once",
-        ))
+        let (projection, offset) = read_projection(log.as_ref(), &cancel)
+            .await
+            .map_err(|e| log_error_to_js(&e))?;
+        let out = snapshot_of(&projection);
+        set(
+            &out,
+            "offset",
+            offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+        );
+        Ok(out.into())
     }))
 }

@@ -188,7 +188,7 @@ pub fn tool_result(message: &Message, tool_name: &str) -> Vec<Value> {
         "toolCallId": call_id,
         "messageId": message.id,
         "role": "tool",
-        "content": message.content,
+        "content": result_content(message),
         "timestamp": created_ms(message),
         "createdAt": message.created_at,
     });
@@ -233,12 +233,35 @@ pub fn ui_messages(messages: &[Message]) -> Vec<Value> {
     out
 }
 
+/// A tool message's content as TanStack carries it: the output, or `{"error": ...}` as JSON
+/// text for a failed call (what `chat()` writes and its processor reads).
+fn result_content(message: &Message) -> String {
+    if message.status == MessageStatus::Error {
+        json!({ "error": message.content }).to_string()
+    } else {
+        message.content.clone()
+    }
+}
+
+/// The error inside a failed result's content (`{"error": ...}`), else the content itself.
+pub fn result_error(content: &str) -> String {
+    serde_json::from_str::<Value>(content)
+        .ok()
+        .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| content.to_owned())
+}
+
+/// A tool output as TanStack's processor keeps it: parsed when it is JSON, else the text.
+pub fn output_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
 fn tool_result_part(message: &Message) -> Value {
     let failed = message.status == MessageStatus::Error;
     let mut part = json!({
         "type": "tool-result",
         "toolCallId": message.tool_call_id.clone().unwrap_or_default(),
-        "content": message.content,
+        "content": result_content(message),
         "state": if failed { "error" } else { "complete" },
     });
     if failed {
@@ -278,7 +301,7 @@ pub fn native_message(message: &Message) -> Value {
             "state": ui_tool_state(call.status),
         });
         if let Some(result) = &call.result {
-            part["output"] = Value::String(result.clone());
+            part["output"] = output_value(result);
         }
         if let Some(error) = &call.error {
             part["output"] = json!({ "error": error });

@@ -10,6 +10,7 @@
 
 pub mod chunks;
 pub mod encode;
+pub mod native;
 pub mod reduce;
 pub mod render;
 

@@ -249,8 +249,16 @@ impl Projection {
         let input = chunk.get("input").and_then(Value::as_object).cloned();
         let status = str_field(chunk, "status").and_then(parse_tool_status);
         let error = str_field(chunk, "error").map(str::to_owned);
-        // Older TanStack writers put a server tool's output on the end chunk.
-        let result = chunk.get("result").map(value_text);
+        // Older TanStack writers put a server tool's output on the end chunk; turnkeep writes a
+        // failure there as `{ error }`.
+        let failure = chunk
+            .pointer("/result/error")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let result = chunk
+            .get("result")
+            .filter(|_| failure.is_none())
+            .map(value_text);
         self.with_call(call_id, |call| {
             if let Some(args) = input {
                 call.args = args;
@@ -265,6 +273,11 @@ impl Projection {
                 call.status = ToolCallStatus::Complete;
                 call.result = Some(result);
             }
+            if let Some(failure) = failure {
+                call.status = ToolCallStatus::Error;
+                call.error = Some(failure);
+                call.result = None;
+            }
         });
     }
 
@@ -272,8 +285,17 @@ impl Projection {
         let Some(call_id) = str_field(chunk, "toolCallId") else {
             return;
         };
+        let failed = str_field(chunk, "state") == Some("output-error")
+            || chunk
+                .pointer("/metadata/tanstack/state")
+                .and_then(Value::as_str)
+                == Some("output-error");
         let content = chunk.get("content").map(value_text).unwrap_or_default();
-        let failed = str_field(chunk, "state") == Some("output-error");
+        let content = if failed {
+            result_error(&content)
+        } else {
+            content
+        };
         self.with_call(call_id, |call| {
             if failed {
                 call.status = ToolCallStatus::Error;
@@ -285,7 +307,14 @@ impl Projection {
                 call.error = None;
             }
         });
+        // turnkeep names the `tool` message; TanStack names the assistant message that made
+        // the call (its results are parts of that message), which must keep its own text.
         let message_id = str_field(chunk, "messageId")
+            .filter(|id| {
+                self.by_id
+                    .get(*id)
+                    .is_none_or(|&at| self.entries[at].message.role == Role::Tool)
+            })
             .map(str::to_owned)
             .unwrap_or_else(|| format!("tool-{call_id}"));
         let status = if failed {

@@ -117,6 +117,10 @@ pub enum BoundaryError {
     TurnNotRunning,
     /// `client.turn.stop` where no session log is configured (nothing carries the request).
     StopUnavailable,
+    /// `toChatResponse`: the host's `authorize(request, sessionId)` said no.
+    Forbidden,
+    /// `toChatResponse`: `newMessages` holds something that is not a chat message.
+    InvalidMessages,
 }
 
 /// One row of the boundary table.
@@ -129,7 +133,7 @@ pub struct BoundaryRow {
 }
 
 impl BoundaryError {
-    pub const ALL: [BoundaryError; 15] = [
+    pub const ALL: [BoundaryError; 17] = [
         Self::MethodNotAllowed,
         Self::UnsupportedMediaType,
         Self::TooLarge,
@@ -145,11 +149,14 @@ impl BoundaryError {
         Self::InvalidConfig,
         Self::TurnNotRunning,
         Self::StopUnavailable,
+        Self::Forbidden,
+        Self::InvalidMessages,
     ];
 
     /// The table. Messages are literal wire facts (AgentsKit server); `TURN_REPLAYED`,
-    /// `TURN_NOT_RUNNING`, `TURN_STOP_UNAVAILABLE` and `SERVER_INVALID_CONFIG`'s message are
-    /// turnkeep's (additive).
+    /// `TURN_NOT_RUNNING`, `TURN_STOP_UNAVAILABLE`, `SESSION_FORBIDDEN`,
+    /// `REQUEST_INVALID_MESSAGES` and `SERVER_INVALID_CONFIG`'s message are turnkeep's
+    /// (additive).
     #[rustfmt::skip]
     pub const fn row(self) -> BoundaryRow {
         let (status, code, message, retryable) = match self {
@@ -226,6 +233,18 @@ impl BoundaryError {
                 409,
                 "TURN_STOP_UNAVAILABLE",
                 "Stopping a turn from another request needs a session log.",
+                false,
+            ),
+            Self::Forbidden => (
+                403,
+                "SESSION_FORBIDDEN",
+                "This session is not yours to write.",
+                false,
+            ),
+            Self::InvalidMessages => (
+                400,
+                "REQUEST_INVALID_MESSAGES",
+                "The new messages must be chat messages.",
                 false,
             ),
         };

@@ -153,7 +153,11 @@ impl HttpLog {
                 duplicate: false,
             }),
             AppendReply::Duplicate { offset } => Ok(AppendAck {
-                offset: offset.ok_or_else(missing_offset)?,
+                // Some servers (the reference one) answer a duplicate without the offset.
+                offset: match offset {
+                    Some(offset) => offset,
+                    None => self.tail(cancel).await?.ok_or_else(missing_offset)?,
+                },
                 duplicate: true,
             }),
             AppendReply::StaleEpoch { current_epoch } => {
@@ -170,6 +174,22 @@ impl HttpLog {
             AppendReply::Refused { status } => Err(LogError::Failed(PortError::new(format!(
                 "the append was refused ({status})"
             )))),
+        }
+    }
+
+    /// The stream's tail offset (`HEAD`).
+    async fn tail(&self, cancel: &CancelToken) -> Result<Option<String>, LogError> {
+        let headers = self.headers().map_err(LogError::Failed)?;
+        let response = self.send("HEAD", &self.url, &headers, None, cancel).await?;
+        drain(&response).await;
+        match read_reply(response.status(), |name| {
+            response.headers().get(name).ok().flatten()
+        }) {
+            ReadReply::Data { offset, .. } | ReadReply::Nothing { offset } => Ok(offset),
+            ReadReply::Retry => Err(LogError::Retryable(PortError::new(
+                "the stream server is busy",
+            ))),
+            ReadReply::Missing | ReadReply::Refused { .. } => Ok(None),
         }
     }
 
