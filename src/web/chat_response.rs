@@ -25,7 +25,7 @@ use super::adapters::host::{port_error, HostSleep};
 use super::adapters::http_log::HttpLog;
 use super::adapters::session_log::log_error_to_js;
 use super::adapters::JsSessionLog;
-use super::chat::js::{call, coded_error, get, get_fn, resolve, set};
+use crate::web::js::{call, coded_error, get, get_fn, resolve, set};
 use super::convert::to_json;
 use crate::core::checks::is_safe_id;
 use crate::core::limits::INTEGER_SAFE_MAX;

@@ -1,7 +1,8 @@
 // Two Node processes, each `toNodeHandler(createChatHandler(...))` with the demo model
 // (examples/durable-node/serve.mjs), serve the same sessions through one real Redis, then
-// through one real PostgreSQL. Each process uses a different client library, so the two also
-// prove that the stored format does not depend on the client.
+// through one real PostgreSQL: the lease, the history and the session log (every turn is
+// published to it) live in the database. Each process uses a different client library, so the
+// two also prove that the stored format does not depend on the client.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -68,6 +69,12 @@ for (const { store, urlVar, clients } of SETUPS) {
     assert.equal(during.session.activeTurn?.turnId, 'turn-2', 'B sees the lease A claimed');
     assert.ok(during.session.activeTurn.expiresAt > Date.now(), 'the lease is unexpired');
     assert.deepEqual(during.messages.map((m) => m.content), ['hello there', 'echo: hello there'], 'B sees the history saved before the turn');
+    // …and the turn itself, in the log, as far as A has published it.
+    const live = during.streamMessages;
+    assert.deepEqual(live.slice(0, 2), during.messages, 'the log holds the history too');
+    assert.equal(live[2]?.content, '/words 60', "B's log view has the running turn's user message");
+    assert.equal(live[3]?.role, 'assistant');
+    assert.equal(live[3]?.status, 'streaming', 'and its answer, still streaming');
     const busy = await send(b, 'shared', 'turn-3', 'me too');
     assert.equal(busy.status, 409);
     assert.equal((await busy.json()).error.code, 'SESSION_BUSY');
@@ -77,10 +84,39 @@ for (const { store, urlVar, clients } of SETUPS) {
     assert.equal(afterwards.session.activeTurn, null);
     assert.deepEqual(afterwards.session.terminalTurns.map((x) => x.turnId), ['turn-1', 'turn-2']);
     assert.equal(afterwards.messages.length, 4);
+    assert.deepEqual(afterwards.streamMessages, afterwards.messages, "B's projection of the log equals the saved messages");
     const next = await send(b, 'shared', 'turn-3', 'and now?');
     assert.equal(next.status, 200, 'B continues the conversation A wrote');
     assert.equal(lastLine(await next.text()).payload.messages.length, 6);
-    assert.equal((await sessionView(a, 'shared')).messages.length, 6);
+    const fromA = await sessionView(a, 'shared');
+    assert.equal(fromA.messages.length, 6);
+    assert.deepEqual(fromA.streamMessages, fromA.messages, "A's projection of the log B wrote to equals the saved messages");
+  });
+
+  test(`${store}: client.turn.stop sent to one process stops the turn running on the other`, async (t) => {
+    const [a, b] = await startPair(store, urlVar, clients);
+    const running = await send(a, 'stop', 'turn-1', '/words 1000'); // 15 s of words unless stopped
+    assert.equal(running.status, 200);
+    const reader = running.body.getReader();
+    await reader.read(); // the turn is under way on A
+    const stop = await post(b, stopEvent('stop', 'turn-1'));
+    assert.equal(stop.status, 202);
+    assert.deepEqual((await stop.json()).stop, { version: 1, turnId: 'turn-1', state: 'stopping' });
+    let text = '';
+    const decoder = new TextDecoder();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
+    const last = lastLine(text);
+    assert.equal(last.event, 'server.turn.snapshot', "A's response ends with a snapshot");
+    const answer = last.payload.messages.at(-1).content.split(' ');
+    assert.ok(answer.length < 1000, `the turn stopped early (${answer.length} words)`);
+
+    const view = await sessionView(b, 'stop');
+    assert.deepEqual(view.session.terminalTurns.map((x) => [x.turnId, x.outcome]), [['turn-1', 'completed']]);
+    assert.deepEqual(view.messages, last.payload.messages, 'the partial answer was saved');
+    assert.deepEqual(view.streamMessages, view.messages, 'the log projects to the saved messages');
+    const again = await post(a, stopEvent('stop', 'turn-1'));
+    assert.equal(again.status, 200);
+    assert.deepEqual((await again.json()).stop, { version: 1, turnId: 'turn-1', state: 'ended', outcome: 'completed' });
   });
 }
 
@@ -125,11 +161,15 @@ function serveProcess(env) {
 }
 
 function send(server, sessionId, turnId, input) {
-  return fetch(`${server.url}api/chat`, {
-    method: 'POST',
-    headers: { ...AUTH, 'content-type': 'application/json' },
-    body: JSON.stringify(submitEvent({ sessionId, turnId, input })),
-  });
+  return post(server, submitEvent({ sessionId, turnId, input }));
+}
+
+function post(server, event) {
+  return fetch(`${server.url}api/chat`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify(event) });
+}
+
+function stopEvent(sessionId, turnId) {
+  return { ...submitEvent({ sessionId, turnId }), eventId: `stop-${turnId}`, event: 'client.turn.stop', payload: {} };
 }
 
 async function sessionView(server, sessionId) {

@@ -1,11 +1,13 @@
 // The tests every durable store adapter must pass, registered once per adapter file against the
-// real server that file started. A third store (the session log) adds its cases here, so every
+// real server that file started: session storage, chat memory and the session log, so every
 // database gets them alike.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { createStoreSessionLog } from '../../js/node.mjs';
+import { CASES as LOG_CASES, checkSessionLog } from '../../js/testing/session-log-conformance.mjs';
 import { CASES, checkSessionStorage } from '../../js/testing/session-storage-conformance.mjs';
-import { checkThenAct, checkWholeReads, conversation, RACE_CASES, WRITE_CASES } from './store-checks.mjs';
+import { checkConcurrentWriters, checkThenAct, checkWholeReads, conversation, RACE_CASES, WRITE_CASES } from './store-checks.mjs';
 
 /**
  * @param {object} adapter
@@ -20,6 +22,10 @@ import { checkThenAct, checkWholeReads, conversation, RACE_CASES, WRITE_CASES } 
  *   compare-and-set replaced by an unconditional write
  * @param {(client, namespace: string, sessionId: string) => { save(messages): Promise<void> }} adapter.splitWriter
  *   a chat memory writer that saves in several commands (what the adapter must not do)
+ * @param {(client, namespace: string, sessionId: string) => object} adapter.sessionLog the
+ *   adapter's session log (createRedisSessionLog, createPostgresSessionLog)
+ * @param {(client, namespace: string, sessionId: string) => object} adapter.uncheckedLogStore
+ *   the log's item store with the version check taken out of its commit
  */
 export function storeSuite(adapter) {
   const kinds = Object.keys(adapter.clients);
@@ -56,7 +62,28 @@ export function storeSuite(adapter) {
       await memory.save([]);
       assert.deepEqual(await memory.load(), []);
     });
+
+    test(`${kind}: the session log passes the SessionLog conformance suite`, async (t) => {
+      const client = await open(t, kind);
+      const report = await checkSessionLog(() => adapter.sessionLog(client, fresh(kind), 's'));
+      assert.deepEqual(report.failed, [], report.failed.map((f) => `${f.name}: ${f.detail}`).join('\n'));
+      assert.deepEqual(report.passed, Object.values(LOG_CASES));
+    });
   }
+
+  test('a log store whose commit skips the version check fails the SessionLog conformance suite', async (t) => {
+    const client = await open(t);
+    const report = await checkSessionLog(() => createStoreSessionLog({ store: adapter.uncheckedLogStore(client, fresh('unchecked'), 's') }));
+    assert.deepEqual(report.failed.map((f) => f.name), [LOG_CASES.racingReplays]);
+    assert.deepEqual(report.passed, Object.values(LOG_CASES).filter((name) => name !== LOG_CASES.racingReplays));
+  });
+
+  test(`writers on two connections (${writerKind}, ${readerKind}) append at once: every batch stored once, whole, each writer's in order`, async (t) => {
+    const namespace = fresh('writers');
+    const logs = [adapter.sessionLog(await open(t, writerKind), namespace, 's'), adapter.sessionLog(await open(t, readerKind), namespace, 's')];
+    const chunks = await checkConcurrentWriters(logs, { writers: 8, batches: 6 });
+    assert.equal(chunks, 8 * 6 * 2);
+  });
 
   test('the last-write-wins variant on the same server fails the conformance suite', async (t) => {
     const client = await open(t);
