@@ -3,10 +3,17 @@
 //! every append with `core::streams::item_log` — the same producer fencing the Durable Object
 //! server applies. [`MemoryLogStore`] is the in-memory store (**not durable**: tests, demos,
 //! simulations); hosts back the same port with Redis or Postgres through the JS store interface.
+//!
+//! Appends on one `StoreLog` run one at a time, in call order. Every commit is a compare-and-set
+//! on the one head version, so appends in flight together could only race each other: a writer
+//! with several fenced appends in flight (the turn publisher keeps up to
+//! `LOG_APPENDS_IN_FLIGHT_MAX`) would have its later seqs read a head without the earlier ones
+//! and be refused as gaps, retry after retry, on any store whose calls take a round trip.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
-use std::task::Waker;
+use std::task::{Poll, Waker};
 
 use serde_json::Value;
 
@@ -58,11 +65,17 @@ pub struct StoreLog<S> {
     store: S,
     /// Pauses between polls of a long-poll read on a store without change notification.
     sleep: Rc<dyn Sleep>,
+    /// Appends waiting for their turn, the one running first.
+    appends: Fifo,
 }
 
 impl<S: LogStore> StoreLog<S> {
     pub fn new(store: S, sleep: Rc<dyn Sleep>) -> Self {
-        Self { store, sleep }
+        Self {
+            store,
+            sleep,
+            appends: Fifo::default(),
+        }
     }
 
     pub fn store(&self) -> &S {
@@ -75,6 +88,8 @@ impl<S: LogStore> StoreLog<S> {
         producer: Option<&ProducerStamp>,
         cancel: &CancelToken,
     ) -> Result<AppendAck, LogError> {
+        let place = self.appends.join();
+        place.reached().await;
         let producer = producer.map(|p| ProducerHeaders {
             id: p.id.clone(),
             epoch: p.epoch,
@@ -220,6 +235,65 @@ impl<S: LogStore> SessionLog for StoreLog<S> {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<LogRead, LogError>> {
         Box::pin(self.read_now(from, wait_ms, cancel))
+    }
+}
+
+/// A first-in, first-out queue of tasks on one thread: each waits until every task that joined
+/// before it has left (finished, or was dropped: a cancelled append gives up its place).
+#[derive(Default)]
+struct Fifo {
+    inner: RefCell<FifoInner>,
+}
+
+#[derive(Default)]
+struct FifoInner {
+    joined: u64,
+    /// Places still held, in joining order; the first one runs.
+    places: VecDeque<u64>,
+    wakers: Vec<Waker>,
+}
+
+/// A place in a [`Fifo`], left when dropped.
+struct FifoPlace<'a> {
+    fifo: &'a Fifo,
+    id: u64,
+}
+
+impl Fifo {
+    fn join(&self) -> FifoPlace<'_> {
+        let mut inner = self.inner.borrow_mut();
+        inner.joined += 1;
+        let id = inner.joined;
+        inner.places.push_back(id);
+        FifoPlace { fifo: self, id }
+    }
+}
+
+impl FifoPlace<'_> {
+    /// Resolves once this place is the first.
+    async fn reached(&self) {
+        std::future::poll_fn(|cx| {
+            let mut inner = self.fifo.inner.borrow_mut();
+            if inner.places.front() == Some(&self.id) {
+                return Poll::Ready(());
+            }
+            inner.wakers.push(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+impl Drop for FifoPlace<'_> {
+    fn drop(&mut self) {
+        let wakers = {
+            let mut inner = self.fifo.inner.borrow_mut();
+            inner.places.retain(|id| *id != self.id);
+            std::mem::take(&mut inner.wakers)
+        };
+        for waker in wakers {
+            waker.wake();
+        }
     }
 }
 

@@ -25,7 +25,6 @@ use super::adapters::host::{port_error, HostSleep};
 use super::adapters::http_log::HttpLog;
 use super::adapters::session_log::log_error_to_js;
 use super::adapters::JsSessionLog;
-use crate::web::js::{call, coded_error, get, get_fn, resolve, set};
 use super::convert::to_json;
 use crate::core::checks::is_safe_id;
 use crate::core::limits::INTEGER_SAFE_MAX;
@@ -35,6 +34,7 @@ use crate::ports::log::SessionLog;
 use crate::ports::{CancelToken, LocalFuture, PortError};
 use crate::turn::external::{ChunkSource, ResponseError, ResponseWriter};
 use crate::turn::send::Producer;
+use crate::web::js::{call, coded_error, get, get_fn, resolve, set};
 
 /// `toChatResponse(options)`.
 #[wasm_bindgen(js_name = toChatResponse)]
