@@ -15,6 +15,9 @@ const SERVE = fileURLToPath(new URL('../../examples/durable-node/serve.mjs', imp
 /** How long a server process may take to print its URL. */
 const SERVE_READY_MS_MAX = 20_000;
 const AUTH = { authorization: 'Bearer tenant-a' };
+/** Polls of a session view that waits for something a running turn publishes. */
+const VIEW_POLLS_MAX = 100;
+const VIEW_POLL_MS = 10;
 
 const databases = {};
 /** The two server processes of each store, started once for the file by the first test that needs them. */
@@ -69,12 +72,13 @@ for (const { store, urlVar, clients } of SETUPS) {
     assert.equal(during.session.activeTurn?.turnId, 'turn-2', 'B sees the lease A claimed');
     assert.ok(during.session.activeTurn.expiresAt > Date.now(), 'the lease is unexpired');
     assert.deepEqual(during.messages.map((m) => m.content), ['hello there', 'echo: hello there'], 'B sees the history saved before the turn');
-    // …and the turn itself, in the log, as far as A has published it.
-    const live = during.streamMessages;
-    assert.deepEqual(live.slice(0, 2), during.messages, 'the log holds the history too');
-    assert.equal(live[2]?.content, '/words 60', "B's log view has the running turn's user message");
-    assert.equal(live[3]?.role, 'assistant');
-    assert.equal(live[3]?.status, 'streaming', 'and its answer, still streaming');
+    // …and the turn itself, in the log, as A publishes it (read through B's resolveChatSnapshot).
+    const live = await viewUntil(b, 'shared', (view) => view.streamMessages[3]?.content);
+    assert.deepEqual(live.streamMessages.slice(0, 2), during.messages, 'the log holds the history too');
+    assert.equal(live.streamMessages[2].content, '/words 60', "the running turn's user message");
+    assert.equal(live.streamMessages[3].role, 'assistant');
+    assert.match(live.streamMessages[3].content, /^w1( w\d+)*$/, 'its answer so far');
+    assert.equal(live.streamMessages[3].status, 'streaming', 'still streaming');
     const busy = await send(b, 'shared', 'turn-3', 'me too');
     assert.equal(busy.status, 409);
     assert.equal((await busy.json()).error.code, 'SESSION_BUSY');
@@ -176,6 +180,16 @@ async function sessionView(server, sessionId) {
   const response = await fetch(`${server.url}api/sessions/${sessionId}`, { headers: AUTH });
   assert.equal(response.status, 200);
   return response.json();
+}
+
+/** B's session view once `ready(view)` holds (polled: A publishes as it goes). */
+async function viewUntil(server, sessionId, ready) {
+  for (let attempt = 0; attempt < VIEW_POLLS_MAX; attempt += 1) {
+    const view = await sessionView(server, sessionId);
+    if (ready(view)) return view;
+    await new Promise((resolve) => setTimeout(resolve, VIEW_POLL_MS));
+  }
+  throw new Error(`the session view of ${sessionId} never became ready`);
 }
 
 function lastLine(ndjson) {
