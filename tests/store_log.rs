@@ -2,7 +2,8 @@
 //! virtual time before it reads or writes, as a Redis or Postgres store takes): appends on one
 //! log are applied one at a time in call order, so a fenced writer with several appends in
 //! flight (the turn publisher keeps up to 5) never has its own later seqs refused as gaps, and
-//! a whole sender drains with one append per chunk.
+//! a whole sender drains with one commit per chunk and a single head read: the log decides each
+//! append on the head it wrote last, and reads the store's again only when that commit lost.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod turn_support;
@@ -12,9 +13,9 @@ use std::rc::Rc;
 
 use serde_json::{json, Value};
 use turn_support::{block_on, run_all, SimSleep, Task, World};
-use turnkeep::core::streams::item_log::LogHead;
+use turnkeep::core::streams::item_log::{position_offset, LogHead};
 use turnkeep::ports::chat::Sleep;
-use turnkeep::ports::log::{ProducerStamp, SessionLog};
+use turnkeep::ports::log::{AppendAck, LogError, ProducerStamp, SessionLog};
 use turnkeep::ports::{CancelToken, LocalFuture, PortError};
 use turnkeep::storage::{LogStore, MemoryLogStore, StoreLog};
 use turnkeep::turn::send::{LogSender, Producer, SendEnd, SendOptions};
@@ -123,11 +124,16 @@ fn appends_started_together_are_applied_in_call_order() {
         assert!(!ack.duplicate, "seq {seq}");
     }
     assert_eq!(values(&stored), [0, 1, 2, 3, 4].map(Value::from));
-    assert_eq!(log.store().lost.get(), 0, "no commit lost a race");
+    let store = log.store();
+    assert_eq!(
+        (store.heads.get(), store.lost.get()),
+        (1, 0),
+        "one head read, no commit lost"
+    );
 }
 
 #[test]
-fn a_fenced_sender_drains_with_one_append_per_chunk() {
+fn a_fenced_sender_drains_with_one_round_trip_per_chunk() {
     let world = World::new();
     let (log, stored) = round_trip_log(&world);
     let sleep: Rc<dyn Sleep> = Rc::new(SimSleep(world.clone()));
@@ -158,7 +164,52 @@ fn a_fenced_sender_drains_with_one_append_per_chunk() {
     let store = log.store();
     assert_eq!(
         (store.heads.get(), store.commits.get(), store.lost.get()),
-        (40, 40, 0),
-        "each chunk: one head read, one commit that won (no gap refused, no retry)"
+        (1, 40, 0),
+        "one head read, then one winning commit per chunk (no gap refused, no retry)"
+    );
+}
+
+/// Appends chunk `n` as producer `(id, epoch, seq)`.
+async fn append_as(
+    log: &dyn SessionLog,
+    n: u64,
+    (id, epoch, seq): (&str, u64, u64),
+) -> Result<AppendAck, LogError> {
+    let stamp = ProducerStamp {
+        id: id.into(),
+        epoch,
+        seq,
+    };
+    log.append(&[chunk(n)], Some(&stamp), &CancelToken::new())
+        .await
+}
+
+#[test]
+fn another_writer_costs_a_lost_commit_and_a_fresh_read_never_a_wrong_answer() {
+    let world = World::new();
+    let (ours, stored) = round_trip_log(&world);
+    let theirs = StoreLog::new(stored.clone(), Rc::new(SimSleep(world.clone())));
+    block_on(&world, async {
+        append_as(&*ours, 0, ("a", 0, 0)).await.unwrap();
+        append_as(&theirs, 1, ("b", 0, 0)).await.unwrap();
+        // Ours remembers the head before b's append: its commit loses, it reads again.
+        let ack = append_as(&*ours, 2, ("a", 0, 1)).await.unwrap();
+        assert_eq!(ack.offset, position_offset(3));
+        // a's next seq written elsewhere: on the remembered head seq 3 would be a gap; the log
+        // reads the stored head before it answers anything but an append.
+        append_as(&theirs, 3, ("a", 0, 2)).await.unwrap();
+        let ack = append_as(&*ours, 4, ("a", 0, 3)).await.unwrap();
+        assert_eq!(ack.offset, position_offset(5));
+        // A newer epoch of a, written elsewhere: the remembered head lets epoch 0 through, the
+        // commit loses, and the stored head refuses it.
+        append_as(&theirs, 5, ("a", 1, 0)).await.unwrap();
+        let stale = append_as(&*ours, 6, ("a", 0, 4)).await;
+        assert_eq!(stale, Err(LogError::StaleEpoch { current_epoch: 1 }));
+    });
+    assert_eq!(values(&stored), [0, 1, 2, 3, 4, 5].map(Value::from));
+    assert_eq!(
+        ours.store().lost.get(),
+        2,
+        "two commits lost to the other writer"
     );
 }

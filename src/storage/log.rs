@@ -9,6 +9,9 @@
 //! with several fenced appends in flight (the turn publisher keeps up to
 //! `LOG_APPENDS_IN_FLIGHT_MAX`) would have its later seqs read a head without the earlier ones
 //! and be refused as gaps, retry after retry, on any store whose calls take a round trip.
+//! Each append first decides on the head as this log last wrote it, so a log with one writer
+//! (a turn) costs one round trip per append, the commit; the head is read again only when that
+//! commit lost (another writer appended) or the decision on it was anything but an append.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -67,6 +70,9 @@ pub struct StoreLog<S> {
     sleep: Rc<dyn Sleep>,
     /// Appends waiting for their turn, the one running first.
     appends: Fifo,
+    /// The head this log's last commit wrote (`None`: read it from the store). Only appends
+    /// touch it, one at a time; a stale one costs a lost compare-and-set, never a wrong answer.
+    written: RefCell<Option<Option<LogHead>>>,
 }
 
 impl<S: LogStore> StoreLog<S> {
@@ -75,6 +81,7 @@ impl<S: LogStore> StoreLog<S> {
             store,
             sleep,
             appends: Fifo::default(),
+            written: RefCell::new(None),
         }
     }
 
@@ -96,9 +103,18 @@ impl<S: LogStore> StoreLog<S> {
             seq: p.seq,
         });
         for _ in 0..LOG_COMMIT_ATTEMPTS_MAX {
-            let head = self.store.head(cancel).await.map_err(LogError::Retryable)?;
+            let remembered = self.written.borrow_mut().take();
+            let fresh = remembered.is_none();
+            let head = match remembered {
+                Some(head) => head,
+                None => self.store.head(cancel).await.map_err(LogError::Retryable)?,
+            };
             let current = head.clone().unwrap_or_default();
-            let next = match decide_item_append(&current, chunks.len() as u64, producer.as_ref()) {
+            let decision = decide_item_append(&current, chunks.len() as u64, producer.as_ref());
+            if !fresh && !matches!(decision, ItemAppendDecision::Append { .. }) {
+                continue; // answer only from the stored head
+            }
+            let next = match decision {
                 ItemAppendDecision::Append { next } => next,
                 ItemAppendDecision::Duplicate => {
                     return Ok(AppendAck {
@@ -133,8 +149,10 @@ impl<S: LogStore> StoreLog<S> {
                 .await
                 .map_err(LogError::Retryable)?
             {
+                let offset = position_offset(next.length);
+                *self.written.borrow_mut() = Some(Some(next));
                 return Ok(AppendAck {
-                    offset: position_offset(next.length),
+                    offset,
                     duplicate: false,
                 });
             }
