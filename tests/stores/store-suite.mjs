@@ -27,6 +27,18 @@ import { checkConcurrentWriters, checkThenAct, checkWholeReads, conversation, RA
  * @param {(client, namespace: string, sessionId: string) => object} adapter.uncheckedLogStore
  *   the log's item store with the version check taken out of its commit
  */
+/** Log objects sharing one log in the races below, as that many processes would. */
+const PROCESSES = 4;
+
+/** One log reached through several log objects: appends take turns among them, reads use the first. */
+function sharedLog(logs) {
+  let next = 0;
+  return {
+    append: (chunks, options) => logs[next++ % logs.length].append(chunks, options),
+    read: (options) => logs[0].read(options),
+  };
+}
+
 export function storeSuite(adapter) {
   const kinds = Object.keys(adapter.clients);
   const [writerKind, readerKind] = kinds;
@@ -71,11 +83,31 @@ export function storeSuite(adapter) {
     });
   }
 
-  test('a log store whose commit skips the version check fails the SessionLog conformance suite', async (t) => {
-    const client = await open(t);
-    const report = await checkSessionLog(() => createStoreSessionLog({ store: adapter.uncheckedLogStore(client, fresh('unchecked'), 's') }));
-    assert.deepEqual(report.failed.map((f) => f.name), [LOG_CASES.racingReplays]);
-    assert.deepEqual(report.passed, Object.values(LOG_CASES).filter((name) => name !== LOG_CASES.racingReplays));
+  // One log object runs its appends one at a time, so the races that matter are between log
+  // objects: other processes, or a zombie turn and its successor. These run the suite through
+  // PROCESSES log objects on two connections sharing one log.
+  test(`the session log reached through ${PROCESSES} log objects on two connections passes the SessionLog conformance suite`, async (t) => {
+    const clients = [await open(t, writerKind), await open(t, readerKind)];
+    const report = await checkSessionLog(() => {
+      const namespace = fresh('shared');
+      return sharedLog(Array.from({ length: PROCESSES }, (_, i) => adapter.sessionLog(clients[i % 2], namespace, 's')));
+    });
+    assert.deepEqual(report.failed, [], report.failed.map((f) => `${f.name}: ${f.detail}`).join('\n'));
+    assert.deepEqual(report.passed, Object.values(LOG_CASES));
+  });
+
+  test(`a log store whose commit skips the version check fails the SessionLog conformance suite (${PROCESSES} log objects)`, async (t) => {
+    const clients = [await open(t, writerKind), await open(t, readerKind)];
+    const report = await checkSessionLog(() => {
+      const namespace = fresh('unchecked');
+      const stores = Array.from({ length: PROCESSES }, (_, i) => adapter.uncheckedLogStore(clients[i % 2], namespace, 's'));
+      return sharedLog(stores.map((store) => createStoreSessionLog({ store })));
+    });
+    // Racing copies are stored more than once (or hit a duplicate key); appends that take turns
+    // among the objects write on heads another object has moved, so offsets go wrong as well.
+    const failed = report.failed.map((f) => f.name);
+    assert.ok(failed.includes(LOG_CASES.racingReplays), `failed: ${failed.join('; ')}`);
+    assert.ok(failed.includes(LOG_CASES.offsetsIncrease), `failed: ${failed.join('; ')}`);
   });
 
   test(`writers on two connections (${writerKind}, ${readerKind}) append at once: every batch stored once, whole, each writer's in order`, async (t) => {

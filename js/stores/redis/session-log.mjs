@@ -13,7 +13,7 @@
 
 import { itemRange, logCommit, storedText, storeCall, throwIfAborted } from '../common.mjs';
 import { PUSH_VALUES_MAX } from './chat-memory.mjs';
-import { scriptFlag } from './session-storage.mjs';
+import { luaExpectField, scriptFlag } from './session-storage.mjs';
 
 /** What the commit script answers when the list and the head disagree (never written by it). */
 const INCONSISTENT = -1;
@@ -26,13 +26,7 @@ export const LOG_SCRIPTS = Object.freeze({
   // version, new head, items stored before this commit, then one JSON text per item.
   // Returns 1 when written, 0 when the version was not the expected one, -1 when the list does
   // not hold as many items as the head says (a key evicted or edited by hand): nothing written.
-  commit: `
-local stored = redis.call('HGET', KEYS[1], 'version')
-if ARGV[1] == '' then
-  if stored then return 0 end
-elseif stored ~= ARGV[1] then
-  return 0
-end
+  commit: `${luaExpectField('version')}
 if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[4]) then return ${INCONSISTENT} end
 for i = 5, #ARGV, ${PUSH_VALUES_MAX} do
   redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + ${PUSH_VALUES_MAX - 1}, #ARGV)))
