@@ -18,6 +18,7 @@ use turnkeep::ports::chat::Sleep;
 use turnkeep::ports::log::{AppendAck, LogError, ProducerStamp, SessionLog};
 use turnkeep::ports::{CancelToken, LocalFuture, PortError};
 use turnkeep::storage::{LogStore, MemoryLogStore, StoreLog};
+use turnkeep::turn::race::{race, Either};
 use turnkeep::turn::send::{LogSender, Producer, SendEnd, SendOptions};
 
 /// The memory store behind a round trip; counts head reads, commits, and commits that lost.
@@ -212,4 +213,36 @@ fn another_writer_costs_a_lost_commit_and_a_fresh_read_never_a_wrong_answer() {
         2,
         "two commits lost to the other writer"
     );
+}
+
+#[test]
+fn an_append_dropped_while_it_waits_gives_up_its_place() {
+    let world = World::new();
+    let (log, stored) = round_trip_log(&world);
+    let sleep = SimSleep(world.clone());
+    let outcomes = std::cell::RefCell::new(Vec::new());
+    let tasks: Vec<Task<'_>> = vec![
+        Box::pin(async {
+            let first = append_as(&*log, 0, ("w", 0, 0)).await;
+            outcomes.borrow_mut().push(("first", first.is_ok()));
+        }),
+        Box::pin(async {
+            // Waits behind the first (two round trips), and is given up after one.
+            let waiting = append_as(&*log, 1, ("x", 0, 0));
+            let gave_up = race(waiting, sleep.sleep(ROUND_TRIP_MS)).await;
+            outcomes
+                .borrow_mut()
+                .push(("second", matches!(gave_up, Either::Left(_))));
+        }),
+        Box::pin(async {
+            let third = append_as(&*log, 2, ("y", 0, 0)).await;
+            outcomes.borrow_mut().push(("third", third.is_ok()));
+        }),
+    ];
+    run_all(&world, tasks);
+    assert_eq!(
+        outcomes.into_inner(),
+        [("second", false), ("first", true), ("third", true)]
+    );
+    assert_eq!(values(&stored), [0, 2].map(Value::from));
 }

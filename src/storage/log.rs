@@ -266,9 +266,9 @@ struct Fifo {
 #[derive(Default)]
 struct FifoInner {
     joined: u64,
-    /// Places still held, in joining order; the first one runs.
-    places: VecDeque<u64>,
-    wakers: Vec<Waker>,
+    /// Places still held, in joining order, each with the waker of the task waiting there; the
+    /// first one runs.
+    places: VecDeque<(u64, Option<Waker>)>,
 }
 
 /// A place in a [`Fifo`], left when dropped.
@@ -282,7 +282,7 @@ impl Fifo {
         let mut inner = self.inner.borrow_mut();
         inner.joined += 1;
         let id = inner.joined;
-        inner.places.push_back(id);
+        inner.places.push_back((id, None));
         FifoPlace { fifo: self, id }
     }
 }
@@ -292,10 +292,12 @@ impl FifoPlace<'_> {
     async fn reached(&self) {
         std::future::poll_fn(|cx| {
             let mut inner = self.fifo.inner.borrow_mut();
-            if inner.places.front() == Some(&self.id) {
+            if inner.places.front().map(|(id, _)| *id) == Some(self.id) {
                 return Poll::Ready(());
             }
-            inner.wakers.push(cx.waker().clone());
+            if let Some((_, waker)) = inner.places.iter_mut().find(|(id, _)| *id == self.id) {
+                *waker = Some(cx.waker().clone());
+            }
             Poll::Pending
         })
         .await
@@ -304,12 +306,12 @@ impl FifoPlace<'_> {
 
 impl Drop for FifoPlace<'_> {
     fn drop(&mut self) {
-        let wakers = {
+        let next = {
             let mut inner = self.fifo.inner.borrow_mut();
-            inner.places.retain(|id| *id != self.id);
-            std::mem::take(&mut inner.wakers)
+            inner.places.retain(|(id, _)| *id != self.id);
+            inner.places.front_mut().and_then(|(_, waker)| waker.take())
         };
-        for waker in wakers {
+        if let Some(waker) = next {
             waker.wake();
         }
     }
