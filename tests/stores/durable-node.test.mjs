@@ -58,7 +58,7 @@ for (const { store, urlVar, clients } of SETUPS) {
     }
   });
 
-  test(`${store}: a turn started on one process is visible (lease, then history) from the other`, async (t) => {
+  test(`${store}: a turn started on one process is visible from the other (lease, the log as it streams, then history)`, async (t) => {
     const [a, b] = await startPair(store, urlVar, clients);
     const first = await send(a, 'shared', 'turn-1', 'hello there');
     assert.equal(first.status, 200);
