@@ -14,7 +14,6 @@
 //! to fail: over storage without compare-and-set, two deciders of one token both win and the
 //! tool runs twice.
 #![cfg(not(target_arch = "wasm32"))]
-#![cfg(not(target_arch = "wasm32"))]
 
 mod turn_support;
 

@@ -7,6 +7,7 @@
 //! `TURNKEEP_FUZZ_SEED` the seed. A failing input is written to
 //! `target/fuzz-failures/<target>/<hash>` and the test names it; commit it under
 //! `fuzz/regressions/<target>/` with the fix.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 #[path = "../fuzz/src/targets/mod.rs"]
 #[allow(dead_code)]

@@ -217,6 +217,9 @@ pub const STORE_MESSAGES_JSON_BYTES_MAX: usize = 33_554_432;
 pub const STORE_KEY_PART_CHARS_MAX: usize = 256;
 /// Values one RPUSH takes inside the messages script (Lua's `unpack` stops near 8000).
 pub const REDIS_SCRIPT_PUSH_VALUES_MAX: usize = 1_000;
+/// The items of one session-log commit as JSON text: room for one `MESSAGES_SNAPSHOT` of a whole
+/// conversation (it carries the messages twice, as TanStack UI and as canonical messages).
+pub const STORE_LOG_COMMIT_JSON_BYTES_MAX: usize = 67_108_864;
 
 // ---- Snapshot sequences (ARCHITECTURE.md): sequence = claim_cursor × stride + index_in_turn.
 /// Sequences one turn may use; a turn emitting more skips intermediates, never the final line.

@@ -49,8 +49,15 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
   writeFileSync(join(project, 'stores.mjs'), STORES_SCRIPT);
   const stores = JSON.parse(execFileSync(process.execPath, ['stores.mjs'], { cwd: project, encoding: 'utf8' }));
   assert.deepEqual(stores, {
-    redis: ['REDIS_PREFIX_DEFAULT', 'createRedisChatMemory', 'createRedisSessionStorage'],
-    postgres: ['POSTGRES_MIGRATION_SQL', 'createPostgresChatMemory', 'createPostgresSessionStorage', 'migratePostgres'],
+    redis: ['REDIS_PREFIX_DEFAULT', 'createRedisChatMemory', 'createRedisSessionLog', 'createRedisSessionLogStore', 'createRedisSessionStorage'],
+    postgres: [
+      'POSTGRES_MIGRATION_SQL',
+      'createPostgresChatMemory',
+      'createPostgresSessionLog',
+      'createPostgresSessionLogStore',
+      'createPostgresSessionStorage',
+      'migratePostgres',
+    ],
     badClient: ['SERVER_INVALID_CONFIG', 'SERVER_INVALID_CONFIG'],
   });
 });
