@@ -299,10 +299,12 @@ test('a stored v1 envelope with conversation state resumes; one the definition c
     const refused = await env.post(submitEvent({ sessionId: 's1', turnId: 'fresh', input: 'hello' }));
     assert.deepEqual([refused.status, await refused.json()], [409, incompatible]);
   }
-  // The same rule through resumeChatSession.
-  const identity = { sessionId: 's1', definitionId: 'demo', definitionRevision: 1 };
-  assert.equal(resumeChatSession(stored, { ...identity, conversation: CHART }, START_MS).ok, true);
-  const refused = resumeChatSession(stored, identity, START_MS);
-  assert.equal(refused.ok, false);
-  assert.equal(refused.error.code, 'SESSION_INCOMPATIBLE_DEFINITION');
+  // The same rule through resumeChatSession (AgentsKit's shape: a definition and a storage).
+  const storage = { load: () => stored, save: () => true };
+  const session = await resumeChatSession({ id: 'demo', revision: 1, conversation: CHART, chat: {} }, { sessionId: 's1', storage });
+  assert.deepEqual(session.getConversationSnapshot(), stored.conversation);
+  await assert.rejects(
+    resumeChatSession({ id: 'demo', revision: 1, chat: {} }, { sessionId: 's1', storage }),
+    (error) => error.code === 'AK_CONFIG_INVALID',
+  );
 });
