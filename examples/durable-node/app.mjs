@@ -83,7 +83,6 @@ async function sessionView(store, request, sessionId) {
     const decoded = stored === undefined ? undefined : decodeSessionSnapshot(stored);
     if (decoded && !decoded.ok) throw new Error(`stored session ${sessionId}: ${decoded.diagnostic.code} ${decoded.diagnostic.message}`);
     const session = decoded?.snapshot;
-    const messages = await store.memory(tenant, sessionId).load();
     const body = {
       messages,
       session: {
