@@ -1,18 +1,18 @@
-//! `ctx.storage.sql` and `ctx.storage.transactionSync` of a SQLite-backed Durable Object,
-//! reached duck-typed through js-sys (no `worker` crate): the store hands over the JS
-//! `ctx.storage` object and this wrapper calls its methods by name. Both Durable Object classes
-//! use it: `ChatSession` (`super::store`) and `SessionStream` (`super::streams::store`).
+//! The one wrapper over a SQLite-backed Durable Object's storage: statements through the
+//! `worker` crate's `SqlStorage` (`ctx.storage.sql`), and `transactionSync`, which workers-rs
+//! does not bind, through the raw storage object. Both Durable Object classes use it:
+//! `ChatSession` (`super::store`) and `SessionStream` (`super::streams::store`).
 //!
 //! Every statement is synchronous (SQLite runs in the object's thread), so the writes of one
-//! call happen inside one JS turn; `transaction` (or the JS shell's own `transactionSync`) makes
-//! them commit together.
+//! call happen inside one JS turn; `transaction` makes them commit together.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Array, ArrayBuffer, Function, Reflect, Uint8Array};
+use js_sys::{Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use worker::{SqlStorage, SqlStorageValue, Storage};
 
 /// A value bound to a `?` placeholder.
 #[derive(Clone, Copy, Debug)]
@@ -23,29 +23,36 @@ pub enum Param<'a> {
     Blob(&'a [u8]),
 }
 
+/// One result row, its columns in the order the query names them.
+pub type SqlRow = Vec<SqlStorageValue>;
+
 /// The SQL interface of one Durable Object's storage. Cloning shares the same JS objects.
 #[derive(Clone)]
 pub struct Sql {
     storage: JsValue,
-    sql: JsValue,
-    exec: Function,
+    sql: SqlStorage,
     transaction_sync: Function,
 }
 
 impl Sql {
-    /// Wraps `ctx.storage`. The error says what is missing (for the developer wiring the class).
-    pub fn from_storage(storage: &JsValue) -> Result<Self, String> {
-        let sql = get(storage, "sql");
-        let exec = get(&sql, "exec").dyn_into::<Function>().map_err(|_| {
-            "ctx.storage.sql.exec is missing: declare the class in a `new_sqlite_classes` migration".to_string()
-        })?;
-        let transaction_sync = get(storage, "transactionSync")
-            .dyn_into::<Function>()
-            .map_err(|_| "ctx.storage.transactionSync is missing".to_string())?;
+    /// Wraps the object's storage. The error says what is missing (for the developer wiring the
+    /// class: a class missing from `new_sqlite_classes` has no SQL interface).
+    pub fn from_storage(storage: &Storage) -> Result<Self, String> {
+        let raw: JsValue = AsRef::<JsValue>::as_ref(storage.as_raw()).clone();
+        let has_sql = Reflect::get(&raw, &"sql".into()).is_ok_and(|v| v.is_object());
+        if !has_sql {
+            return Err(
+                "ctx.storage.sql is missing: declare the class in a `new_sqlite_classes` migration"
+                    .into(),
+            );
+        }
+        let transaction_sync = Reflect::get(&raw, &"transactionSync".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .ok_or("ctx.storage.transactionSync is missing")?;
         Ok(Self {
-            storage: storage.clone(),
-            sql,
-            exec,
+            storage: raw,
+            sql: storage.sql(),
             transaction_sync,
         })
     }
@@ -55,13 +62,12 @@ impl Sql {
         self.exec(query, params).map(|_| ())
     }
 
-    /// Runs one query and returns every result row as an array of column values, in the order
-    /// the query names them.
-    pub fn rows(&self, query: &str, params: &[Param<'_>]) -> Result<Vec<Array>, JsValue> {
-        let cursor = self.exec(query, params)?;
-        let raw = call0(&cursor, "raw")?;
-        let list = call0(&raw, "toArray")?;
-        Ok(Array::from(&list).iter().map(|v| Array::from(&v)).collect())
+    /// Runs one query and returns every result row.
+    pub fn rows(&self, query: &str, params: &[Param<'_>]) -> Result<Vec<SqlRow>, JsValue> {
+        self.exec(query, params)?
+            .raw()
+            .collect::<worker::Result<Vec<_>>>()
+            .map_err(JsValue::from)
     }
 
     /// Runs `body` inside `transactionSync`: every statement commits together, or, when `body`
@@ -87,38 +93,51 @@ impl Sql {
         })
     }
 
-    fn exec(&self, query: &str, params: &[Param<'_>]) -> Result<JsValue, JsValue> {
-        let args = Array::new();
-        args.push(&JsValue::from_str(query));
-        for param in params {
-            args.push(&to_js(*param));
-        }
-        self.exec.apply(&self.sql, &args)
+    fn exec(&self, query: &str, params: &[Param<'_>]) -> Result<worker::SqlCursor, JsValue> {
+        let bindings: Vec<JsValue> = params.iter().map(|p| to_js(*p)).collect();
+        self.sql.exec_raw(query, bindings).map_err(JsValue::from)
     }
 }
 
 /// A column read as a non-negative integer (0 for anything else).
-pub fn int_at(row: &Array, i: u32) -> u64 {
-    row.get(i)
-        .as_f64()
-        .filter(|n| *n >= 0.0)
-        .map_or(0, |n| n as u64)
+pub fn int_at(row: &[SqlStorageValue], i: usize) -> u64 {
+    match row.get(i) {
+        Some(SqlStorageValue::Integer(n)) if *n >= 0 => *n as u64,
+        Some(SqlStorageValue::Float(n)) if *n >= 0.0 => *n as u64,
+        _ => 0,
+    }
+}
+
+/// A column read as a non-negative whole number, if it is one.
+pub fn uint_at(row: &[SqlStorageValue], i: usize) -> Option<u64> {
+    match row.get(i) {
+        Some(SqlStorageValue::Integer(n)) if *n >= 0 => Some(*n as u64),
+        _ => None,
+    }
 }
 
 /// A column read as text (empty for anything else).
-pub fn text_at(row: &Array, i: u32) -> String {
-    row.get(i).as_string().unwrap_or_default()
+pub fn text_at(row: &[SqlStorageValue], i: usize) -> String {
+    match row.get(i) {
+        Some(SqlStorageValue::String(s)) => s.clone(),
+        _ => String::new(),
+    }
 }
 
-/// A BLOB column (an ArrayBuffer) copied into Rust.
-pub fn blob_at(row: &Array, i: u32) -> Vec<u8> {
-    let value = row.get(i);
-    match value.dyn_ref::<ArrayBuffer>() {
-        Some(buffer) => Uint8Array::new(buffer).to_vec(),
-        None => value
-            .as_string()
-            .map(String::into_bytes)
-            .unwrap_or_default(),
+/// A column read as text, if it is text.
+pub fn opt_text_at(row: &[SqlStorageValue], i: usize) -> Option<String> {
+    match row.get(i) {
+        Some(SqlStorageValue::String(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// A BLOB column (text is taken as its UTF-8 bytes).
+pub fn blob_at(row: &[SqlStorageValue], i: usize) -> Vec<u8> {
+    match row.get(i) {
+        Some(SqlStorageValue::Blob(bytes)) => bytes.clone(),
+        Some(SqlStorageValue::String(s)) => s.clone().into_bytes(),
+        _ => Vec::new(),
     }
 }
 
@@ -126,22 +145,7 @@ fn to_js(param: Param<'_>) -> JsValue {
     match param {
         Param::Int(n) => JsValue::from_f64(n as f64),
         Param::Text(s) => JsValue::from_str(s),
-        // SQLite stores an ArrayBuffer as a BLOB.
+        // SQLite stores an ArrayBuffer as a BLOB (what today's rows were written with).
         Param::Blob(bytes) => Uint8Array::from(bytes).buffer().into(),
     }
-}
-
-fn call0(target: &JsValue, method: &str) -> Result<JsValue, JsValue> {
-    get(target, method)
-        .dyn_into::<Function>()
-        .map_err(|_| JsValue::from(js_sys::Error::new("sql cursor method missing")))?
-        .call0(target)
-}
-
-/// `obj[key]`, or `undefined` when it cannot be read.
-fn get(obj: &JsValue, key: &str) -> JsValue {
-    if !obj.is_object() && !obj.is_function() {
-        return JsValue::UNDEFINED;
-    }
-    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }

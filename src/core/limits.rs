@@ -89,6 +89,10 @@ pub const STREAM_NAME_BYTES_MAX: usize = 512;
 /// gap) before answering 409: pipelined batches (the client keeps 5 in flight) often arrive out
 /// of order by a millisecond or two.
 pub const STREAM_PRODUCER_GAP_WAIT_MS: u64 = 100;
+/// Bytes of a refused append's body (413) the Worker reads and drops before it answers: a client
+/// still sending when the answer comes sees its connection closed (a socket error, not the 413).
+/// Beyond this much the answer goes out anyway.
+pub const STREAM_REFUSED_BODY_DRAIN_BYTES_MAX: u64 = 67_108_864;
 
 // ---- Chat controller.
 pub const TOOL_ITERATIONS_MAX_DEFAULT: u32 = 5;

@@ -7,13 +7,13 @@
 
 pub mod adapters;
 mod ask;
-mod chat;
-mod convert;
+pub(crate) mod chat;
+pub(crate) mod convert;
 pub(crate) mod http;
 pub(crate) mod js;
 pub(crate) mod options;
 mod panic;
-mod projection;
+pub(crate) mod projection;
 mod protocol;
 mod sandbox;
 mod session;

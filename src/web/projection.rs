@@ -136,6 +136,17 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
     };
     let cancel = token_of(&get(&options, "signal"));
     Ok(future_to_promise(async move {
+        resolve_snapshot(log, cancel).await.map(JsValue::from)
+    }))
+}
+
+/// Reads `log` from its start and projects it: `{ messages, renderParts, nativeMessages,
+/// offset }` (what `resolveChatSnapshot` resolves to).
+pub(crate) async fn resolve_snapshot(
+    log: Rc<dyn SessionLog>,
+    cancel: crate::ports::CancelToken,
+) -> Result<js_sys::Object, JsValue> {
+    {
         let mut projection = Projection::new();
         let mut offset: Option<String> = None;
         for _ in 0..RESOLVE_READS_MAX {
@@ -156,11 +167,11 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
                     "offset",
                     offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
                 );
-                return Ok(out.into());
+                return Ok(out);
             }
         }
         Err(js_error(
             "resolveChatSnapshot: the log is longer than this reader reads at once",
         ))
-    }))
+    }
 }

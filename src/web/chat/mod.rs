@@ -21,3 +21,7 @@ mod stream;
 use crate::web::{http, js};
 
 pub use handler::create_chat_handler;
+#[cfg(feature = "cloudflare")]
+pub(crate) use deadline::RequestDeadline;
+#[cfg(feature = "cloudflare")]
+pub(crate) use handler::{respond, ChatHost, ChatLimits, Failure};
