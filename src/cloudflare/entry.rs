@@ -40,16 +40,15 @@ use crate::web::projection::resolve_snapshot;
 const DEMO_PAGE_HTML: &str = include_str!("../../js/cloudflare/demo-page.html");
 
 #[event(fetch)]
-pub async fn main(req: worker::Request, env: Env, ctx: Context) -> worker::Result<worker::Response> {
+pub async fn main(req: worker::Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let request: Request = req.inner().to_owned();
-    let response = match route(&request, &env, &ctx).await {
-        Ok(response) => response,
+    match route(&request, &env, &ctx).await {
+        Ok(response) => Ok(response),
         Err(error) => {
             web_sys::console::error_2(&"the Worker failed:".into(), &error);
-            bare_response(500)
+            Ok(bare_response(500))
         }
-    };
-    Ok(response.into())
+    }
 }
 
 async fn route(request: &Request, env: &Env, ctx: &Context) -> Result<Response, JsValue> {
