@@ -166,8 +166,9 @@ impl Shell {
             if let Some((offset, _)) = reply.effects.sse.take() {
                 return self.clone().sse(request, reply, offset);
             }
-            match poll.step(reply.effects.wait.take()) {
+            match poll.step(reply.effects.wait.take(), request.signal().aborted()) {
                 ReadStep::Answer => return self.answer(reply, None).await,
+                ReadStep::Abandon => return Reply::new(204).into_response(None),
                 ReadStep::Wait { until_ms, offset } => {
                     url = with_offset(&url, &offset);
                     self.waiters.changed(until_ms, Some(&request.signal())).await;

@@ -50,6 +50,10 @@ pub enum ReadStep {
     /// Wait for a change until `until_ms` (a timer bounds it), then ask the core again with
     /// `offset` (an `offset=now` read must not move on to a later tail).
     Wait { until_ms: u64, offset: String },
+    /// The reader went away while waiting: stop now (whatever is answered, nobody reads it).
+    /// Without this a wait that returns at once for an aborted reader would spin until the
+    /// deadline, holding the isolate.
+    Abandon,
 }
 
 /// One long-poll GET: asks the core, waits at the tail until the deadline, asks again.
@@ -71,10 +75,12 @@ impl LongPoll {
         now_ms >= self.deadline_ms
     }
 
-    /// After the core answered: `wait_at` is the offset it asked to wait at (none: an answer).
-    pub fn step(&self, wait_at: Option<String>) -> ReadStep {
+    /// After the core answered: `wait_at` is the offset it asked to wait at (none: an answer);
+    /// `aborted` when the reader has gone away.
+    pub fn step(&self, wait_at: Option<String>, aborted: bool) -> ReadStep {
         match wait_at {
             None => ReadStep::Answer,
+            Some(_) if aborted => ReadStep::Abandon,
             Some(offset) => ReadStep::Wait {
                 until_ms: self.deadline_ms,
                 offset,
