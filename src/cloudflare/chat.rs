@@ -83,8 +83,14 @@ pub fn model_descriptor(env: &Env) -> Result<JsValue, JsValue> {
 }
 
 impl ChatHost for DemoChatHost {
+    /// The defaults of `createChatHandler` (`core::limits`).
     fn limits(&self) -> ChatLimits {
-        ChatLimits::defaults()
+        let ms = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
+        ChatLimits {
+            timeout_ms: ms(limits::TURN_TIMEOUT_MS_DEFAULT),
+            cleanup_timeout_ms: ms(limits::CLEANUP_TIMEOUT_MS_DEFAULT),
+            body_bytes_max: limits::BODY_BYTES_MAX_DEFAULT,
+        }
     }
 
     fn authenticate<'a>(

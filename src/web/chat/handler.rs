@@ -78,16 +78,6 @@ pub struct ChatLimits {
 }
 
 impl ChatLimits {
-    /// The defaults of `createChatHandler` (`core::limits`).
-    #[cfg(feature = "cloudflare")]
-    pub fn defaults() -> Self {
-        Self {
-            timeout_ms: ms(crate::core::limits::TURN_TIMEOUT_MS_DEFAULT),
-            cleanup_timeout_ms: ms(crate::core::limits::CLEANUP_TIMEOUT_MS_DEFAULT),
-            body_bytes_max: crate::core::limits::BODY_BYTES_MAX_DEFAULT,
-        }
-    }
-
     /// The lease covers the whole turn plus three cleanup budgets (settle, save, release).
     pub fn turn_limits(&self) -> crate::turn::TurnLimits {
         crate::turn::TurnLimits {
@@ -98,11 +88,6 @@ impl ChatLimits {
             cleanup_budget_ms: u64::from(self.cleanup_timeout_ms),
         }
     }
-}
-
-#[cfg(feature = "cloudflare")]
-fn ms(value: u64) -> u32 {
-    u32::try_from(value).unwrap_or(u32::MAX)
 }
 
 /// What a host decides for the pipeline: who the caller is (step 2), the ports of a session

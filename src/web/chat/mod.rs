@@ -21,7 +21,8 @@ mod stream;
 use crate::web::{http, js};
 
 pub use handler::create_chat_handler;
-#[cfg(feature = "cloudflare")]
-pub(crate) use deadline::RequestDeadline;
-#[cfg(feature = "cloudflare")]
-pub(crate) use handler::{respond, ChatHost, ChatLimits, Failure};
+// The pipeline with a host of its own (the demo Worker's Rust host, src/cloudflare/chat.rs).
+#[allow(unused_imports)]
+pub use deadline::RequestDeadline;
+#[allow(unused_imports)]
+pub use handler::{respond, ChatHost, ChatLimits, Failure};
