@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: everything CI runs, in order, failing on the first broken step.
 #   1. setup (toolchain, npm deps, Chromium, Redis, PostgreSQL)   2. cargo test on the host
-#   3. build pkg/                              4. wasm-bindgen tests in Node and headless Chromium
+#   3. build pkg/ and pkg-worker/, sizes       4. wasm-bindgen tests in Node and headless Chromium
 #   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
 #   6. node --test tests/stores/ (turnkeep/redis and turnkeep/postgres against real servers)
 #   7. node --test tests/workerd/ (the demo Worker)  8. the Durable Streams conformance suite
@@ -23,9 +23,12 @@ bash scripts/setup.sh
 
 step "cargo test (host)"
 cargo test
-cargo test --features cloudflare --lib cloudflare:: # src/cloudflare (feature-gated)
+# src/cloudflare (feature-gated): its unit tests, and the host tests of its decisions (the
+# Worker's routes, the streams routes, the streams timing with an injected clock).
+cargo test --features cloudflare --lib cloudflare::
+cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing
 
-step "build pkg/"
+step "build pkg/ (npm) and pkg-worker/ (the demo Worker), and their sizes"
 bash scripts/build.sh
 bash scripts/size.sh
 

@@ -17,6 +17,22 @@ pub enum BodyError {
 /// The whole body (empty when there is none), or `TooLarge` as soon as it passes `max_bytes`
 /// (the rest is never read).
 pub async fn read_limited(request: &Request, max_bytes: u64) -> Result<Vec<u8>, BodyError> {
+    let declared = request
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match declared {
+        Some(n) if n > max_bytes => return Err(BodyError::TooLarge),
+        // A declared length within the limit (the runtime holds the body to it): one read.
+        Some(_) => {
+            let buffer = request.array_buffer().map_err(|_| BodyError::Failed)?;
+            let buffer = JsFuture::from(buffer).await.map_err(|_| BodyError::Failed)?;
+            return Ok(Uint8Array::new(&buffer).to_vec());
+        }
+        None => {}
+    }
     let mut out = Vec::new();
     let complete = read_chunks(request, |chunk| {
         if out.len() as u64 + u64::from(chunk.length()) > max_bytes {

@@ -231,20 +231,30 @@ async fn streams(request: &Request, env: &Env, path: &str, search: &str) -> Resu
     }
 }
 
-/// Hands the request to the stream's object (which answers with the security headers set).
+/// Hands the request to the stream's object (which answers with the security headers set), and
+/// its response back as it is.
 async fn forward(request: &Request, env: &Env, stream: &str) -> Response {
     let answer = async {
-        let stub = stub(env, SESSION_STREAM_BINDING, stream)?;
-        let response = stub.fetch_with_request(worker::Request::from(request.to_owned())).await?;
-        Ok::<_, worker::Error>(Response::from(response))
+        let stub = stub(env, SESSION_STREAM_BINDING, stream)
+            .map_err(|e| JsValue::from_str(&e.to_string()))?
+            .into_rpc::<StubFetch>();
+        JsFuture::from(stub.fetch(request)).await?.dyn_into::<Response>()
     };
     match answer.await {
         Ok(response) => response,
         Err(error) => {
-            web_sys::console::error_1(&format!("session stream request failed: {error}").into());
+            web_sys::console::error_2(&"session stream request failed:".into(), &error);
             refusal_response(&Refusal::internal())
         }
     }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A Durable Object stub, seen through its `fetch`.
+    type StubFetch;
+    #[wasm_bindgen(method)]
+    fn fetch(this: &StubFetch, request: &Request) -> Promise;
 }
 
 fn preflight() -> Result<Response, JsValue> {
@@ -253,7 +263,7 @@ fn preflight() -> Result<Response, JsValue> {
             .iter()
             .map(|(name, value)| (*name, (*value).to_owned())),
     );
-    reply.into_response(None)
+    reply.into_response(None).map(Response::from)
 }
 
 /// A demo diagnostic as a response.

@@ -1,7 +1,12 @@
-//! The one wrapper over a SQLite-backed Durable Object's storage: statements through the
-//! `worker` crate's `SqlStorage` (`ctx.storage.sql`), and `transactionSync`, which workers-rs
-//! does not bind, through the raw storage object. Both Durable Object classes use it:
-//! `ChatSession` (`super::store`) and `SessionStream` (`super::streams::store`).
+//! The one wrapper over a SQLite-backed Durable Object's storage: the `worker` crate's
+//! `SqlStorage` (`ctx.storage.sql`) for statements, and `transactionSync`, which workers-rs does
+//! not bind, through the raw storage object. Both Durable Object classes use it: `ChatSession`
+//! (`super::store`) and `SessionStream` (`super::streams::store`).
+//!
+//! Result rows are read with one `cursor.raw().toArray()` and then by column, each column read
+//! as the type the schema gives it: workers-rs's `SqlCursor::raw()` iterates with one JS call per
+//! row and probes every value's type with several more, which made a 50-row stream read cost
+//! ~1.6x the CPU of this (bench/worker-cpu.mjs).
 //!
 //! Every statement is synchronous (SQLite runs in the object's thread), so the writes of one
 //! call happen inside one JS turn; `transaction` makes them commit together.
@@ -9,10 +14,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Reflect, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use worker::{SqlStorage, SqlStorageValue, Storage};
+use worker::{SqlStorage, Storage};
 
 /// A value bound to a `?` placeholder.
 #[derive(Clone, Copy, Debug)]
@@ -24,13 +29,14 @@ pub enum Param<'a> {
 }
 
 /// One result row, its columns in the order the query names them.
-pub type SqlRow = Vec<SqlStorageValue>;
+pub type SqlRow = Array;
 
 /// The SQL interface of one Durable Object's storage. Cloning shares the same JS objects.
 #[derive(Clone)]
 pub struct Sql {
     storage: JsValue,
     sql: SqlStorage,
+    exec: Function,
     transaction_sync: Function,
 }
 
@@ -50,24 +56,36 @@ impl Sql {
             .ok()
             .and_then(|f| f.dyn_into::<Function>().ok())
             .ok_or("ctx.storage.transactionSync is missing")?;
+        let sql = storage.sql();
+        let exec = Reflect::get(sql.as_ref(), &"exec".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .ok_or("ctx.storage.sql.exec is missing")?;
         Ok(Self {
             storage: raw,
-            sql: storage.sql(),
+            sql,
+            exec,
             transaction_sync,
         })
     }
 
     /// Runs one statement (or several separated by `;`) and ignores its result rows.
     pub fn run(&self, query: &str, params: &[Param<'_>]) -> Result<(), JsValue> {
-        self.exec(query, params).map(|_| ())
+        let bindings: Vec<JsValue> = params.iter().map(|p| to_js(*p)).collect();
+        self.sql.exec_raw(query, bindings).map(|_| ()).map_err(JsValue::from)
     }
 
-    /// Runs one query and returns every result row.
+    /// Runs one query and returns every result row (one `raw().toArray()`).
     pub fn rows(&self, query: &str, params: &[Param<'_>]) -> Result<Vec<SqlRow>, JsValue> {
-        self.exec(query, params)?
-            .raw()
-            .collect::<worker::Result<Vec<_>>>()
-            .map_err(JsValue::from)
+        let args = Array::new();
+        args.push(&JsValue::from_str(query));
+        for param in params {
+            args.push(&to_js(*param));
+        }
+        let cursor = self.exec.apply(self.sql.as_ref(), &args)?;
+        let raw = call0(&cursor, "raw")?;
+        let list = call0(&raw, "toArray")?;
+        Ok(Array::from(&list).iter().map(|v| Array::from(&v)).collect())
     }
 
     /// Runs `body` inside `transactionSync`: every statement commits together, or, when `body`
@@ -92,53 +110,45 @@ impl Sql {
             JsValue::from(js_sys::Error::new("transactionSync did not run its body"))
         })
     }
-
-    fn exec(&self, query: &str, params: &[Param<'_>]) -> Result<worker::SqlCursor, JsValue> {
-        let bindings: Vec<JsValue> = params.iter().map(|p| to_js(*p)).collect();
-        self.sql.exec_raw(query, bindings).map_err(JsValue::from)
-    }
 }
 
 /// A column read as a non-negative integer (0 for anything else).
-pub fn int_at(row: &[SqlStorageValue], i: usize) -> u64 {
-    match row.get(i) {
-        Some(SqlStorageValue::Integer(n)) if *n >= 0 => *n as u64,
-        Some(SqlStorageValue::Float(n)) if *n >= 0.0 => *n as u64,
-        _ => 0,
-    }
+pub fn int_at(row: &Array, i: u32) -> u64 {
+    uint_at(row, i).unwrap_or(0)
 }
 
 /// A column read as a non-negative whole number, if it is one.
-pub fn uint_at(row: &[SqlStorageValue], i: usize) -> Option<u64> {
-    match row.get(i) {
-        Some(SqlStorageValue::Integer(n)) if *n >= 0 => Some(*n as u64),
-        _ => None,
-    }
+pub fn uint_at(row: &Array, i: u32) -> Option<u64> {
+    row.get(i)
+        .as_f64()
+        .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+        .map(|n| n as u64)
 }
 
 /// A column read as text (empty for anything else).
-pub fn text_at(row: &[SqlStorageValue], i: usize) -> String {
-    match row.get(i) {
-        Some(SqlStorageValue::String(s)) => s.clone(),
-        _ => String::new(),
-    }
+pub fn text_at(row: &Array, i: u32) -> String {
+    opt_text_at(row, i).unwrap_or_default()
 }
 
 /// A column read as text, if it is text.
-pub fn opt_text_at(row: &[SqlStorageValue], i: usize) -> Option<String> {
-    match row.get(i) {
-        Some(SqlStorageValue::String(s)) => Some(s.clone()),
-        _ => None,
+pub fn opt_text_at(row: &Array, i: u32) -> Option<String> {
+    row.get(i).as_string()
+}
+
+/// A BLOB column (an ArrayBuffer) copied into Rust (text is taken as its UTF-8 bytes).
+pub fn blob_at(row: &Array, i: u32) -> Vec<u8> {
+    let value = row.get(i);
+    match value.dyn_ref::<ArrayBuffer>() {
+        Some(buffer) => Uint8Array::new(buffer).to_vec(),
+        None => value.as_string().map(String::into_bytes).unwrap_or_default(),
     }
 }
 
-/// A BLOB column (text is taken as its UTF-8 bytes).
-pub fn blob_at(row: &[SqlStorageValue], i: usize) -> Vec<u8> {
-    match row.get(i) {
-        Some(SqlStorageValue::Blob(bytes)) => bytes.clone(),
-        Some(SqlStorageValue::String(s)) => s.clone().into_bytes(),
-        _ => Vec::new(),
-    }
+fn call0(target: &JsValue, method: &str) -> Result<JsValue, JsValue> {
+    Reflect::get(target, &JsValue::from_str(method))?
+        .dyn_into::<Function>()
+        .map_err(|_| JsValue::from(js_sys::Error::new("sql cursor method missing")))?
+        .call0(target)
 }
 
 fn to_js(param: Param<'_>) -> JsValue {

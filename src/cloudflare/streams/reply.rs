@@ -2,7 +2,7 @@
 //! follow-up work the shell performs (wake waiters, wait, stream SSE, talk to another stream's
 //! object).
 
-use js_sys::{Object, Reflect, Uint8Array};
+use js_sys::{Object, Reflect};
 use wasm_bindgen::JsValue;
 
 use super::route::SECURITY_HEADERS;
@@ -102,12 +102,13 @@ impl Reply {
         )
     }
 
-    /// The HTTP answer, with the browser security headers (`route::SECURITY_HEADERS`); `body`
-    /// replaces the reply's own bytes (an SSE stream). 204 and 304 never carry a body.
+    /// The HTTP answer, with the browser security headers (`route::SECURITY_HEADERS`), built
+    /// once as the runtime will send it; `body` replaces the reply's own bytes (an SSE stream).
+    /// 204 and 304 never carry a body.
     pub fn into_response(
         self,
-        body: Option<&web_sys::ReadableStream>,
-    ) -> Result<web_sys::Response, JsValue> {
+        body: Option<web_sys::ReadableStream>,
+    ) -> Result<worker::Response, JsValue> {
         let headers = web_sys::Headers::new()?;
         for (name, value) in SECURITY_HEADERS {
             headers.set(name, value)?;
@@ -115,20 +116,15 @@ impl Reply {
         for (name, value) in &self.headers {
             headers.append(name, value)?;
         }
-        let init = web_sys::ResponseInit::new();
-        init.set_status(self.status);
-        init.set_headers(&headers);
-        if self.status == 204 || self.status == 304 {
-            return web_sys::Response::new_with_opt_str_and_init(None, &init);
-        }
-        match body {
-            Some(stream) => web_sys::Response::new_with_opt_readable_stream_and_init(Some(stream), &init),
-            None if self.body.is_empty() => web_sys::Response::new_with_opt_str_and_init(None, &init),
-            None => {
-                let bytes = Uint8Array::from(self.body.as_slice());
-                web_sys::Response::new_with_opt_buffer_source_and_init(Some(&bytes), &init)
-            }
-        }
+        let builder = worker::Response::builder()
+            .with_status(self.status)
+            .with_headers(worker::Headers(headers));
+        Ok(match body {
+            _ if self.status == 204 || self.status == 304 => builder.empty(),
+            Some(stream) => builder.stream(stream),
+            None if self.body.is_empty() => builder.empty(),
+            None => builder.fixed(self.body),
+        })
     }
 }
 

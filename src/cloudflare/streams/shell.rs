@@ -80,12 +80,13 @@ impl DurableObject for SessionStreamObject {
             "POST" => self.shell.mutate(&request).await,
             _ => self.shell.clone().read(&request).await,
         };
-        let response = answer.unwrap_or_else(|error| {
+        Ok(answer.unwrap_or_else(|error| {
             web_sys::console::error_2(&"SessionStream failed:".into(), &error);
             self.shell.reopen();
-            refusal_response(&Refusal::internal())
-        });
-        Ok(response.into())
+            refusal_reply(&Refusal::internal())
+                .into_response(None)
+                .unwrap_or_else(|_| worker::Response::empty().expect("an empty response").with_status(500))
+        }))
     }
 }
 
@@ -100,7 +101,7 @@ struct Shell {
     exclusive: Serial,
 }
 
-type Answer = Result<web_sys::Response, JsValue>;
+type Answer = Result<worker::Response, JsValue>;
 
 impl Shell {
     /// Runs `step` on the core inside one storage transaction (a failure rolls all of it back).
@@ -124,7 +125,9 @@ impl Shell {
     async fn mutate(&self, request: &Request) -> Answer {
         let body = match read_limited(request, limits::STREAM_APPEND_BYTES_MAX).await {
             Ok(body) => body,
-            Err(BodyError::TooLarge) => return Ok(refusal_response(&Refusal::append_too_large())),
+            Err(BodyError::TooLarge) => {
+                return refusal_reply(&Refusal::append_too_large()).into_response(None)
+            }
             Err(BodyError::Failed) => return Err(JsValue::from_str("the request body could not be read")),
         };
         let decide = || {
@@ -178,7 +181,7 @@ impl Shell {
     }
 
     /// Finishes a reply: wakes waiters, releases a freed source reference, builds the response.
-    async fn answer(&self, reply: Reply, body: Option<&web_sys::ReadableStream>) -> Answer {
+    async fn answer(&self, reply: Reply, body: Option<web_sys::ReadableStream>) -> Answer {
         if reply.effects.wake {
             self.waiters.wake();
         }
@@ -193,13 +196,13 @@ impl Shell {
     fn sse(self: Rc<Self>, request: &Request, reply: Reply, offset: String) -> Answer {
         // One chunk in flight: a reader that stops reading holds the writer (up to the end time).
         let (sender, receiver) = mpsc::channel::<Result<Vec<u8>, JsValue>>(0);
-        let body = wasm_streams_body(receiver)?;
+        let body = stream_body(receiver)?;
         let cursor = query_all(&request.url(), "cursor").into_iter().next();
         let signal = request.signal();
         wasm_bindgen_futures::spawn_local(async move {
             self.pump(sender, offset, cursor, signal).await;
         });
-        reply.into_response(Some(&body))
+        reply.into_response(Some(body))
     }
 
     async fn pump(
@@ -405,15 +408,15 @@ mod futures_util_sink {
 }
 
 /// A ReadableStream fed from the receiver (an `Err` item errors the stream).
-fn wasm_streams_body(
+fn stream_body(
     receiver: mpsc::Receiver<Result<Vec<u8>, JsValue>>,
 ) -> Result<web_sys::ReadableStream, JsValue> {
     let response = worker::Response::from_stream(receiver)
         .map_err(|e| JsValue::from_str(&e.to_string()))?;
-    let response: web_sys::Response = response.into();
-    response
-        .body()
-        .ok_or_else(|| JsValue::from_str("the SSE body stream is missing"))
+    match response.into_parts().1 {
+        worker::ResponseBody::Stream(stream) => Ok(stream),
+        _ => Err(JsValue::from_str("the SSE body is not a stream")),
+    }
 }
 
 /// Seconds of jitter for a cursor the client already holds (protocol §10.1).
@@ -424,8 +427,8 @@ fn jitter() -> u32 {
     )
 }
 
-/// A refusal as a response, with the security headers.
-pub fn refusal_response(refusal: &Refusal) -> web_sys::Response {
+/// A refusal as a reply (a versioned streams diagnostic).
+pub fn refusal_reply(refusal: &Refusal) -> Reply {
     let mut reply = Reply::new(refusal.status)
         .header("content-type", "application/json")
         .body(refusal.body().into_bytes());
@@ -433,6 +436,12 @@ pub fn refusal_response(refusal: &Refusal) -> web_sys::Response {
         reply = reply.header(name, *value);
     }
     reply
+}
+
+/// A refusal as a web response, with the security headers.
+pub fn refusal_response(refusal: &Refusal) -> web_sys::Response {
+    refusal_reply(refusal)
         .into_response(None)
+        .map(web_sys::Response::from)
         .unwrap_or_else(|_| crate::web::http::bare_response(refusal.status))
 }
