@@ -44,16 +44,48 @@ fn check(req: RouteRequest<'_>, access: &StreamsAccess, expected: &str) {
 #[test]
 fn the_streams_route_needs_the_token_unless_public() {
     let secret = token("s3cret");
-    check(request("GET", "/v1/stream/a", None), &secret, "401 streams.v1.unauthorized");
-    check(request("GET", "/v1/stream/a", Some("Bearer nope")), &secret, "401 streams.v1.unauthorized");
-    check(request("GET", "/v1/stream/a", Some("Bearer s3cret")), &secret, "forward a");
-    check(request("GET", "/v1/stream/a", Some("bearer   s3cret")), &secret, "forward a");
-    check(request("GET", "/v1/stream/a", Some("Basic s3cret")), &secret, "401 streams.v1.unauthorized");
-    check(request("GET", "/v1/stream/a", Some("Bearer s3cret extra")), &secret, "401 streams.v1.unauthorized");
+    check(
+        request("GET", "/v1/stream/a", None),
+        &secret,
+        "401 streams.v1.unauthorized",
+    );
+    check(
+        request("GET", "/v1/stream/a", Some("Bearer nope")),
+        &secret,
+        "401 streams.v1.unauthorized",
+    );
+    check(
+        request("GET", "/v1/stream/a", Some("Bearer s3cret")),
+        &secret,
+        "forward a",
+    );
+    check(
+        request("GET", "/v1/stream/a", Some("bearer   s3cret")),
+        &secret,
+        "forward a",
+    );
+    check(
+        request("GET", "/v1/stream/a", Some("Basic s3cret")),
+        &secret,
+        "401 streams.v1.unauthorized",
+    );
+    check(
+        request("GET", "/v1/stream/a", Some("Bearer s3cret extra")),
+        &secret,
+        "401 streams.v1.unauthorized",
+    );
     // No token configured and not public: nobody gets in.
     let none = StreamsAccess::from_env(None, None);
-    check(request("GET", "/v1/stream/a", Some("Bearer ")), &none, "401 streams.v1.unauthorized");
-    check(request("GET", "/v1/stream/a", None), &StreamsAccess::from_env(None, Some("")), "401 streams.v1.unauthorized");
+    check(
+        request("GET", "/v1/stream/a", Some("Bearer ")),
+        &none,
+        "401 streams.v1.unauthorized",
+    );
+    check(
+        request("GET", "/v1/stream/a", None),
+        &StreamsAccess::from_env(None, Some("")),
+        "401 streams.v1.unauthorized",
+    );
     let public = StreamsAccess::from_env(Some("1"), None);
     check(request("PUT", "/v1/stream/a", None), &public, "forward a");
     assert!(!StreamsAccess::from_env(Some("0"), None).public);
@@ -62,16 +94,34 @@ fn the_streams_route_needs_the_token_unless_public() {
     let StreamRoute::Refuse(r) = decide(&request("GET", "/v1/stream/a", None), &secret) else {
         panic!("refused expected")
     };
-    assert_eq!(r.headers, vec![("www-authenticate", "Bearer realm=\"turnkeep streams\"")]);
-    assert_eq!(r.body(), r#"{"error":{"code":"streams.v1.unauthorized","message":"send Authorization: Bearer <streams token>"}}"#);
+    assert_eq!(
+        r.headers,
+        vec![("www-authenticate", "Bearer realm=\"turnkeep streams\"")]
+    );
+    assert_eq!(
+        r.body(),
+        r#"{"error":{"code":"streams.v1.unauthorized","message":"send Authorization: Bearer <streams token>"}}"#
+    );
 }
 
 #[test]
 fn preflight_is_answered_before_auth() {
-    check(request("OPTIONS", "/v1/stream/a", None), &token("t"), "preflight");
-    check(request("OPTIONS", "/api/chat/stream/s1", None), &token("t"), "preflight");
-    assert!(PREFLIGHT_HEADERS.iter().any(|(n, v)| *n == "access-control-allow-methods" && v.contains("OPTIONS")));
-    assert!(SECURITY_HEADERS.iter().any(|(n, v)| *n == "access-control-allow-origin" && *v == "*"));
+    check(
+        request("OPTIONS", "/v1/stream/a", None),
+        &token("t"),
+        "preflight",
+    );
+    check(
+        request("OPTIONS", "/api/chat/stream/s1", None),
+        &token("t"),
+        "preflight",
+    );
+    assert!(PREFLIGHT_HEADERS
+        .iter()
+        .any(|(n, v)| *n == "access-control-allow-methods" && v.contains("OPTIONS")));
+    assert!(SECURITY_HEADERS
+        .iter()
+        .any(|(n, v)| *n == "access-control-allow-origin" && *v == "*"));
 }
 
 #[test]
@@ -98,8 +148,16 @@ fn stream_names_are_decoded_bounded_and_free_of_control_characters() {
         assert_eq!(stream_name(raw).as_deref(), *expected, "{raw:?}");
     }
     let public = StreamsAccess::from_env(Some("1"), None);
-    check(request("GET", "/v1/stream/", None), &public, "400 streams.v1.name_invalid");
-    check(request("GET", "/v1/stream/%E0%A4", None), &public, "400 streams.v1.name_invalid");
+    check(
+        request("GET", "/v1/stream/", None),
+        &public,
+        "400 streams.v1.name_invalid",
+    );
+    check(
+        request("GET", "/v1/stream/%E0%A4", None),
+        &public,
+        "400 streams.v1.name_invalid",
+    );
     assert_eq!(decode_component("a%2Fb").as_deref(), Some("a/b"));
 }
 
@@ -119,7 +177,10 @@ fn a_declared_body_over_the_append_limit_is_refused_after_the_body_is_read() {
         panic!("413 expected, got {refused:?}")
     };
     assert_eq!((r.status, r.code), (413, "streams.v1.append_too_large"));
-    assert!(r.drain_body, "the client finishes sending before it gets the 413");
+    assert!(
+        r.drain_body,
+        "the client finishes sending before it gets the 413"
+    );
     check(with_length(&at), &public, "forward a");
     // An unreadable length is left to the object's bounded body read.
     check(with_length("lots"), &public, "forward a");
@@ -139,18 +200,42 @@ fn the_chat_stream_proxy_reads_the_tenants_stream_with_the_server_token() {
         &secret,
         "proxy chat/tenant-a/s1 Some(\"Bearer s3cret\")",
     );
-    check(request("HEAD", "/api/chat/stream/s%2D1", Some("Bearer t")), &secret, "proxy chat/t/s-1 Some(\"Bearer s3cret\")");
+    check(
+        request("HEAD", "/api/chat/stream/s%2D1", Some("Bearer t")),
+        &secret,
+        "proxy chat/t/s-1 Some(\"Bearer s3cret\")",
+    );
     // Public (tests): no token is attached.
     check(
         request("GET", "/api/chat/stream/s1", Some("Bearer t")),
         &StreamsAccess::from_env(Some("1"), None),
         "proxy chat/t/s1 None",
     );
-    check(request("POST", "/api/chat/stream/s1", Some("Bearer t")), &secret, "405 streams.v1.method_not_allowed");
-    check(request("GET", "/api/chat/stream/s1", None), &secret, "401 streams.v1.unauthorized");
-    check(request("GET", "/api/chat/stream/s1", Some("Bearer a/b")), &secret, "401 streams.v1.unauthorized");
-    check(request("GET", "/api/chat/stream/a%2Fb", Some("Bearer t")), &secret, "400 streams.v1.session_id_invalid");
-    check(request("GET", "/api/chat/stream/%", Some("Bearer t")), &secret, "400 streams.v1.session_id_invalid");
+    check(
+        request("POST", "/api/chat/stream/s1", Some("Bearer t")),
+        &secret,
+        "405 streams.v1.method_not_allowed",
+    );
+    check(
+        request("GET", "/api/chat/stream/s1", None),
+        &secret,
+        "401 streams.v1.unauthorized",
+    );
+    check(
+        request("GET", "/api/chat/stream/s1", Some("Bearer a/b")),
+        &secret,
+        "401 streams.v1.unauthorized",
+    );
+    check(
+        request("GET", "/api/chat/stream/a%2Fb", Some("Bearer t")),
+        &secret,
+        "400 streams.v1.session_id_invalid",
+    );
+    check(
+        request("GET", "/api/chat/stream/%", Some("Bearer t")),
+        &secret,
+        "400 streams.v1.session_id_invalid",
+    );
     check(
         request("GET", "/api/chat/stream/s1", Some("Bearer t")),
         &StreamsAccess::from_env(None, None),
@@ -161,7 +246,13 @@ fn the_chat_stream_proxy_reads_the_tenants_stream_with_the_server_token() {
 
 #[test]
 fn other_paths_are_not_the_streams_routes() {
-    for path in ["/", "/v1/streams/a", "/v1/stream", "/api/chat/stream/a/b", "/api/chat/stream"] {
+    for path in [
+        "/",
+        "/v1/streams/a",
+        "/v1/stream",
+        "/api/chat/stream/a/b",
+        "/api/chat/stream",
+    ] {
         check(request("GET", path, None), &token("t"), "not mine");
     }
 }

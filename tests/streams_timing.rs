@@ -34,14 +34,21 @@ fn settings_fall_back_to_the_default_and_are_capped() {
         (Some("999999999"), 60_000),
     ];
     for (value, expected) in cases {
-        assert_eq!(configured_ms(*value, 20_000, 60_000), *expected, "{value:?}");
+        assert_eq!(
+            configured_ms(*value, 20_000, 60_000),
+            *expected,
+            "{value:?}"
+        );
     }
     let waits = Waits::from_env(None, None);
     assert_eq!(waits.long_poll_ms, STREAM_LONG_POLL_MS_DEFAULT);
     assert_eq!(waits.sse_ms, STREAM_SSE_CONNECTION_MS_MAX);
     let waits = Waits::from_env(Some("120000"), Some("120000"));
     assert_eq!(waits.long_poll_ms, STREAM_LONG_POLL_MS_MAX);
-    assert_eq!(waits.sse_ms, STREAM_SSE_CONNECTION_MS_MAX, "SSE is never longer than 60 s");
+    assert_eq!(
+        waits.sse_ms, STREAM_SSE_CONNECTION_MS_MAX,
+        "SSE is never longer than 60 s"
+    );
 }
 
 #[test]
@@ -49,7 +56,10 @@ fn a_long_poll_waits_until_its_deadline_at_the_offset_the_core_resolved() {
     let poll = LongPoll::start(T0, WAITS);
     assert!(!poll.expired(T0));
     assert!(!poll.expired(T0 + 2_999));
-    assert!(poll.expired(T0 + 3_000), "expired at the deadline: the core answers 204");
+    assert!(
+        poll.expired(T0 + 3_000),
+        "expired at the deadline: the core answers 204"
+    );
     assert!(poll.expired(T0 + 10_000));
     // The core asked to wait at the tail it resolved `offset=now` to: wait until the deadline,
     // then ask again at that offset (not at `now`, which would move on to a later tail).
@@ -69,7 +79,11 @@ fn a_long_poll_waits_until_its_deadline_at_the_offset_the_core_resolved() {
             offset: "x".into()
         }
     );
-    assert_eq!(poll.step(None, false), ReadStep::Answer, "data or 204: answer");
+    assert_eq!(
+        poll.step(None, false),
+        ReadStep::Answer,
+        "data or 204: answer"
+    );
 }
 
 #[test]
@@ -91,9 +105,19 @@ fn the_gap_retry_holds_an_early_append_for_its_window_only() {
         // No gap: answer at once.
         (false, None, T0, AppendStep::Answer),
         // A gap: wait for a change, at most until the window closes.
-        (true, None, T0, AppendStep::RetryAfterChange { until_ms: until }),
+        (
+            true,
+            None,
+            T0,
+            AppendStep::RetryAfterChange { until_ms: until },
+        ),
         // Woken by a commit, still a gap, time left: wait again (same window).
-        (true, Some(true), T0 + 40, AppendStep::RetryAfterChange { until_ms: until }),
+        (
+            true,
+            Some(true),
+            T0 + 40,
+            AppendStep::RetryAfterChange { until_ms: until },
+        ),
         // Woken and the gap is filled: answer (the retried decision).
         (false, Some(true), T0 + 40, AppendStep::Answer),
         // The wait ended without a change (time up, or the client left): answer the 409.
@@ -102,7 +126,12 @@ fn the_gap_retry_holds_an_early_append_for_its_window_only() {
         (true, Some(true), until, AppendStep::Answer),
     ];
     for (gap, changed, now, expected) in cases {
-        assert_eq!(retry.step(*gap, *changed, *now), *expected, "gap {gap} changed {changed:?} at +{}", now - T0);
+        assert_eq!(
+            retry.step(*gap, *changed, *now),
+            *expected,
+            "gap {gap} changed {changed:?} at +{}",
+            now - T0
+        );
     }
 }
 
@@ -144,14 +173,26 @@ fn sse_starts_with_a_control_event_and_keeps_alive_at_the_long_poll_cadence() {
     assert_eq!(
         steps,
         vec![
-            SseStep::Render { control_if_empty: true },
-            SseStep::Wait { until_ms: T0 + 3_005 },
+            SseStep::Render {
+                control_if_empty: true
+            },
+            SseStep::Wait {
+                until_ms: T0 + 3_005
+            },
             // A quiet wait ends with a keep-alive control event.
-            SseStep::Render { control_if_empty: true },
-            SseStep::Wait { until_ms: T0 + 6_010 },
+            SseStep::Render {
+                control_if_empty: true
+            },
+            SseStep::Wait {
+                until_ms: T0 + 6_010
+            },
             // Woken by data: render it; no empty control event needed.
-            SseStep::Render { control_if_empty: false },
-            SseStep::Wait { until_ms: T0 + 7_001 },
+            SseStep::Render {
+                control_if_empty: false
+            },
+            SseStep::Wait {
+                until_ms: T0 + 7_001
+            },
         ]
     );
 }
@@ -160,12 +201,25 @@ fn sse_starts_with_a_control_event_and_keeps_alive_at_the_long_poll_cadence() {
 fn sse_ends_at_closure_and_at_the_connection_time() {
     use SseEvent::*;
     let (session, _) = SseSession::start(T0, WAITS);
-    assert_eq!(session.write_deadline_ms(), T0 + 10_000, "a write may take until the end");
+    assert_eq!(
+        session.write_deadline_ms(),
+        T0 + 10_000,
+        "a write may take until the end"
+    );
     // The stream is closed and read: end normally.
     assert_eq!(run_sse(&[(5, Wrote { done: true })])[1], SseStep::Close);
     // Near the end the wait is cut to the end time, and after it the response ends.
-    let steps = run_sse(&[(8_000, Wrote { done: false }), (10_000, Woke { changed: false }), (10_001, Wrote { done: false })]);
-    assert_eq!(steps[1], SseStep::Wait { until_ms: T0 + 10_000 });
+    let steps = run_sse(&[
+        (8_000, Wrote { done: false }),
+        (10_000, Woke { changed: false }),
+        (10_001, Wrote { done: false }),
+    ]);
+    assert_eq!(
+        steps[1],
+        SseStep::Wait {
+            until_ms: T0 + 10_000
+        }
+    );
     assert_eq!(steps[3], SseStep::Close);
 }
 
@@ -174,5 +228,8 @@ fn sse_stops_for_a_reader_that_left_and_fails_for_one_that_stopped_reading() {
     use SseEvent::*;
     assert_eq!(run_sse(&[(5, WriteFailed)])[1], SseStep::Abort);
     assert_eq!(run_sse(&[(5, WroteButAborted)])[1], SseStep::Close);
-    assert_eq!(run_sse(&[(5, Wrote { done: false }), (9, WokeAborted)])[2], SseStep::Close);
+    assert_eq!(
+        run_sse(&[(5, Wrote { done: false }), (9, WokeAborted)])[2],
+        SseStep::Close
+    );
 }

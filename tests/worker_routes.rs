@@ -60,9 +60,20 @@ fn methods_each_route_answers() {
 fn demo_auth_takes_a_safe_id_tenant_and_nothing_else() {
     assert_eq!(demo_tenant(Some("Bearer tenant-1")), Ok("tenant-1"));
     assert_eq!(demo_tenant(Some("bearer t.1:x")), Ok("t.1:x"));
-    for bad in [None, Some(""), Some("Bearer"), Some("Bearer a/b"), Some("Bearer -a"), Some("Token t")] {
+    for bad in [
+        None,
+        Some(""),
+        Some("Bearer"),
+        Some("Bearer a/b"),
+        Some("Bearer -a"),
+        Some("Token t"),
+    ] {
         let refusal = demo_tenant(bad).unwrap_err();
-        assert_eq!((refusal.status, refusal.code), (401, "AUTH_REQUIRED"), "{bad:?}");
+        assert_eq!(
+            (refusal.status, refusal.code),
+            (401, "AUTH_REQUIRED"),
+            "{bad:?}"
+        );
         assert_eq!(refusal.headers[0].0, "www-authenticate");
     }
 }
@@ -73,7 +84,10 @@ fn the_session_view_needs_a_tenant_then_a_safe_id_session() {
         session_view_target(Some("Bearer t"), "s%2D1"),
         Ok(("t".to_string(), "s-1".to_string()))
     );
-    assert_eq!(session_view_target(None, "s1").unwrap_err().code, "AUTH_REQUIRED");
+    assert_eq!(
+        session_view_target(None, "s1").unwrap_err().code,
+        "AUTH_REQUIRED"
+    );
     for raw in ["a%2Fb", "%", "%E0", "-x"] {
         assert_eq!(
             session_view_target(Some("Bearer t"), raw).unwrap_err().code,

@@ -28,7 +28,9 @@ pub async fn read_limited(request: &Request, max_bytes: u64) -> Result<Vec<u8>, 
         // A declared length within the limit (the runtime holds the body to it): one read.
         Some(_) => {
             let buffer = request.array_buffer().map_err(|_| BodyError::Failed)?;
-            let buffer = JsFuture::from(buffer).await.map_err(|_| BodyError::Failed)?;
+            let buffer = JsFuture::from(buffer)
+                .await
+                .map_err(|_| BodyError::Failed)?;
             return Ok(Uint8Array::new(&buffer).to_vec());
         }
         None => {}

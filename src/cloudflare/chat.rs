@@ -62,10 +62,16 @@ pub fn model_descriptor(env: &Env) -> Result<JsValue, JsValue> {
     let set = |key: &str, value: JsValue| js_sys::Reflect::set(&descriptor, &key.into(), &value);
     match setting(env, "OPENAI_BASE_URL").filter(|u| !u.is_empty()) {
         Some(base_url) => {
-            set("kind", crate::web::adapters::models::OPENAI_COMPATIBLE_KIND.into())?;
+            set(
+                "kind",
+                crate::web::adapters::models::OPENAI_COMPATIBLE_KIND.into(),
+            )?;
             set("baseUrl", base_url.trim_end_matches('/').into())?;
             let model = setting(env, "OPENAI_MODEL").filter(|m| !m.is_empty());
-            set("model", model.unwrap_or_else(|| "gpt-4o-mini".into()).into())?;
+            set(
+                "model",
+                model.unwrap_or_else(|| "gpt-4o-mini".into()).into(),
+            )?;
             set("includeUsage", JsValue::FALSE)?;
             if let Some(key) = setting(env, "OPENAI_API_KEY").filter(|k| !k.is_empty()) {
                 set("apiKey", key.into())?;

@@ -22,8 +22,8 @@ impl DurableObject for ChatSessionObject {
     fn new(state: State, _env: Env) -> Self {
         // A class missing from `new_sqlite_classes` has no SQL storage: a deployment error that
         // no request can work around, so it fails loudly here.
-        let store = ChatSessionStore::open(&state.storage())
-            .unwrap_or_else(|e| wasm_bindgen::throw_val(e));
+        let store =
+            ChatSessionStore::open(&state.storage()).unwrap_or_else(|e| wasm_bindgen::throw_val(e));
         Self { store }
     }
 

@@ -113,7 +113,11 @@ pub fn ask_handler(env: &Env) -> Result<Function, JsValue> {
             }
             Err(refusal) => {
                 set(&out, "ok", &JsValue::FALSE)?;
-                set(&out, "response", &super::entry::diagnostic_response(&refusal))?;
+                set(
+                    &out,
+                    "response",
+                    &super::entry::diagnostic_response(&refusal),
+                )?;
             }
         }
         Ok(out.into())

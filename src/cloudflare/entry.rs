@@ -146,7 +146,8 @@ async fn session_view(request: &Request, env: &Env, raw: &str) -> Response {
 
 async fn read_view(env: &Env, tenant: &str, session_id: &str) -> Result<Response, JsValue> {
     let port_error = |e: crate::ports::PortError| JsValue::from_str(&e.to_string());
-    let log: Rc<dyn SessionLog> = Rc::new(session_stream_log(env, tenant, session_id).map_err(port_error)?);
+    let log: Rc<dyn SessionLog> =
+        Rc::new(session_stream_log(env, tenant, session_id).map_err(port_error)?);
     let (stored, stream) = join(
         read_session_view(env, tenant, session_id),
         resolve_snapshot(log, CancelToken::new()),
@@ -179,9 +180,17 @@ async fn read_view(env: &Env, tenant: &str, session_id: &str) -> Result<Response
 
 /// The streams routes (`/v1/stream/*`, `GET /api/chat/stream/:sessionId`), as
 /// `streams::route::decide` says; anything else is 404.
-async fn streams(request: &Request, env: &Env, path: &str, search: &str) -> Result<Response, JsValue> {
+async fn streams(
+    request: &Request,
+    env: &Env,
+    path: &str,
+    search: &str,
+) -> Result<Response, JsValue> {
     let headers = request.headers();
-    let (authorization, content_length) = (headers.get("authorization")?, headers.get("content-length")?);
+    let (authorization, content_length) = (
+        headers.get("authorization")?,
+        headers.get("content-length")?,
+    );
     let access = StreamsAccess::from_env(
         setting(env, "STREAMS_PUBLIC").as_deref(),
         setting(env, "STREAMS_TOKEN").as_deref(),
@@ -238,7 +247,9 @@ async fn forward(request: &Request, env: &Env, stream: &str) -> Response {
         let stub = stub(env, SESSION_STREAM_BINDING, stream)
             .map_err(|e| JsValue::from_str(&e.to_string()))?
             .into_rpc::<StubFetch>();
-        JsFuture::from(stub.fetch(request)).await?.dyn_into::<Response>()
+        JsFuture::from(stub.fetch(request))
+            .await?
+            .dyn_into::<Response>()
     };
     match answer.await {
         Ok(response) => response,

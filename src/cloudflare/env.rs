@@ -13,7 +13,9 @@ pub fn setting(env: &Env, name: &str) -> Option<String> {
     if let Some(n) = value.as_f64() {
         return Some(n.to_string());
     }
-    value.as_bool().map(|b| if b { "1".into() } else { "0".into() })
+    value
+        .as_bool()
+        .map(|b| if b { "1".into() } else { "0".into() })
 }
 
 /// The stub of the object named `name` in the namespace bound as `binding`.

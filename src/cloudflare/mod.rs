@@ -17,8 +17,8 @@
 //! - `sql`, `env`, `wait`, `body` (wasm32): storage, environment and randomness, waiters and
 //!   timers, request bodies — the effects both objects and the entry perform.
 
-pub mod rows;
 pub mod routes;
+pub mod rows;
 pub mod streams;
 
 #[cfg(target_arch = "wasm32")]

@@ -50,13 +50,21 @@ extern "C" {
 }
 
 /// The `ChatSession` object of `session_id` of `tenant` (both SafeIds, checked).
-pub fn chat_session(env: &Env, tenant: &str, session_id: &str) -> Result<ChatSessionRpc, PortError> {
+pub fn chat_session(
+    env: &Env,
+    tenant: &str,
+    session_id: &str,
+) -> Result<ChatSessionRpc, PortError> {
     if !is_safe_id(tenant) || !is_safe_id(session_id) {
         return Err(PortError::new("tenant and session id must be SafeIds"));
     }
-    stub(env, CHAT_SESSION_BINDING, &chat_session_name(tenant, session_id))
-        .map(|s| s.into_rpc::<ChatSessionRpc>())
-        .map_err(|e| PortError::new(format!("the ChatSession binding failed: {e}")))
+    stub(
+        env,
+        CHAT_SESSION_BINDING,
+        &chat_session_name(tenant, session_id),
+    )
+    .map(|s| s.into_rpc::<ChatSessionRpc>())
+    .map_err(|e| PortError::new(format!("the ChatSession binding failed: {e}")))
 }
 
 async fn call(what: &str, promise: Promise) -> Result<JsValue, PortError> {
@@ -127,10 +135,13 @@ impl ChatMemory for SessionMemory {
         _cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
         Box::pin(async move {
-            let text = call("ChatSession.loadMessagesJson", self.object.load_messages_json())
-                .await?
-                .as_string()
-                .unwrap_or_default();
+            let text = call(
+                "ChatSession.loadMessagesJson",
+                self.object.load_messages_json(),
+            )
+            .await?
+            .as_string()
+            .unwrap_or_default();
             let json: Value = serde_json::from_str(&text)
                 .map_err(|e| PortError::new(format!("stored messages are not valid JSON: {e}")))?;
             decode_messages(&json)
@@ -161,7 +172,11 @@ pub async fn read_session_view(
 ) -> Result<(Option<Value>, Value), PortError> {
     let object = chat_session(env, tenant, session_id)?;
     let view = call("ChatSession.view", object.view(session_id)).await?;
-    let field = |key: &str| js_sys::Reflect::get(&view, &key.into()).ok().and_then(|v| v.as_string());
+    let field = |key: &str| {
+        js_sys::Reflect::get(&view, &key.into())
+            .ok()
+            .and_then(|v| v.as_string())
+    };
     let parse = |text: String| {
         serde_json::from_str::<Value>(&text)
             .map_err(|e| PortError::new(format!("a stored value is not valid JSON: {e}")))

@@ -72,7 +72,10 @@ impl Sql {
     /// Runs one statement (or several separated by `;`) and ignores its result rows.
     pub fn run(&self, query: &str, params: &[Param<'_>]) -> Result<(), JsValue> {
         let bindings: Vec<JsValue> = params.iter().map(|p| to_js(*p)).collect();
-        self.sql.exec_raw(query, bindings).map(|_| ()).map_err(JsValue::from)
+        self.sql
+            .exec_raw(query, bindings)
+            .map(|_| ())
+            .map_err(JsValue::from)
     }
 
     /// Runs one query and returns every result row (one `raw().toArray()`).
@@ -140,7 +143,10 @@ pub fn blob_at(row: &Array, i: u32) -> Vec<u8> {
     let value = row.get(i);
     match value.dyn_ref::<ArrayBuffer>() {
         Some(buffer) => Uint8Array::new(buffer).to_vec(),
-        None => value.as_string().map(String::into_bytes).unwrap_or_default(),
+        None => value
+            .as_string()
+            .map(String::into_bytes)
+            .unwrap_or_default(),
     }
 }
 

@@ -7,7 +7,6 @@
 //! returns, Rust's panic count stays raised, so a second panic traps without a message. A host
 //! should treat the module as poisoned after the first one and reload it.
 
-
 /// Prefix of every message thrown for a panic (hosts can match on it).
 pub const PANIC_MESSAGE_PREFIX: &str = "turnkeep internal error (a bug, please report it): ";
 

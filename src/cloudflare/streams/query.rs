@@ -95,8 +95,14 @@ mod tests {
     fn with_offset_replaces_every_offset_and_keeps_the_rest() {
         let cases = [
             ("http://h/v1/stream/a", "http://h/v1/stream/a?offset=0_5"),
-            ("http://h/a?offset=now&live=long-poll", "http://h/a?live=long-poll&offset=0_5"),
-            ("http://h/a?offset=1&cursor=9&offset=2", "http://h/a?cursor=9&offset=0_5"),
+            (
+                "http://h/a?offset=now&live=long-poll",
+                "http://h/a?live=long-poll&offset=0_5",
+            ),
+            (
+                "http://h/a?offset=1&cursor=9&offset=2",
+                "http://h/a?cursor=9&offset=0_5",
+            ),
             ("http://h/a?%6Fffset=now#x", "http://h/a?offset=0_5#x"),
         ];
         for (url, expected) in cases {

@@ -28,7 +28,10 @@ pub const SECURITY_HEADERS: &[(&str, &str)] = &[
 
 /// The answer to a CORS preflight (with the security headers).
 pub const PREFLIGHT_HEADERS: &[(&str, &str)] = &[
-    ("access-control-allow-methods", "GET, POST, PUT, DELETE, HEAD, OPTIONS"),
+    (
+        "access-control-allow-methods",
+        "GET, POST, PUT, DELETE, HEAD, OPTIONS",
+    ),
     (
         "access-control-allow-headers",
         "Authorization, Content-Type, If-None-Match, Stream-Seq, Stream-TTL, Stream-Expires-At, \
@@ -131,7 +134,9 @@ pub enum StreamRoute {
     Preflight,
     Refuse(Refusal),
     /// Hand the request as it is to the object of `stream`.
-    Forward { stream: String },
+    Forward {
+        stream: String,
+    },
     /// The chat-stream proxy: a GET/HEAD of `stream` with the request's query, the headers in
     /// `PROXIED_HEADERS` and `authorization` (the server token), then forwarded.
     Proxy {

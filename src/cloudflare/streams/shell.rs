@@ -71,12 +71,7 @@ impl DurableObject for SessionStreamObject {
     async fn fetch(&self, req: worker::Request) -> worker::Result<worker::Response> {
         let request: Request = req.inner().to_owned();
         let answer = match request.method().as_str() {
-            "PUT" | "DELETE" => {
-                self.shell
-                    .exclusive
-                    .run(self.shell.mutate(&request))
-                    .await
-            }
+            "PUT" | "DELETE" => self.shell.exclusive.run(self.shell.mutate(&request)).await,
             "POST" => self.shell.mutate(&request).await,
             _ => self.shell.clone().read(&request).await,
         };
@@ -85,7 +80,11 @@ impl DurableObject for SessionStreamObject {
             self.shell.reopen();
             refusal_reply(&Refusal::internal())
                 .into_response(None)
-                .unwrap_or_else(|_| worker::Response::empty().expect("an empty response").with_status(500))
+                .unwrap_or_else(|_| {
+                    worker::Response::empty()
+                        .expect("an empty response")
+                        .with_status(500)
+                })
         }))
     }
 }
@@ -128,7 +127,9 @@ impl Shell {
             Err(BodyError::TooLarge) => {
                 return refusal_reply(&Refusal::append_too_large()).into_response(None)
             }
-            Err(BodyError::Failed) => return Err(JsValue::from_str("the request body could not be read")),
+            Err(BodyError::Failed) => {
+                return Err(JsValue::from_str("the request body could not be read"))
+            }
         };
         let decide = || {
             let (method, url, headers) = (request.method(), request.url(), request.headers());
@@ -146,7 +147,10 @@ impl Shell {
         while let AppendStep::RetryAfterChange { until_ms } =
             retry.step(reply.effects.gap, changed, now_ms())
         {
-            let woke = self.waiters.changed(until_ms, Some(&request.signal())).await;
+            let woke = self
+                .waiters
+                .changed(until_ms, Some(&request.signal()))
+                .await;
             if woke {
                 reply = decide()?;
             }
@@ -174,7 +178,9 @@ impl Shell {
                 ReadStep::Abandon => return Reply::new(204).into_response(None),
                 ReadStep::Wait { until_ms, offset } => {
                     url = with_offset(&url, &offset);
-                    self.waiters.changed(until_ms, Some(&request.signal())).await;
+                    self.waiters
+                        .changed(until_ms, Some(&request.signal()))
+                        .await;
                 }
             }
         }
@@ -226,18 +232,23 @@ impl Shell {
                             SseStep::Abort
                         }
                         Ok(chunk) => {
-                        if let Some(source) = &chunk.release_source {
-                            release_chain(&self.env, source).await;
-                        }
-                        let written = if chunk.text.is_empty() {
-                            Written::Ok
-                        } else {
-                            write_until(&mut sender, chunk.text.into_bytes(), session.write_deadline_ms()).await
-                        };
-                        if let Some(next) = chunk.offset {
-                            offset = next;
-                        }
-                        session.after_write(written, chunk.done, signal.aborted(), now_ms())
+                            if let Some(source) = &chunk.release_source {
+                                release_chain(&self.env, source).await;
+                            }
+                            let written = if chunk.text.is_empty() {
+                                Written::Ok
+                            } else {
+                                write_until(
+                                    &mut sender,
+                                    chunk.text.into_bytes(),
+                                    session.write_deadline_ms(),
+                                )
+                                .await
+                            };
+                            if let Some(next) = chunk.offset {
+                                offset = next;
+                            }
+                            session.after_write(written, chunk.done, signal.aborted(), now_ms())
                         }
                     }
                 }
@@ -277,7 +288,12 @@ impl Shell {
         info: &JsValue,
     ) -> Answer {
         let step = |sub_row: JsValue, commit: bool| {
-            let (url, headers, body, info) = (request.url(), request.headers(), body.to_vec(), info.clone());
+            let (url, headers, body, info) = (
+                request.url(),
+                request.headers(),
+                body.to_vec(),
+                info.clone(),
+            );
             self.transaction(move |core| {
                 core.put_fork(&url, &headers, &body, info, sub_row, commit, now_ms())
             })
@@ -411,8 +427,8 @@ mod futures_util_sink {
 fn stream_body(
     receiver: mpsc::Receiver<Result<Vec<u8>, JsValue>>,
 ) -> Result<web_sys::ReadableStream, JsValue> {
-    let response = worker::Response::from_stream(receiver)
-        .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let response =
+        worker::Response::from_stream(receiver).map_err(|e| JsValue::from_str(&e.to_string()))?;
     match response.into_parts().1 {
         worker::ResponseBody::Stream(stream) => Ok(stream),
         _ => Err(JsValue::from_str("the SSE body is not a stream")),

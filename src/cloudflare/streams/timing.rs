@@ -95,7 +95,9 @@ pub enum AppendStep {
     Answer,
     /// The append is ahead of its producer's next seq: wait for a change until `until_ms`, then
     /// decide it again.
-    RetryAfterChange { until_ms: u64 },
+    RetryAfterChange {
+        until_ms: u64,
+    },
 }
 
 /// The producer-gap retry of one append: pipelined batches often arrive out of order by a
