@@ -80,6 +80,13 @@ pub const SESSION_DETAIL_VALUE_CHARS_MAX: usize = 64;
 pub const BODY_BYTES_MAX_DEFAULT: u64 = 65_536;
 pub const TURN_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 pub const CLEANUP_TIMEOUT_MS_DEFAULT: u64 = 5_000;
+/// Definitions one handler keeps read (by object identity and revision), so a request for a
+/// definition it saw does not read and rebuild it again; beyond this the least recently used
+/// one is read again when it comes back.
+pub const DEFINITIONS_CACHED_MAX: usize = 16;
+/// Random bytes the web host draws from `crypto.getRandomValues` at once for ids (one call per
+/// this many bytes instead of one per id; each id takes 16).
+pub const ID_RANDOM_POOL_BYTES: usize = 4_096;
 /// The lease outlives the whole turn plus three cleanup budgets (settle, save, release).
 pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
     turn_timeout_ms.saturating_add(cleanup_timeout_ms.saturating_mul(3))

@@ -2,26 +2,32 @@
 //! one-slot [`Coalescer`]. The stream's high-water mark is 0, so `pull` runs only when a reader
 //! actually asks; whatever was published meanwhile was overwritten, and the reader gets the
 //! newest item, encoded at that moment (so its sequence is the next one for this response).
+//!
+//! Crossings per line: a `pull` that finds an item enters wasm once and answers synchronously;
+//! inside, the encoder's bytes become the chunk (one `Uint8Array` copy) and are enqueued through
+//! the typed controller method (no property lookups). A `pull` that finds nothing returns a
+//! Promise, which the next publish resolves after enqueueing.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
+use web_sys::ReadableStreamDefaultController as Controller;
 
 use crate::core::coalesce::{Coalescer, Take};
 
-use super::js::{get, get_fn, set};
+use super::js::{get, set};
 
-/// Turns an item into the bytes of one NDJSON line when a reader takes it. The flag says
-/// whether it is the last line (the stream closes after it). `None` skips the item.
-pub type Encoder<T> = Box<dyn FnMut(T, bool) -> Option<Vec<u8>>>;
+/// Turns an item into one NDJSON line's chunk when a reader takes it. The flag says whether it
+/// is the last line (the stream closes after it). `None` skips the item.
+pub type Encoder<T> = Box<dyn FnMut(T, bool) -> Option<Uint8Array>>;
 
 struct Inner<T> {
     slot: Coalescer<T>,
     encode: Encoder<T>,
     /// The stream controller and the resolver of a `pull` waiting for an item.
-    waiting: Option<(JsValue, Function)>,
+    waiting: Option<(Controller, Function)>,
     /// The last item given to [`PullStream::close_with`]. It follows whatever item was still
     /// pending rather than overwriting it, so a slow reader gets the final state *and* the
     /// closing line (a diagnostic must not hide the snapshot that was saved).
@@ -51,7 +57,7 @@ impl<T: 'static> PullStream<T> {
         }));
         let source = Object::new();
         let pull_inner = inner.clone();
-        let pull = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |controller: JsValue| {
+        let pull = Closure::<dyn FnMut(Controller) -> JsValue>::new(move |controller| {
             pull_once(&pull_inner, controller)
         });
         let cancel_inner = inner.clone();
@@ -107,18 +113,20 @@ impl<T: 'static> PullStream<T> {
     }
 }
 
-fn pull_once<T: 'static>(inner: &Rc<RefCell<Inner<T>>>, controller: JsValue) -> Promise {
+/// Serves at once (`undefined`: nothing to wait for), or returns the Promise a publish resolves.
+fn pull_once<T: 'static>(inner: &Rc<RefCell<Inner<T>>>, controller: Controller) -> JsValue {
     if serve(inner, &controller) {
-        return Promise::resolve(&JsValue::UNDEFINED);
+        return JsValue::UNDEFINED;
     }
     let inner = inner.clone();
     Promise::new(&mut |resolve, _reject| {
         inner.borrow_mut().waiting = Some((controller.clone(), resolve));
     })
+    .into()
 }
 
 /// Enqueues the newest item or closes the stream; false when there is nothing yet.
-fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &JsValue) -> bool {
+fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &Controller) -> bool {
     let mut guard = inner.borrow_mut();
     let state = &mut *guard;
     if state.cancelled {
@@ -130,24 +138,17 @@ fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &JsValue) -> bool {
             Some(item) => (item, true),
             None => {
                 drop(guard);
-                invoke(controller, "close", &JsValue::UNDEFINED);
+                // A controller closed or errored meanwhile throws; nothing is left to do then.
+                let _ = controller.close();
                 return true;
             }
         },
         Take::Empty => return false,
     };
-    let Some(bytes) = (state.encode)(item, is_last) else {
+    let Some(chunk) = (state.encode)(item, is_last) else {
         return false;
     };
-    let chunk = Uint8Array::from(bytes.as_slice());
     drop(guard);
-    invoke(controller, "enqueue", &chunk);
+    let _ = controller.enqueue_with_chunk(&chunk);
     true
-}
-
-/// Calls a controller method; a controller that was closed or errored meanwhile is ignored.
-fn invoke(controller: &JsValue, method: &str, arg: &JsValue) {
-    if let Some(f) = get_fn(controller, method) {
-        let _ = f.call1(controller, arg);
-    }
 }
