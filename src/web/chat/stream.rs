@@ -3,15 +3,17 @@
 //! actually asks; whatever was published meanwhile was overwritten, and the reader gets the
 //! newest item, encoded at that moment (so its sequence is the next one for this response).
 //!
-//! Crossings per line: a `pull` that finds an item enters wasm once and answers synchronously;
-//! inside, the encoder's bytes become the chunk (one `Uint8Array` copy) and are enqueued through
-//! the typed controller method (no property lookups). A `pull` that finds nothing returns a
-//! Promise, which the next publish resolves after enqueueing.
+//! Crossings per line: `pull` enters wasm once and answers synchronously (it returns nothing to
+//! await). With an item there, the encoder's bytes become the chunk (one `Uint8Array` copy) and
+//! are enqueued through the typed controller method (no property lookups). With none, the stream
+//! is remembered as wanting one: the next publish encodes and enqueues it at once, which hands
+//! it to the reader's pending `read()` (a stream may enqueue outside `pull`; with a high-water
+//! mark of 0 nothing is pulled or encoded until a reader asks again).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use web_sys::ReadableStreamDefaultController as Controller;
 
@@ -26,8 +28,8 @@ pub type Encoder<T> = Box<dyn FnMut(T, bool) -> Option<Uint8Array>>;
 struct Inner<T> {
     slot: Coalescer<T>,
     encode: Encoder<T>,
-    /// The stream controller and the resolver of a `pull` waiting for an item.
-    waiting: Option<(Controller, Function)>,
+    /// The stream controller while a reader waits for an item (its `pull` found none).
+    wanted: Option<Controller>,
     /// The last item given to [`PullStream::close_with`]. It follows whatever item was still
     /// pending rather than overwriting it, so a slow reader gets the final state *and* the
     /// closing line (a diagnostic must not hide the snapshot that was saved).
@@ -50,7 +52,7 @@ impl<T: 'static> PullStream<T> {
         let inner = Rc::new(RefCell::new(Inner {
             slot: Coalescer::new(),
             encode,
-            waiting: None,
+            wanted: None,
             trailer: None,
             cancelled: false,
             on_cancel: Some(on_cancel),
@@ -65,7 +67,7 @@ impl<T: 'static> PullStream<T> {
             let callback = {
                 let mut inner = cancel_inner.borrow_mut();
                 inner.cancelled = true;
-                inner.waiting = None;
+                inner.wanted = None;
                 inner.slot.close_with(None);
                 inner.on_cancel.take()
             };
@@ -99,30 +101,23 @@ impl<T: 'static> PullStream<T> {
         self.deliver();
     }
 
-    /// Hands the newest item to a `pull` that is waiting for one.
+    /// Hands the newest item to a reader that is waiting for one.
     fn deliver(&self) {
-        let waiting = self.inner.borrow_mut().waiting.take();
-        if let Some((controller, resolve)) = waiting {
-            let resolved = serve(&self.inner, &controller);
-            if resolved {
-                let _ = resolve.call0(&JsValue::UNDEFINED);
-            } else {
-                self.inner.borrow_mut().waiting = Some((controller, resolve));
+        let wanted = self.inner.borrow_mut().wanted.take();
+        if let Some(controller) = wanted {
+            if !serve(&self.inner, &controller) {
+                self.inner.borrow_mut().wanted = Some(controller);
             }
         }
     }
 }
 
-/// Serves at once (`undefined`: nothing to wait for), or returns the Promise a publish resolves.
+/// Serves at once, or remembers that a reader waits (see the module comment).
 fn pull_once<T: 'static>(inner: &Rc<RefCell<Inner<T>>>, controller: Controller) -> JsValue {
-    if serve(inner, &controller) {
-        return JsValue::UNDEFINED;
+    if !serve(inner, &controller) {
+        inner.borrow_mut().wanted = Some(controller);
     }
-    let inner = inner.clone();
-    Promise::new(&mut |resolve, _reject| {
-        inner.borrow_mut().waiting = Some((controller.clone(), resolve));
-    })
-    .into()
+    JsValue::UNDEFINED
 }
 
 /// Enqueues the newest item or closes the stream; false when there is nothing yet.
