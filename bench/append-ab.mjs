@@ -1,3 +1,7 @@
+// NOTE: written for the JS-shell Worker (it swaps js/cloudflare/session-stream.mjs, which is gone
+// since the Worker and its objects are Rust in pkg-worker/); to compare two Worker builds use
+// bench/worker-cpu.mjs (two trees side by side). Kept for the record of its measurements.
+//
 // A/B benchmark (a script, not a test): one acknowledged append at a time against the session
 // stream Worker on the workerd binary, the working tree (B) against a git revision (A) of the
 // files that make up the append path, in interleaved rounds (alternating which side goes first)

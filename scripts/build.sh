@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Builds the two wasm modules and their JS glue (wasm-bindgen --target web):
 #
-#   pkg/         the npm package's build: no Cargo features. No Cloudflare code, no test hooks;
-#                it is what every `import 'turnkeep'` loads (node, browser, edge-light, workerd).
-#   pkg-worker/  the demo Worker's build: features `cloudflare` (the Durable Object stores, and
-#                later the workers-rs entry) and `test-hooks` (the `__...ForTest` exports
-#                tests/js drives the adapters through). Not shipped on npm.
+#   pkg/         the npm package's build: no Cargo features. No Cloudflare code (no `worker`
+#                crate), no test hooks; it is what every `import 'turnkeep'` loads (node, browser,
+#                edge-light, workerd).
+#   pkg-worker/  the demo Worker's build: features `cloudflare` — the Worker entry and the two
+#                Durable Objects in Rust (src/cloudflare, workers-rs), instantiated by
+#                js/cloudflare/worker.mjs — and `test-hooks` (the `__...ForTest` exports tests/js
+#                drives the adapters through). Not shipped on npm.
 #
 # Why two builds rather than one wasm behind two entries: an entry cannot drop code from a
-# shared .wasm, and the Cloudflare stores plus the test hooks are about a fifth of the module
-# (`npm run size` prints both). Each build has its own cargo target dir, so switching features
-# never invalidates the other (the dependencies compile once per dir).
+# shared .wasm (`npm run size` prints both). Why wasm-bindgen plus a thin entry rather than
+# worker-build (see ARCHITECTURE.md, "The Worker build"): worker-build exports every
+# wasm-bindgen class of the module as a Durable Object under its Rust name, and the npm build
+# already has a class named `ChatSession`; its entry cannot make the objects RPC-capable; and it
+# needs a second CLI (~10 min cold install) to do what these lines do.
 #
-# Each build skips wasm-bindgen when its cargo artifact is unchanged since the last run.
+# Each build has its own cargo target dir, so switching features never invalidates the other.
+# Each skips wasm-bindgen when its cargo artifact is unchanged since the last run.
 # No wasm-opt: measured on this crate, binaryen 132 (-Os/-Oz/-O3) cuts the raw module ~10% but
 # makes the gzip size ~1% larger, and gzip is what Workers and browsers pay for.
 set -euo pipefail
@@ -22,20 +27,20 @@ say() { printf '[build] %s\n' "$*"; }
 die() { printf '[build] ERROR: %s\n' "$*" >&2; exit 1; }
 command -v wasm-bindgen >/dev/null || die "wasm-bindgen not found: run scripts/setup.sh first."
 
-# The demo's Ask corpus (README and ARCHITECTURE by section), regenerated so it follows the docs.
+# The demo's Ask corpus (README and ARCHITECTURE by section), compiled into the Worker build.
 node scripts/docs-corpus.mjs || die "scripts/docs-corpus.mjs failed."
 
 target_dir="${CARGO_TARGET_DIR:-target}"
 
-# build_one OUT_DIR TARGET_DIR FEATURES
+# build_one OUT_DIR TARGET_DIR PROFILE FEATURES
 build_one() {
-  local out="$1" dir="$2" features="$3"
+  local out="$1" dir="$2" profile="$3" features="$4"
   local feature_args=()
   [ -z "$features" ] || feature_args=(--features "$features")
-  CARGO_TARGET_DIR="$dir" cargo build --release --target wasm32-unknown-unknown --lib "${feature_args[@]}" \
+  CARGO_TARGET_DIR="$dir" cargo build --profile "$profile" --target wasm32-unknown-unknown --lib "${feature_args[@]}" \
     || die "cargo build for wasm32 (${features:-no features}) failed."
 
-  local src="$dir/wasm32-unknown-unknown/release/turnkeep.wasm"
+  local src="$dir/wasm32-unknown-unknown/$profile/turnkeep.wasm"
   local stamp="$out/.built-from"
   [ -f "$src" ] || die "$src was not produced."
   # The artifact's hash (milliseconds for ~1 MB), the CLI version and this script identify the output.
@@ -67,5 +72,6 @@ drop_default_wasm_url() {
   ! grep -q "import.meta.url" "$glue" || die "$glue still refers to import.meta.url."
 }
 
-build_one pkg "$target_dir" ""
-build_one pkg-worker "$target_dir/worker" "cloudflare,test-hooks"
+build_one pkg "$target_dir" release ""
+# Profile `worker` (Cargo.toml): opt-level "z", measured smaller for the same CPU.
+build_one pkg-worker "$target_dir/worker" worker "cloudflare,test-hooks"

@@ -24,7 +24,10 @@ bash scripts/setup.sh
 
 step "cargo test (host)"
 cargo test
-cargo test --features cloudflare --lib cloudflare:: # src/cloudflare (feature-gated)
+# src/cloudflare (feature-gated): its unit tests, and the host tests of its decisions (the
+# Worker's routes, the streams routes, the streams timing with an injected clock).
+cargo test --features cloudflare --lib cloudflare::
+cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing
 
 step "build pkg/ (npm) and pkg-worker/ (demo Worker), and their sizes"
 bash scripts/build.sh

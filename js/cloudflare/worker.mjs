@@ -1,184 +1,23 @@
-// The demo Worker (design §8): `wrangler dev` serves it on http://127.0.0.1:8787.
+// The demo Worker's module (wrangler.toml `main`). The Worker is Rust (src/cloudflare, written
+// with workers-rs: `#[event(fetch)]` and two `#[durable_object]` classes) built by
+// scripts/build.sh into pkg-worker/ with wasm-bindgen; this file only instantiates that module
+// and exports what it generated, under the class names wrangler.toml binds.
 //
-//   GET  /                          the demo chat page
-//   POST /api/chat                  createChatHandler (demo model, or OPENAI_BASE_URL's model)
-//   GET  /api/sessions/:sessionId   { messages, session, offset, renderParts }
-//   /v1/stream/*, GET /api/chat/stream/:sessionId   the Durable Streams server (session-stream.mjs)
-//   POST /api/ask                   createAskServiceHandler over the docs (demo-ask.mjs)
-//   GET  /mcp/sandbox?uri=&theme=   createMcpSandboxHandler, ui://demo/hello and ui://demo/chart (demo-sandbox.mjs)
-//
-// Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant, else our own 401. Each
-// (tenant, session) lives in its own `ChatSession` Durable Object (named `<tenant>/<sessionId>`),
-// which holds the session envelope (compare-and-set) and the canonical messages. Every turn is
-// also published to the session's durable stream `chat/<tenant>/<sessionId>` (a `SessionStream`
-// object, reached through its stub: no hop through the Worker), which every tab reads.
-import {
-  createChatHandler,
-  createDurableStreamsLog,
-  resolveChatSnapshot,
-} from './wasm.mjs';
-import { demoAskHandler } from './demo-ask.mjs';
-import { createDemoModel, createOpenAICompatibleModel, defineChat } from '../chat.mjs';
-import { DEMO_PAGE_HTML } from './demo-page.mjs';
-import { CHART_SCRIPT, CHART_SCRIPT_PATH, demoSandboxHandler } from './demo-sandbox.mjs';
-import { routeStreams, sessionStreamLog } from './session-stream.mjs';
-import { readSessionView, SAFE_ID, sessionChatMemory, tenantSessionStorage } from './storage.mjs';
+// RPC reaches only Durable Object classes that extend DurableObject, so the generated classes
+// get its prototype (the Worker calls ChatSession's methods, and SessionStream objects call
+// each other's for forks, over RPC).
+import { DurableObject } from 'cloudflare:workers';
+import wasmModule from '../../pkg-worker/turnkeep_bg.wasm';
+import { ChatSessionObject, fetch, initSync, SessionStreamObject } from '../../pkg-worker/turnkeep.js';
 
-export { ChatSession } from './chat-session.mjs';
-export { SessionStream } from './session-stream.mjs';
+// workerd hands a `.wasm` import over as a compiled WebAssembly.Module (Workers forbid compiling
+// wasm from bytes at run time), so the synchronous init is enough.
+initSync({ module: wasmModule });
 
-const SESSION_ROUTE = /^\/api\/sessions\/([^/]+)$/;
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
-
-/** The tools the demo model calls (`/tool Q` and `/confirm N`, design §8). */
-const DEMO_TOOLS = Object.freeze([
-  {
-    name: 'lookup',
-    description: 'Looks a query up (demo tool).',
-    parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
-    execute: ({ query }) => `result for ${query}`,
-  },
-  {
-    name: 'transfer',
-    description: 'Transfers an amount (demo tool; a person must approve it).',
-    parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
-    requiresConfirmation: true,
-    execute: ({ amount }) => `transferred ${amount}`,
-  },
-]);
-
-export default {
-  async fetch(request, env, ctx) {
-    const url = new URL(request.url);
-    const { pathname } = url;
-    if (pathname === '/') {
-      if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
-      return new Response(DEMO_PAGE_HTML, {
-        headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
-      });
-    }
-    if (pathname === '/api/chat') return chat(request, env, ctx);
-    if (pathname === '/api/ask') return demoAskHandler(env, { authenticate: demoAuth, modelFromEnv })(request);
-    if (pathname === '/mcp/sandbox') return demoSandboxHandler(request);
-    if (pathname === CHART_SCRIPT_PATH) {
-      if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
-      return new Response(CHART_SCRIPT, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' } });
-    }
-    const session = SESSION_ROUTE.exec(pathname);
-    if (session) return sessionView(request, env, safeDecode(session[1]));
-    const streams = routeStreams(request, env, url);
-    if (streams) return streams;
-    return diagnostic(404, 'NOT_FOUND', 'No such route.', false);
-  },
-};
-
-const handlers = new WeakMap();
-
-/**
- * POST /api/chat: a turn (`client.turn.submit`) or a stop (`client.turn.stop`). `ctx` keeps a
- * running turn alive past the response (`ctx.waitUntil`): a client that disconnects leaves the
- * turn running to its end, published to the session stream that other tabs follow.
- */
-function chat(request, env, ctx) {
-  return chatHandler(env)(request, ctx);
+for (const generated of [ChatSessionObject, SessionStreamObject]) {
+  Object.setPrototypeOf(generated.prototype, DurableObject.prototype);
+  Object.setPrototypeOf(generated, DurableObject);
 }
 
-/** One handler per `env` (per isolate in practice): options are checked once. */
-function chatHandler(env) {
-  let handler = handlers.get(env);
-  if (!handler) {
-    const model = modelFromEnv(env);
-    handler = createChatHandler({
-      authenticate: (request) => demoAuth(request),
-      resolveDefinition: ({ tenant }, sessionId) =>
-        defineChat({
-          id: 'demo',
-          revision: 1,
-          model,
-          memory: sessionChatMemory(env.CHAT_SESSION, tenant, sessionId),
-          tools: DEMO_TOOLS,
-        }),
-      sessionStorage: ({ tenant }) => tenantSessionStorage(env.CHAT_SESSION, tenant),
-      sessionLog: ({ tenant }, sessionId) => sessionStreamLog(env, tenant, sessionId),
-      onError: (error, { stage, sessionId, turnId }) =>
-        console.error(`chat ${stage} failed (session ${sessionId ?? '-'}, turn ${turnId ?? '-'}):`, error),
-    });
-    handlers.set(env, handler);
-  }
-  return handler;
-}
-
-/** The demo model, or an OpenAI-compatible endpoint when `OPENAI_BASE_URL` is set. */
-function modelFromEnv(env) {
-  if (env.OPENAI_BASE_URL) {
-    return createOpenAICompatibleModel({
-      baseUrl: env.OPENAI_BASE_URL,
-      apiKey: env.OPENAI_API_KEY || undefined,
-      model: env.OPENAI_MODEL || 'gpt-4o-mini',
-    });
-  }
-  const delay = env.DEMO_CHUNK_DELAY_MS;
-  return createDemoModel(delay === undefined || delay === '' ? {} : { chunkDelayMs: Number(delay) });
-}
-
-/** `Authorization: Bearer <tenant>`; anything else is the host's own 401 (no storage touched). */
-export function demoAuth(request) {
-  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
-  if (match && SAFE_ID.test(match[1])) return { ok: true, context: { tenant: match[1] } };
-  const response = diagnostic(401, 'AUTH_REQUIRED', 'Send Authorization: Bearer <tenant>, a SafeId.', false);
-  response.headers.set('www-authenticate', 'Bearer realm="turnkeep demo"');
-  return { ok: false, response };
-}
-
-async function sessionView(request, env, sessionId) {
-  if (request.method !== 'GET') return methodNotAllowed('GET');
-  const auth = demoAuth(request);
-  if (!auth.ok) return auth.response;
-  if (!SAFE_ID.test(sessionId)) return diagnostic(400, 'REQUEST_INVALID_SESSION_ID', 'The session id must be a SafeId.', false);
-  try {
-    const { tenant } = auth.context;
-    const [{ session, messages }, stream] = await Promise.all([
-      readSessionView(env.CHAT_SESSION, tenant, sessionId),
-      resolveChatSnapshot({ target: sessionStreamLog(env, tenant, sessionId) }),
-    ]);
-    const body = {
-      messages,
-      session: {
-        cursor: session?.cursor ?? 0,
-        activeTurn: session?.activeTurn ?? null,
-        terminalTurns: session?.terminalTurns ?? [],
-        confirmations: session?.confirmations ?? [],
-      },
-      offset: stream.offset,
-      renderParts: stream.renderParts,
-      streamMessages: stream.messages,
-    };
-    return new Response(JSON.stringify(body), { headers: JSON_HEADERS });
-  } catch (error) {
-    console.error('GET /api/sessions failed:', error);
-    return diagnostic(500, 'SERVER_INTERNAL', 'The session could not be read.', true);
-  }
-}
-
-/** A path segment decoded, or '' (never a SafeId) when its percent-encoding is broken. */
-function safeDecode(segment) {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return '';
-  }
-}
-
-function methodNotAllowed(allow) {
-  const response = diagnostic(405, 'REQUEST_METHOD_NOT_ALLOWED', `Only ${allow} is supported.`, false);
-  response.headers.set('allow', allow);
-  return response;
-}
-
-/** A versioned diagnostic body, the shape the chat handler uses before a stream starts. */
-function diagnostic(status, code, message, retryable) {
-  return new Response(JSON.stringify({ error: { version: 1, code, message, retryable } }), {
-    status,
-    headers: JSON_HEADERS,
-  });
-}
+export { ChatSessionObject as ChatSession, SessionStreamObject as SessionStream };
+export default { fetch };

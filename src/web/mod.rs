@@ -7,16 +7,16 @@
 
 pub mod adapters;
 mod ask;
-mod chat;
+pub(crate) mod chat;
 mod chat_response;
 mod chat_session;
 mod components;
-mod convert;
+pub(crate) mod convert;
 pub(crate) mod http;
 pub(crate) mod js;
 pub(crate) mod options;
 mod panic;
-mod projection;
+pub(crate) mod projection;
 mod protocol;
 mod sandbox;
 mod session;

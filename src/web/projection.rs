@@ -138,6 +138,17 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
     };
     let cancel = token_of(&get(&options, "signal"));
     Ok(future_to_promise(async move {
+        resolve_snapshot(log, cancel).await.map(JsValue::from)
+    }))
+}
+
+/// Reads `log` from its start and projects it: `{ messages, renderParts, nativeMessages,
+/// offset }` (what `resolveChatSnapshot` resolves to; the demo Worker's session view too).
+pub(crate) async fn resolve_snapshot(
+    log: Rc<dyn SessionLog>,
+    cancel: crate::ports::CancelToken,
+) -> Result<js_sys::Object, JsValue> {
+    {
         let (projection, offset) = read_projection(log.as_ref(), &cancel)
             .await
             .map_err(|e| log_error_to_js(&e))?;
@@ -147,6 +158,6 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
             "offset",
             offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
         );
-        Ok(out.into())
-    }))
+        Ok(out)
+    }
 }

@@ -55,6 +55,17 @@ impl HttpLog {
         })
     }
 
+    /// The stream at `url`, fetched by calling `fetch` on `this` (e.g. a Durable Object stub's
+    /// own `fetch`), with no extra headers.
+    pub fn over(url: String, fetch: Function, this: JsValue) -> Self {
+        Self {
+            url,
+            headers: JsValue::UNDEFINED,
+            fetch,
+            this,
+        }
+    }
+
     fn headers(&self) -> Result<Headers, PortError> {
         let headers = if self.headers.is_undefined() || self.headers.is_null() {
             Headers::new()

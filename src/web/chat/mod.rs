@@ -24,3 +24,8 @@ use crate::web::{http, js};
 
 pub(crate) use definition::read_conversation;
 pub use handler::create_chat_handler;
+// The pipeline with a host of its own (the demo Worker's Rust host, src/cloudflare/chat.rs).
+#[allow(unused_imports)]
+pub use deadline::RequestDeadline;
+#[allow(unused_imports)]
+pub use handler::{respond, ChatHost, ChatLimits, Failure};

@@ -31,22 +31,6 @@ pub struct HandlerOptions {
 }
 
 impl HandlerOptions {
-    /// The lease covers the whole turn plus three cleanup budgets (settle, save, release).
-    pub fn lease_ms(&self) -> u64 {
-        limits::lease_ms(
-            u64::from(self.timeout_ms),
-            u64::from(self.cleanup_timeout_ms),
-        )
-    }
-
-    pub fn turn_limits(&self) -> crate::turn::TurnLimits {
-        crate::turn::TurnLimits {
-            lease_ms: self.lease_ms(),
-            cleanup_budget_ms: u64::from(self.cleanup_timeout_ms),
-            confirmation_ttl_ms: self.confirmation_ttl_ms,
-        }
-    }
-
     pub fn from_js(options: &JsValue) -> Result<Self, JsValue> {
         if !options.is_object() {
             return Err(invalid("options must be an object"));

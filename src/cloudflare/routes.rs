@@ -1,0 +1,163 @@
+//! The demo Worker's route table (design §8) and its demo authentication, as pure decisions.
+//! `worker.rs` performs them. Tested on the host in `tests/worker_routes.rs`.
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /` | the demo chat page |
+//! | `POST /api/chat` | the chat pipeline (demo model, or `OPENAI_BASE_URL`'s) |
+//! | `GET /api/sessions/:sessionId` | `{ messages, session, offset, renderParts, streamMessages }` |
+//! | `/v1/stream/<name>`, `GET /api/chat/stream/:sessionId` | the Durable Streams server (`streams::route`) |
+//! | `POST /api/ask` | the Ask service over the docs corpus |
+//! | `GET /mcp/sandbox?uri=&theme=`, `GET /mcp/assets/chart.js` | the MCP ui:// sandbox and its one script |
+
+use crate::core::checks::is_safe_id;
+
+use super::streams::route::{bearer, decode_component};
+
+/// The chart script `ui://demo/chart` loads (the only script its CSP lets run).
+pub const CHART_SCRIPT_PATH: &str = "/mcp/assets/chart.js";
+
+/// Where a request goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    Page,
+    Chat,
+    /// `GET /api/sessions/:sessionId`, with the raw (still encoded) segment.
+    Session(String),
+    Ask,
+    Sandbox,
+    ChartScript,
+    /// Anything else: the streams routes decide (`streams::route::decide`), else 404.
+    Other,
+}
+
+impl Route {
+    pub fn of(path: &str) -> Route {
+        match path {
+            "/" => Route::Page,
+            "/api/chat" => Route::Chat,
+            "/api/ask" => Route::Ask,
+            "/mcp/sandbox" => Route::Sandbox,
+            CHART_SCRIPT_PATH => Route::ChartScript,
+            _ => match path.strip_prefix("/api/sessions/") {
+                Some(raw) if !raw.is_empty() && !raw.contains('/') => Route::Session(raw.into()),
+                _ => Route::Other,
+            },
+        }
+    }
+
+    /// The methods a route answers itself (`None`: its handler checks the method, and answers
+    /// with its own diagnostic). A method outside them is 405 with this `Allow` value.
+    pub fn allowed_methods(&self) -> Option<&'static str> {
+        match self {
+            Route::Page | Route::ChartScript => Some("GET, HEAD"),
+            Route::Session(_) => Some("GET"),
+            _ => None,
+        }
+    }
+
+    pub fn allows(&self, method: &str) -> bool {
+        self.allowed_methods()
+            .is_none_or(|allowed| allowed.split(", ").any(|m| m == method))
+    }
+}
+
+/// A refusal of the demo routes: a versioned diagnostic (the chat handler's shape).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: &'static str,
+    pub retryable: bool,
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl Diagnostic {
+    pub fn body(&self) -> String {
+        serde_json::json!({ "error": { "version": 1, "code": self.code, "message": self.message, "retryable": self.retryable } })
+            .to_string()
+    }
+
+    pub fn method_not_allowed(allow: &'static str) -> Diagnostic {
+        let message = match allow {
+            "GET" => "Only GET is supported.",
+            _ => "Only GET, HEAD is supported.",
+        };
+        Diagnostic {
+            status: 405,
+            code: "REQUEST_METHOD_NOT_ALLOWED",
+            message,
+            retryable: false,
+            headers: vec![("allow", allow.to_owned())],
+        }
+    }
+
+    pub fn auth_required() -> Diagnostic {
+        Diagnostic {
+            status: 401,
+            code: "AUTH_REQUIRED",
+            message: "Send Authorization: Bearer <tenant>, a SafeId.",
+            retryable: false,
+            headers: vec![(
+                "www-authenticate",
+                "Bearer realm=\"turnkeep demo\"".to_owned(),
+            )],
+        }
+    }
+
+    pub fn session_id_invalid() -> Diagnostic {
+        Diagnostic {
+            status: 400,
+            code: "REQUEST_INVALID_SESSION_ID",
+            message: "The session id must be a SafeId.",
+            retryable: false,
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn not_found() -> Diagnostic {
+        Diagnostic {
+            status: 404,
+            code: "NOT_FOUND",
+            message: "No such route.",
+            retryable: false,
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn session_unreadable() -> Diagnostic {
+        Diagnostic {
+            status: 500,
+            code: "SERVER_INTERNAL",
+            message: "The session could not be read.",
+            retryable: true,
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant; anything else is the
+/// host's own 401 (no storage touched).
+pub fn demo_tenant(authorization: Option<&str>) -> Result<&str, Diagnostic> {
+    bearer(authorization)
+        .filter(|tenant| is_safe_id(tenant))
+        .ok_or_else(Diagnostic::auth_required)
+}
+
+/// `GET /api/sessions/:sessionId`: the tenant, then the session id (decoded, a SafeId).
+pub fn session_view_target(
+    authorization: Option<&str>,
+    raw_session_id: &str,
+) -> Result<(String, String), Diagnostic> {
+    let tenant = demo_tenant(authorization)?;
+    let session_id = decode_component(raw_session_id)
+        .filter(|s| is_safe_id(s))
+        .ok_or_else(Diagnostic::session_id_invalid)?;
+    Ok((tenant.to_owned(), session_id))
+}
+
+/// The name of a session's `ChatSession` object: `<tenant>/<sessionId>` (both SafeIds, which
+/// never contain '/', so names cannot collide across tenants).
+pub fn chat_session_name(tenant: &str, session_id: &str) -> String {
+    format!("{tenant}/{session_id}")
+}
