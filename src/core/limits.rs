@@ -105,6 +105,9 @@ pub const STREAM_REFUSED_BODY_DRAIN_BYTES_MAX: u64 = 33_554_432;
 pub const STREAM_BYTES_MAX: u64 = 134_217_728;
 /// A catch-up response stops adding messages past this many bytes (it always holds at least one).
 pub const STREAM_READ_CHUNK_BYTES_MAX: u64 = 1_048_576;
+/// The newest rows a stream's object keeps in memory (at least the newest one, however large), so
+/// the live readers an append wakes share them instead of each reading them from storage.
+pub const STREAM_RECENT_ROWS_BYTES_MAX: u64 = 262_144;
 /// Distinct `Producer-Id`s remembered per stream; a new id beyond it is refused (429).
 pub const STREAM_PRODUCERS_MAX: usize = 1_024;
 /// Length of a `Producer-Id` header value.

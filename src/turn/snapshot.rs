@@ -93,7 +93,9 @@ impl LineEncoder {
                 self.counts.messages_encoded += encoded;
                 self.counts.messages_reused += reused;
                 let state = controller.state();
-                let error = state.error.map(|_| BoundaryError::ChatTurnFailed.diagnostic());
+                let error = state
+                    .error
+                    .map(|_| BoundaryError::ChatTurnFailed.diagnostic());
                 let parts = SnapshotParts {
                     messages_json: &self.messages.bytes,
                     status: turn_status(state),

@@ -83,7 +83,11 @@ pub struct SnapshotParts<'a> {
 /// Appends one `server.turn.snapshot` NDJSON line to `out`, byte for byte what
 /// [`encode_turn_event_line`] writes for the same event, from messages encoded earlier: the
 /// sender re-encodes only the messages that changed since its last line, and reuses `out`.
-pub fn write_snapshot_line(out: &mut Vec<u8>, envelope: &super::event::Envelope, parts: &SnapshotParts<'_>) {
+pub fn write_snapshot_line(
+    out: &mut Vec<u8>,
+    envelope: &super::event::Envelope,
+    parts: &SnapshotParts<'_>,
+) {
     out.extend_from_slice(b"{\"protocol\":");
     write_json(out, TURN_PROTOCOL);
     out.extend_from_slice(b",\"version\":");
