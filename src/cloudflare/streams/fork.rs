@@ -183,7 +183,7 @@ impl SessionStreamCore {
                 Err(SubOffsetBeyond) => {
                     self.store.purge()?;
                     let reply =
-                        Reply::diagnostic(400, SubOffsetBeyond::CODE, SubOffsetBeyond::MESSAGE);
+                        Reply::diagnostic(&SubOffsetBeyond::ROW);
                     return Ok(release(reply));
                 }
             };
