@@ -83,3 +83,21 @@ test(`every hostile request to the npm handlers in Node gets its versioned diagn
     server.close();
   }
 });
+
+test('the check loop fails an unversioned, leaking or wrong answer (it can fail)', async () => {
+  const { problems } = await import('../support/hostile.mjs');
+  const entry = { expect: [400, 'REQUEST_INVALID_JSON'] };
+  const json = { 'content-type': 'application/json' };
+  const good = { status: 400, headers: json, text: JSON.stringify({ error: { version: 1, code: 'REQUEST_INVALID_JSON', message: 'Request body is not valid JSON.', retryable: false } }) };
+  assert.deepEqual(problems(entry, good), []);
+  for (const bad of [
+    { ...good, text: JSON.stringify({ error: { code: 'REQUEST_INVALID_JSON', message: 'x' } }) },
+    { ...good, text: JSON.stringify({ error: { version: 1, code: 'REQUEST_INVALID_JSON', message: 'panicked at src/core/x.rs:3:1', retryable: false } }) },
+    { ...good, status: 500 },
+    { ...good, headers: { 'content-type': 'text/plain' } },
+    { ...good, text: 'RuntimeError: unreachable' },
+  ]) {
+    assert.notDeepEqual(problems(entry, bad), [], bad.text);
+  }
+  assert.notDeepEqual(problems({ expect: [400, 'NOT_A_REGISTERED_CODE'] }, good), []);
+});
