@@ -11,7 +11,7 @@
 //! | `GET /mcp/sandbox?uri=&theme=`, `GET /mcp/assets/chart.js` | the MCP ui:// sandbox and its one script |
 
 use crate::core::checks::is_safe_id;
-use crate::core::diagnostics::{worker, Row};
+use crate::core::diagnostics::{demo_routes, Row};
 use crate::core::protocol::TurnDiagnostic;
 
 use super::streams::route::{bearer, decode_component};
@@ -64,7 +64,7 @@ impl Route {
     }
 }
 
-/// A refusal of the demo routes: a row of the diagnostic registry (`core::diagnostics::worker`)
+/// A refusal of the demo routes: a row of the diagnostic registry (`core::diagnostics::demo_routes`)
 /// with the headers it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -102,27 +102,27 @@ impl Diagnostic {
 
     pub fn method_not_allowed(allow: &'static str) -> Diagnostic {
         let row = match allow {
-            "GET" => worker::METHOD_NOT_ALLOWED_GET,
-            _ => worker::METHOD_NOT_ALLOWED_GET_HEAD,
+            "GET" => demo_routes::METHOD_NOT_ALLOWED_GET,
+            _ => demo_routes::METHOD_NOT_ALLOWED_GET_HEAD,
         };
         Diagnostic::of(row).header("allow", allow)
     }
 
     pub fn auth_required() -> Diagnostic {
-        Diagnostic::of(worker::AUTH_REQUIRED)
+        Diagnostic::of(demo_routes::AUTH_REQUIRED)
             .header("www-authenticate", "Bearer realm=\"turnkeep demo\"")
     }
 
     pub fn session_id_invalid() -> Diagnostic {
-        Diagnostic::of(worker::SESSION_ID_INVALID)
+        Diagnostic::of(demo_routes::SESSION_ID_INVALID)
     }
 
     pub fn not_found() -> Diagnostic {
-        Diagnostic::of(worker::NOT_FOUND)
+        Diagnostic::of(demo_routes::NOT_FOUND)
     }
 
     pub fn session_unreadable() -> Diagnostic {
-        Diagnostic::of(worker::SESSION_UNREADABLE)
+        Diagnostic::of(demo_routes::SESSION_UNREADABLE)
     }
 }
 

@@ -177,7 +177,7 @@ pub mod sandbox {
 
 /// The demo Worker's own routes (design §8).
 #[rustfmt::skip]
-pub mod worker {
+pub mod demo_routes {
     use super::*;
     pub const METHOD_NOT_ALLOWED_GET: Row = row(Worker, 405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET is supported.", false);
     pub const METHOD_NOT_ALLOWED_GET_HEAD: Row = row(Worker, 405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET, HEAD is supported.", false);
@@ -262,8 +262,8 @@ pub const ALL: &[Row] = &[
     ask::INVALID_CONFIG,
     sandbox::METHOD_NOT_ALLOWED, sandbox::URI_INVALID, sandbox::NOT_FOUND,
     sandbox::RESOURCE_INVALID, sandbox::CANCELLED, sandbox::INTERNAL, sandbox::INVALID_CONFIG,
-    worker::METHOD_NOT_ALLOWED_GET, worker::METHOD_NOT_ALLOWED_GET_HEAD, worker::AUTH_REQUIRED,
-    worker::SESSION_ID_INVALID, worker::NOT_FOUND, worker::SESSION_UNREADABLE,
+    demo_routes::METHOD_NOT_ALLOWED_GET, demo_routes::METHOD_NOT_ALLOWED_GET_HEAD, demo_routes::AUTH_REQUIRED,
+    demo_routes::SESSION_ID_INVALID, demo_routes::NOT_FOUND, demo_routes::SESSION_UNREADABLE,
     streams::UNAUTHORIZED, streams::PROXY_UNAUTHORIZED, streams::NAME_INVALID,
     streams::PROXY_METHOD_NOT_ALLOWED, streams::METHOD_NOT_ALLOWED, streams::SESSION_ID_INVALID,
     streams::NOT_CONFIGURED, streams::INTERNAL, streams::STREAM_NOT_FOUND, streams::STREAM_GONE,
