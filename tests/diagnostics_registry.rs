@@ -105,10 +105,17 @@ fn every_typed_error_maps_into_the_table() {
         .iter()
         .map(|e| (e.row(), format!("{e:?}")))
         .chain(AskFailure::ALL.iter().map(|e| (e.row(), format!("{e:?}"))))
-        .chain(SandboxFailure::ALL.iter().map(|e| (e.row(), format!("{e:?}"))))
+        .chain(
+            SandboxFailure::ALL
+                .iter()
+                .map(|e| (e.row(), format!("{e:?}"))),
+        )
         .collect();
     for (row, name) in &rows {
-        assert!(ALL.contains(row), "{name} maps to {row:?}, not in the table");
+        assert!(
+            ALL.contains(row),
+            "{name} maps to {row:?}, not in the table"
+        );
     }
     // Each variant its own row (the chat, Ask and sandbox tables have one row per variant).
     let distinct: BTreeSet<_> = rows
@@ -163,7 +170,11 @@ fn codes_are_spelled_only_in_the_registry() {
             }
         }
     }
-    assert!(found.is_empty(), "codes outside the registry:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "codes outside the registry:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

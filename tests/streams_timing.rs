@@ -251,7 +251,10 @@ fn waiting_readers_stop_at_their_bounds() {
             Reader::LongPoll => Reader::Sse,
             Reader::Sse => Reader::LongPoll,
         };
-        assert!(counts.admit(other), "{kind:?} full does not block {other:?}");
+        assert!(
+            counts.admit(other),
+            "{kind:?} full does not block {other:?}"
+        );
         counts.leave(kind);
         assert!(counts.admit(kind), "{kind:?}: a place given back");
         assert!(!counts.admit(kind));

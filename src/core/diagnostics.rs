@@ -290,7 +290,8 @@ pub fn find(surface: Surface, code: &str) -> Option<&'static Row> {
 
 /// The table as Markdown (README.md "Diagnostics" holds this text; a test keeps them equal).
 pub fn markdown_table() -> String {
-    let mut out = String::from("| surface | status | code | message | retryable |\n|---|---|---|---|---|\n");
+    let mut out =
+        String::from("| surface | status | code | message | retryable |\n|---|---|---|---|---|\n");
     for r in ALL {
         out.push_str(&format!(
             "| {} | {} | `{}` | {} | {} |\n",

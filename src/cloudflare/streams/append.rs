@@ -148,4 +148,3 @@ impl SessionStreamCore {
         self.store.save_meta()
     }
 }
-

@@ -7,8 +7,8 @@
 
 use crate::core::checks::is_safe_id;
 use crate::core::diagnostics::{streams as rows, Row};
-use crate::core::protocol::TurnDiagnostic;
 use crate::core::limits;
+use crate::core::protocol::TurnDiagnostic;
 
 /// Where the Durable Streams protocol is served.
 pub const STREAM_PREFIX: &str = "/v1/stream/";
@@ -168,7 +168,8 @@ fn decide_stream(request: &RouteRequest<'_>, raw: &str, access: &StreamsAccess) 
     }
     if !token_accepted(request.authorization, access) {
         return StreamRoute::Refuse(
-            Refusal::new(rows::UNAUTHORIZED).header("www-authenticate", "Bearer realm=\"turnkeep streams\""),
+            Refusal::new(rows::UNAUTHORIZED)
+                .header("www-authenticate", "Bearer realm=\"turnkeep streams\""),
         );
     }
     let Some(stream) = stream_name(raw) else {
@@ -191,7 +192,8 @@ fn decide_proxy(request: &RouteRequest<'_>, raw: &str, access: &StreamsAccess) -
     }
     let Some(tenant) = bearer(request.authorization).filter(|t| is_safe_id(t)) else {
         return StreamRoute::Refuse(
-            Refusal::new(rows::PROXY_UNAUTHORIZED).header("www-authenticate", "Bearer realm=\"turnkeep demo\""),
+            Refusal::new(rows::PROXY_UNAUTHORIZED)
+                .header("www-authenticate", "Bearer realm=\"turnkeep demo\""),
         );
     };
     let Some(session_id) = decode_component(raw).filter(|s| is_safe_id(s)) else {

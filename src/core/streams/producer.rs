@@ -212,7 +212,9 @@ impl ProducerDecision {
         match self {
             ProducerDecision::Accepted { .. } | ProducerDecision::Duplicate { .. } => None,
             ProducerDecision::StaleEpoch { .. } => Some(rows::PRODUCER_STALE_EPOCH),
-            ProducerDecision::NewEpochSeqNotZero { .. } => Some(rows::PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO),
+            ProducerDecision::NewEpochSeqNotZero { .. } => {
+                Some(rows::PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO)
+            }
             ProducerDecision::SequenceGap { .. } => Some(rows::PRODUCER_SEQUENCE_GAP),
         }
     }
