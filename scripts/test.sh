@@ -30,12 +30,12 @@ cargo test
 cargo test --features cloudflare --lib cloudflare::
 cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing
 
-step "seeded simulations at scale (release build): 10,000 seeds each of turns, confirmations, leases"
+step "seeded simulations at scale (profile sim: optimized, no LTO): 10,000 seeds each of turns, confirmations, leases"
 # The debug run above covers the default seed counts; here each simulator runs 10,000 seeds with
 # storage faults, clock jumps and crashes. A failing seed prints itself (TURNKEEP_SIM_SEED=N
 # replays it alone) and goes into the simulator's REGRESSION_SEEDS with the fix.
 TURNKEEP_SIM_SEEDS=10000 TURNKEEP_LEASE_SEEDS=10000 \
-  cargo test --release --test turn_simulation --test confirm_simulation --test session_lease
+  cargo test --profile sim --test turn_simulation --test confirm_simulation --test session_lease
 
 step "build pkg/ (npm) and pkg-worker/ (demo Worker), and their sizes"
 bash scripts/build.sh
