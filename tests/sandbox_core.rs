@@ -206,7 +206,7 @@ fn failures_are_versioned_diagnostics_that_echo_nothing() {
     for f in SandboxFailure::ALL {
         let body: Value = serde_json::from_str(&f.error_body_json()).unwrap();
         assert_eq!(body["error"]["version"], 1);
-        assert_eq!(body["error"]["code"], f.row().1);
+        assert_eq!(body["error"]["code"], f.row().code);
     }
     assert_eq!(SandboxFailure::UriInvalid.status(), 400);
     assert_eq!(SandboxFailure::NotFound.status(), 404);

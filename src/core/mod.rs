@@ -6,6 +6,7 @@ pub mod ask;
 pub mod chat;
 pub mod checks;
 pub mod coalesce;
+pub mod diagnostics;
 pub mod limits;
 pub mod projection;
 pub mod protocol;

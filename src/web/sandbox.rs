@@ -29,7 +29,7 @@ struct SandboxOptions {
     on_error: Option<Function>,
 }
 
-const INVALID_CONFIG: &str = "SANDBOX_INVALID_CONFIG";
+const INVALID_CONFIG: &str = crate::core::diagnostics::sandbox::INVALID_CONFIG.code;
 
 fn invalid(detail: &str) -> JsValue {
     coded_error(
@@ -184,7 +184,7 @@ fn failure_response(options: &SandboxOptions, failure: Failure) -> Response {
     let Failure { failure, cause } = failure;
     if let (Some(on_error), Some(cause)) = (&options.on_error, cause) {
         let report = Object::new();
-        set(&report, "code", failure.row().1);
+        set(&report, "code", failure.row().code);
         set(&report, "cause", cause);
         let _ = on_error.call1(&JsValue::UNDEFINED, &report);
     }

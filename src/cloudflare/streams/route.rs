@@ -6,7 +6,9 @@
 //! `tests/streams_route.rs`.
 
 use crate::core::checks::is_safe_id;
+use crate::core::diagnostics::{streams as rows, Row};
 use crate::core::limits;
+use crate::core::protocol::TurnDiagnostic;
 
 /// Where the Durable Streams protocol is served.
 pub const STREAM_PREFIX: &str = "/v1/stream/";
@@ -77,6 +79,7 @@ pub struct Refusal {
     pub status: u16,
     pub code: &'static str,
     pub message: String,
+    pub retryable: bool,
     pub headers: Vec<(&'static str, &'static str)>,
     /// Read (and drop) the request body first, up to `STREAM_REFUSED_BODY_DRAIN_BYTES_MAX`:
     /// answering while a client is still sending makes the connection close under it, which
@@ -85,11 +88,12 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    fn new(status: u16, code: &'static str, message: impl Into<String>) -> Refusal {
+    fn new(row: Row) -> Refusal {
         Refusal {
-            status,
-            code,
-            message: message.into(),
+            status: row.status,
+            code: row.code,
+            message: row.message.to_owned(),
+            retryable: row.retryable,
             headers: Vec::new(),
             drain_body: false,
         }
@@ -100,20 +104,22 @@ impl Refusal {
         self
     }
 
-    /// The body: `{"error":{"code":"streams.v1.…","message":"…"}}`.
+    /// The body: `{"error":{"version":1,"code":"streams.v1.…","message":"…","retryable":…}}`.
     pub fn body(&self) -> String {
-        serde_json::json!({ "error": { "code": self.code, "message": self.message } }).to_string()
+        TurnDiagnostic {
+            code: self.code.to_owned(),
+            message: self.message.clone(),
+            retryable: self.retryable,
+        }
+        .error_body_json(None)
     }
 
     /// 413: an append larger than the protocol allows.
     pub fn append_too_large() -> Refusal {
-        let mut refusal = Refusal::new(
-            413,
-            "streams.v1.append_too_large",
-            format!(
-                "an append may carry at most {} bytes",
-                limits::STREAM_APPEND_BYTES_MAX
-            ),
+        let mut refusal = Refusal::new(rows::APPEND_TOO_LARGE);
+        refusal.message = format!(
+            "an append may carry at most {} bytes",
+            limits::STREAM_APPEND_BYTES_MAX
         );
         refusal.drain_body = true;
         refusal
@@ -121,7 +127,7 @@ impl Refusal {
 
     /// 500: something failed while serving the stream (the cause goes to the log).
     pub fn internal() -> Refusal {
-        Refusal::new(500, "streams.v1.internal", "the stream could not be served")
+        Refusal::new(rows::INTERNAL)
     }
 }
 
@@ -162,20 +168,12 @@ fn decide_stream(request: &RouteRequest<'_>, raw: &str, access: &StreamsAccess) 
     }
     if !token_accepted(request.authorization, access) {
         return StreamRoute::Refuse(
-            Refusal::new(
-                401,
-                "streams.v1.unauthorized",
-                "send Authorization: Bearer <streams token>",
-            )
-            .header("www-authenticate", "Bearer realm=\"turnkeep streams\""),
+            Refusal::new(rows::UNAUTHORIZED)
+                .header("www-authenticate", "Bearer realm=\"turnkeep streams\""),
         );
     }
     let Some(stream) = stream_name(raw) else {
-        return StreamRoute::Refuse(Refusal::new(
-            400,
-            "streams.v1.name_invalid",
-            "the stream name is empty, too long or badly encoded",
-        ));
+        return StreamRoute::Refuse(Refusal::new(rows::NAME_INVALID));
     };
     if declared_too_large(request.content_length) {
         return StreamRoute::Refuse(Refusal::append_too_large());
@@ -189,37 +187,20 @@ fn decide_proxy(request: &RouteRequest<'_>, raw: &str, access: &StreamsAccess) -
     }
     if request.method != "GET" && request.method != "HEAD" {
         return StreamRoute::Refuse(
-            Refusal::new(
-                405,
-                "streams.v1.method_not_allowed",
-                "the chat stream is read-only",
-            )
-            .header("allow", "GET, HEAD"),
+            Refusal::new(rows::PROXY_METHOD_NOT_ALLOWED).header("allow", "GET, HEAD"),
         );
     }
     let Some(tenant) = bearer(request.authorization).filter(|t| is_safe_id(t)) else {
         return StreamRoute::Refuse(
-            Refusal::new(
-                401,
-                "streams.v1.unauthorized",
-                "send Authorization: Bearer <tenant>, a SafeId",
-            )
-            .header("www-authenticate", "Bearer realm=\"turnkeep demo\""),
+            Refusal::new(rows::PROXY_UNAUTHORIZED)
+                .header("www-authenticate", "Bearer realm=\"turnkeep demo\""),
         );
     };
     let Some(session_id) = decode_component(raw).filter(|s| is_safe_id(s)) else {
-        return StreamRoute::Refuse(Refusal::new(
-            400,
-            "streams.v1.session_id_invalid",
-            "the session id must be a SafeId",
-        ));
+        return StreamRoute::Refuse(Refusal::new(rows::SESSION_ID_INVALID));
     };
     if access.token.is_none() && !access.public {
-        return StreamRoute::Refuse(Refusal::new(
-            500,
-            "streams.v1.not_configured",
-            "the server has no STREAMS_TOKEN to read the stream with",
-        ));
+        return StreamRoute::Refuse(Refusal::new(rows::NOT_CONFIGURED));
     }
     StreamRoute::Proxy {
         stream: chat_stream_name(tenant, &session_id),

@@ -1,7 +1,8 @@
-//! The sandbox's failure table: status, code, literal message, retryable. Every failure is the
+//! The sandbox's failures, mapped to the diagnostic registry's rows (`core::diagnostics`). Every failure is the
 //! versioned JSON body `{"error":{"version":1,"code","message","retryable"}}`; none echoes the
 //! request's values back.
 
+use crate::core::diagnostics::{sandbox, Row};
 use crate::core::protocol::TurnDiagnostic;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,29 +25,24 @@ impl SandboxFailure {
         Self::Internal,
     ];
 
-    #[rustfmt::skip]
-    pub const fn row(self) -> (u16, &'static str, &'static str, bool) {
+    /// The mapping to the registry's rows (`core::diagnostics::sandbox`).
+    pub const fn row(self) -> Row {
         match self {
-            Self::MethodNotAllowed => (405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET and HEAD are supported.", false),
-            Self::UriInvalid => (400, "SANDBOX_URI_INVALID", "Expected a ui:// resource URI in ?uri=.", false),
-            Self::NotFound => (404, "SANDBOX_RESOURCE_NOT_FOUND", "No ui:// resource is registered at this URI.", false),
-            Self::ResourceInvalid => (500, "SANDBOX_RESOURCE_INVALID", "The ui:// resource could not be served.", false),
-            Self::Cancelled => (499, "REQUEST_CANCELLED", "The sandbox request was cancelled.", true),
-            Self::Internal => (500, "SANDBOX_INTERNAL", "The sandbox request failed.", true),
+            Self::MethodNotAllowed => sandbox::METHOD_NOT_ALLOWED,
+            Self::UriInvalid => sandbox::URI_INVALID,
+            Self::NotFound => sandbox::NOT_FOUND,
+            Self::ResourceInvalid => sandbox::RESOURCE_INVALID,
+            Self::Cancelled => sandbox::CANCELLED,
+            Self::Internal => sandbox::INTERNAL,
         }
     }
 
     pub const fn status(self) -> u16 {
-        self.row().0
+        self.row().status
     }
 
     pub fn diagnostic(self) -> TurnDiagnostic {
-        let (_, code, message, retryable) = self.row();
-        TurnDiagnostic {
-            code: code.into(),
-            message: message.into(),
-            retryable,
-        }
+        self.row().diagnostic()
     }
 
     pub fn error_body_json(self) -> String {
