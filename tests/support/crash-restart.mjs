@@ -28,12 +28,12 @@ import { submitBody } from './http-chat.mjs';
 export const TENANT = 'crash';
 const HOLD_POINTS = ['claim-before', 'claim-after', 'save-before', 'release-before', 'release-after'];
 const KINDS = [...HOLD_POINTS.map((p) => `hold:${p}`), 'stream', 'stop', 'random'];
-/** The Worker's settings: a short lease (2000 + 3 × 600 ms) so lapsed leases are waited out fast. */
+/** The Worker's settings: a short lease (1500 + 3 × 400 ms) so lapsed leases are waited out fast. */
 export const CRASH_VARS = {
   TEST_HOOKS: '1',
   STREAMS_PUBLIC: '1',
-  CHAT_TIMEOUT_MS: '2000',
-  CHAT_CLEANUP_TIMEOUT_MS: '600',
+  CHAT_TIMEOUT_MS: '1500',
+  CHAT_CLEANUP_TIMEOUT_MS: '400',
   DEMO_CHUNK_DELAY_MS: '10',
 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
