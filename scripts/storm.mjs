@@ -7,6 +7,7 @@
 // snapshot line (p50/p99), how long sessions stayed busy after the storm, workerd's resident
 // memory and the Worker isolate's wasm memory (a second round that does not grow them shows the
 // memory is bounded, not retained per turn). Exits 1 on any violation.
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runStorm, STORM_VARS } from '../tests/support/storm.mjs';
 import { startWranglerDev } from '../tests/support/wrangler-dev.mjs';
@@ -39,6 +40,9 @@ try {
     if (r.violations.length > 0) process.exitCode = 1;
   }
 } finally {
+  const errors = dev.output().split('\n').filter((l) => /error|panic|exceeded|restart/i.test(l));
+  if (process.env.STORM_LOG) writeFileSync(process.env.STORM_LOG, dev.output());
+  if (errors.length > 0) console.log(`[storm] wrangler dev printed ${errors.length} error lines, the first ones:\n${errors.slice(0, 8).join('\n')}`);
   await dev.stop();
   removeDir(dir);
 }

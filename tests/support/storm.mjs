@@ -124,7 +124,10 @@ export async function runStorm({ dev, seed, turns, sessions, log = () => {} }) {
       const response = await post(url, submitBody(session.id, input, turnId), signal);
       if (response.status === 200) session.taken.add(turnId);
       else if (response.status === 409) session.refused.add(turnId);
-      else violations.push(`${session.id}: a submit answered ${response.status} ${await response.text()}`);
+      else {
+        violations.push(`${session.id}: a submit answered ${response.status} ${await response.text()}`);
+        return { turnId, status: response.status, response: null, started };
+      }
       return { turnId, status: response.status, response, started };
     } catch {
       session.unknown.add(turnId); // aborted before the answer: taken or not, the session says
@@ -144,7 +147,7 @@ export async function runStorm({ dev, seed, turns, sessions, log = () => {} }) {
         const [a, b] = await Promise.all([submit(session, input), submit(session, `${input} again`)]);
         const taken = [a, b].filter((r) => r.status === 200);
         if (taken.length > 1) counts.doubleBothTaken += 1;
-        for (const r of [a, b]) if (r.status === 200) timeFirst(r, await read(r.response)); else await r.response?.text();
+        for (const r of [a, b]) if (r.status === 200) timeFirst(r, await read(r.response)); else if (r.status === 409) await r.response.text();
         if (taken.length > 0) return;
       } else {
         const controller = new AbortController();
@@ -165,8 +168,8 @@ export async function runStorm({ dev, seed, turns, sessions, log = () => {} }) {
           }
           return;
         }
-        await result.response.text();
         if (result.status !== 409) return;
+        await result.response.text().catch(() => {}); // the abort timer may fire meanwhile
       }
       counts.busyRetries += 1;
       if (attempt > 400) {
