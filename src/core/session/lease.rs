@@ -168,15 +168,18 @@ mod abandon_tests {
     use super::*;
     use crate::core::session::{new_session, SessionIdentity};
 
-    #[test]
-    fn abandon_frees_the_lease_and_leaves_the_turn_id_reusable() {
-        let identity = SessionIdentity {
+    fn identity() -> SessionIdentity {
+        SessionIdentity {
             session_id: "s1".into(),
             definition_id: "demo".into(),
             definition_revision: 1,
             conversation: None,
-        };
-        let env = new_session(&identity, 0);
+        }
+    }
+
+    #[test]
+    fn abandon_frees_the_lease_and_leaves_the_turn_id_reusable() {
+        let env = new_session(&identity(), 0);
         let ClaimDecision::Claimed(claimed) = claim_turn(&env, "t1", 10, 1_000).unwrap() else {
             panic!("claim")
         };
@@ -196,13 +199,7 @@ mod abandon_tests {
     /// (the session after a claim of t1 at 10 for 1000 ms, who claims, when) → what the history
     /// holds after the claim, or `None` when it is not claimed.
     fn check(turn_id: &str, now_ms: u64, expected: Option<&[(&str, TurnOutcome)]>) {
-        let identity = SessionIdentity {
-            session_id: "s1".into(),
-            definition_id: "demo".into(),
-            definition_revision: 1,
-            conversation: None,
-        };
-        let env = new_session(&identity, 0);
+        let env = new_session(&identity(), 0);
         let ClaimDecision::Claimed(held) = claim_turn(&env, "t1", 10, 1_000).unwrap() else {
             panic!("claim")
         };
