@@ -14,8 +14,8 @@ use worker::Env;
 
 use super::env::{random_id, setting};
 use super::routes::demo_tenant;
-use super::streams::timing::configured_ms;
 use super::session_ports::{chat_session, session_stream_log, SessionMemory, TenantSessionStorage};
+use super::streams::timing::configured_ms;
 use crate::core::chat::controller::ChatConfig;
 use crate::core::limits;
 use crate::core::protocol::ClientRequest;
@@ -97,7 +97,11 @@ impl ChatHost for DemoChatHost {
         let ms = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
         let setting_ms = |name: &str, default: u64| {
             let value = setting(&self.env, name);
-            ms(configured_ms(value.as_deref(), default, u64::from(limits::TIMER_MS_MAX)))
+            ms(configured_ms(
+                value.as_deref(),
+                default,
+                u64::from(limits::TIMER_MS_MAX),
+            ))
         };
         ChatLimits {
             timeout_ms: setting_ms("CHAT_TIMEOUT_MS", limits::TURN_TIMEOUT_MS_DEFAULT),
@@ -160,7 +164,12 @@ impl ChatHost for DemoChatHost {
             #[cfg(feature = "test-hooks")]
             let ports = match super::test_holds::HoldPoint::of_turn(&client.envelope.turn_id) {
                 Some(point) if setting(&self.env, "TEST_HOOKS").as_deref() == Some("1") => {
-                    super::test_holds::hold_ports(ports, point, session_id, &client.envelope.turn_id)
+                    super::test_holds::hold_ports(
+                        ports,
+                        point,
+                        session_id,
+                        &client.envelope.turn_id,
+                    )
                 }
                 _ => ports,
             };

@@ -62,9 +62,10 @@ impl HoldPoint {
     /// The point a turn id names (`hold-<point>-…`), if any.
     pub fn of_turn(turn_id: &str) -> Option<HoldPoint> {
         let rest = turn_id.strip_prefix("hold-")?;
-        Self::ALL
-            .into_iter()
-            .find(|p| rest.strip_prefix(p.name()).is_some_and(|r| r.starts_with('-')))
+        Self::ALL.into_iter().find(|p| {
+            rest.strip_prefix(p.name())
+                .is_some_and(|r| r.starts_with('-'))
+        })
     }
 }
 

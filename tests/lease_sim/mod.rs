@@ -763,7 +763,7 @@ impl<S: SessionStorage> Sim<'_, S> {
                 }
                 if let Some(lapsed) = before.and_then(|b| b.active_turn.as_ref()) {
                     tally.lapsed_taken_over += 1; // a lease nobody released, past its expiry
-                    // Its turn's outcome is unknown: it enters the history as indeterminate.
+                                                  // Its turn's outcome is unknown: it enters the history as indeterminate.
                     if lapsed.turn_id != *turn_id {
                         self.record(lapsed.turn_id.clone(), TurnOutcome::Indeterminate);
                     }
