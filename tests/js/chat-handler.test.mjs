@@ -163,11 +163,14 @@ describe('the diagnostics table, before the stream', () => {
   check('409 TURN_REPLAYED with the recorded outcome', {
     seed: envelope({ terminalTurns: [{ turnId: 'older', outcome: 'completed' }, { turnId: 't1', outcome: 'indeterminate' }] }),
   }, { ...E.replayed, outcome: 'indeterminate' });
-  test('an expired lease is taken over (the control case for SESSION_BUSY)', async () => {
+  test('an expired lease is taken over (the control case for SESSION_BUSY); its turn is recorded indeterminate', async () => {
     const { response, storage } = await run({ seed: envelope({ activeTurn: { turnId: 'other', expiresAt: 1 } }) });
     assert.equal(response.status, 200);
     await readTurn(pkg, response);
-    assert.deepEqual((await storage.stored('s1')).terminalTurns, [{ turnId: 't1', outcome: 'completed' }]);
+    assert.deepEqual((await storage.stored('s1')).terminalTurns, [
+      { turnId: 'other', outcome: 'indeterminate' },
+      { turnId: 't1', outcome: 'completed' },
+    ]);
   });
 
   check('408 when the body never finishes arriving', {
