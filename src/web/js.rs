@@ -3,6 +3,8 @@
 //!
 //! Everything goes through `globalThis`, so the same code runs in workerd, Node and browsers.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::future::Future;
 
 use js_sys::{Function, Object, Promise, Reflect};
@@ -11,12 +13,36 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
+use crate::core::limits::JS_KEYS_INTERNED_MAX;
+
+thread_local! {
+    /// Property names as JS strings, made once: a name crossing from wasm is decoded from UTF-8
+    /// into a fresh JS string each time, and a turn reads the same few dozen names hundreds of
+    /// times. Bounded (the names are the crate's own literals, so the bound is never reached).
+    static KEYS: RefCell<HashMap<String, JsValue>> = RefCell::default();
+}
+
+/// `key` as a JS string, interned (see `KEYS`).
+pub fn key(key: &str) -> JsValue {
+    KEYS.with(|keys| {
+        if let Some(value) = keys.borrow().get(key) {
+            return value.clone();
+        }
+        let value = JsValue::from_str(key);
+        let mut keys = keys.borrow_mut();
+        if keys.len() < JS_KEYS_INTERNED_MAX {
+            keys.insert(key.to_owned(), value.clone());
+        }
+        value
+    })
+}
+
 /// `obj[key]`, or `undefined` when `obj` is not an object.
-pub fn get(obj: &JsValue, key: &str) -> JsValue {
+pub fn get(obj: &JsValue, key_name: &str) -> JsValue {
     if !obj.is_object() && !obj.is_function() {
         return JsValue::UNDEFINED;
     }
-    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    Reflect::get(obj, &key(key_name)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// `obj[key]` as a function, if it is one.
@@ -25,8 +51,8 @@ pub fn get_fn(obj: &JsValue, key: &str) -> Option<Function> {
 }
 
 /// Sets `obj[key] = value` on a plain object we created ourselves (cannot fail).
-pub fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
-    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
+pub fn set(obj: &Object, key_name: &str, value: impl Into<JsValue>) {
+    let _ = Reflect::set(obj, &key(key_name), &value.into());
 }
 
 /// Awaits a value that may or may not be a promise (host callbacks may return either).
@@ -150,7 +176,7 @@ impl Drop for Aborted {
             return; // a `once` listener that fired is gone already
         }
         if let Some(remove) = get_fn(&self.signal, "removeEventListener") {
-            let _ = remove.call2(&self.signal, &JsValue::from_str("abort"), &listener);
+            let _ = remove.call2(&self.signal, &key("abort"), &listener);
         }
     }
 }
@@ -162,7 +188,7 @@ pub fn on_abort(signal: &AbortSignal, callback: &Function) {
     } else if let Some(add) = get_fn(signal, "addEventListener") {
         let options = Object::new();
         set(&options, "once", true);
-        let _ = add.call3(signal, &JsValue::from_str("abort"), callback, &options);
+        let _ = add.call3(signal, &key("abort"), callback, &options);
     }
 }
 
