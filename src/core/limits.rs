@@ -24,6 +24,12 @@ pub const JS_INPUT_DEPTH_MAX: usize = 128;
 /// fits, while a hostile object graph (shared subtrees, cycles) stops after bounded work.
 /// Larger stored session envelopes can be passed as JSON text.
 pub const JS_INPUT_NODES_MAX: usize = 100_000;
+/// Property names kept as JS strings by the web shell (`web::js::key`): its own literals, a few
+/// dozen; the bound only stops a name built at run time from growing the table.
+pub const JS_KEYS_INTERNED_MAX: usize = 512;
+/// Idle `then` callback pairs the web shell keeps for its next awaits (`web::js::settled`): as
+/// many as were pending at once, up to this; beyond it a finished pair is let go.
+pub const JS_SETTLERS_IDLE_MAX: usize = 256;
 
 // ---- Component frames and the assistant content envelope (`agentskit.chat.component` v1,
 // `agentskit.chat.content` v1). `wire`

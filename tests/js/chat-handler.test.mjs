@@ -493,6 +493,55 @@ describe('abort, cancel and deadline: stop, save, release at once', () => {
     await next.body.cancel();
   });
 
+  test("a model await left pending by an aborted turn never answers a later turn's await", async () => {
+    // The handler reuses its `then` callbacks across awaits (web::js::settled): a pair whose
+    // promise was still pending when its turn stopped must not be handed to another await.
+    let settleStale;
+    let staleServed = false;
+    let nowPending;
+    const pending = new Promise((resolve) => (nowPending = resolve));
+    const stale = {
+      stream: () => ({
+        calls: 0,
+        [Symbol.asyncIterator]() { return this; },
+        next() {
+          this.calls += 1;
+          if (this.calls === 1) return Promise.resolve({ done: false, value: { type: 'text', text: 'a1' } });
+          nowPending();
+          return new Promise((resolve) => (settleStale = () => { staleServed = true; resolve({ done: false, value: { type: 'text', text: ' STALE' } }); }));
+        },
+        return: () => Promise.resolve({ done: true }),
+      }),
+    };
+    const fresh = {
+      async *stream() {
+        yield { type: 'text', text: 'b1' };
+        await Promise.resolve();
+        settleStale(); // while this turn awaits its model's next chunk
+        await sleep(1);
+        yield { type: 'text', text: ' b2' };
+        yield { type: 'text', text: ' b3' };
+      },
+    };
+    const storage = countingStorage(pkg);
+    const memory = recordingMemory();
+    const handlerOf = (model, chatMemory) => {
+      const definition = defineChat({ id: 'pool', revision: 1, model, memory: chatMemory });
+      return createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage });
+    };
+    const client = new AbortController();
+    const first = await handlerOf(stale, recordingMemory())(chatRequest(submitEvent({ sessionId: 'a', turnId: 'stopped' }), { signal: client.signal }));
+    first.body.getReader().read();
+    await pending; // the stopped turn awaits its model's second chunk
+    client.abort();
+    await storage.released('stopped');
+    const second = await handlerOf(fresh, memory)(chatRequest(submitEvent({ sessionId: 'b', turnId: 'later' })));
+    const turn = await readTurn(pkg, second);
+    assert.equal(staleServed, true, 'the stale promise settled during the later turn');
+    assert.deepEqual(turn.faults, []);
+    assert.equal(assistantText(memory.messages), 'b1 b2 b3');
+  });
+
   test('the response body is cancelled: stop, save, release', async () => {
     const { handler, storage, memory } = demoSetup(pkg, { chunkDelayMs: 3 });
     const response = await handler(chatRequest(submitEvent({ sessionId: 'cancel', turnId: 't1', input: '/words 500' })));
