@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: everything CI runs, in order, failing on the first broken step.
 #   1. setup (toolchain, npm deps, Chromium, Redis, PostgreSQL)   2. cargo test on the host,
-#      then the seeded simulations at 10,000 seeds each in a release build
+#      then the seeded simulations at 10,000 seeds each (cargo profile `sim`: optimized, no LTO)
 #   3. build pkg/ and pkg-worker/, size report    4. wasm-pack test (Node and headless Chromium)
 #   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
 #   6. node --test tests/stores/ (turnkeep/redis and turnkeep/postgres against real servers)
