@@ -60,6 +60,20 @@ impl Projection {
         projection
     }
 
+    /// A projection that starts from messages a client already holds (a seed's `messages`, its
+    /// `nativeMessages`, or any TanStack UI messages): canonical messages keep every field,
+    /// anything else is read as a native batch would be (`MESSAGES_SNAPSHOT`).
+    pub fn from_initial(messages: &Value) -> Self {
+        if let Ok(decoded) = decode_messages(messages) {
+            return Self::from_messages(&decoded);
+        }
+        let mut projection = Self::new();
+        if messages.is_array() {
+            projection.snapshot(&serde_json::json!({ "messages": messages }));
+        }
+        projection
+    }
+
     /// Chunks fed so far.
     pub fn chunk_count(&self) -> u64 {
         self.chunks

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::sse::{SseError, SseEvent, SseParser};
+use crate::core::sse::{SseError, SseEvent, SseParser};
 use crate::core::chat::model::{FinishReason, ModelChunk, Usage};
 use crate::core::checks::safe_uint;
 
