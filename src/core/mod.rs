@@ -12,6 +12,6 @@ pub mod projection;
 pub mod protocol;
 pub mod sandbox;
 pub mod sequence;
-pub mod sse;
 pub mod session;
+pub mod sse;
 pub mod streams;

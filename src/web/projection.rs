@@ -19,8 +19,8 @@ use crate::web::adapters::host::token_of;
 use crate::web::adapters::http_log::HttpLog;
 use crate::web::adapters::session_log::log_error_to_js;
 use crate::web::adapters::JsSessionLog;
-use crate::web::js::{get, get_fn, set};
 use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::js::{get, get_fn, set};
 
 /// `{ messages, renderParts, nativeMessages }` of a projection.
 fn snapshot_of(projection: &Projection) -> Object {

@@ -6,11 +6,13 @@
 /// The delay before attempt `attempt` (0 for the first retry): `min_ms × 2^attempt`, at most
 /// `max_ms`, of which the upper half is scaled by `unit` (a draw in `[0, 1)`).
 pub fn delay_ms(attempt: u32, min_ms: u64, max_ms: u64, unit: f64) -> u64 {
-    let full = min_ms
-        .saturating_mul(1u64 << attempt.min(32))
-        .min(max_ms);
+    let full = min_ms.saturating_mul(1u64 << attempt.min(32)).min(max_ms);
     let half = full / 2;
-    let unit = if unit.is_finite() { unit.clamp(0.0, 1.0) } else { 0.0 };
+    let unit = if unit.is_finite() {
+        unit.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     full - half + (half as f64 * unit) as u64
 }
 
@@ -24,7 +26,11 @@ impl Jitter {
     /// Any seed; zero (the one state xorshift cannot leave) is replaced.
     pub fn new(seed: u64) -> Self {
         Self {
-            state: if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed },
+            state: if seed == 0 {
+                0x9E37_79B9_7F4A_7C15
+            } else {
+                seed
+            },
         }
     }
 
@@ -47,7 +53,11 @@ mod tests {
     #[test]
     fn delays_double_up_to_the_ceiling_with_the_upper_half_jittered() {
         let check = |attempt, unit, expected| {
-            assert_eq!(delay_ms(attempt, 250, 8_000, unit), expected, "attempt {attempt}, unit {unit}");
+            assert_eq!(
+                delay_ms(attempt, 250, 8_000, unit),
+                expected,
+                "attempt {attempt}, unit {unit}"
+            );
         };
         check(0, 0.0, 125);
         check(0, 0.999_999, 249);

@@ -69,7 +69,10 @@ mod tests {
             assert!(!d.message.is_empty());
             assert!(codes.insert(d.code.clone()), "duplicate code {}", d.code);
         }
-        assert_eq!(ConnectionFailure::Refused { status: 401 }.status(), Some(401));
+        assert_eq!(
+            ConnectionFailure::Refused { status: 401 }.status(),
+            Some(401)
+        );
         assert_eq!(ConnectionFailure::Unavailable.status(), None);
     }
 }

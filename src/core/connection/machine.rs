@@ -253,7 +253,9 @@ impl Connection {
                 self.link = Link::Idle;
                 self.fail(&mut out);
             }
-            Answer::NotEventStream => self.end_all(Some(ConnectionFailure::NotEventStream), &mut out),
+            Answer::NotEventStream => {
+                self.end_all(Some(ConnectionFailure::NotEventStream), &mut out)
+            }
             Answer::Refused { status } => {
                 self.end_all(Some(ConnectionFailure::Refused { status }), &mut out)
             }
@@ -454,7 +456,10 @@ impl Connection {
 
     fn delay(&mut self, attempt: u32, missing: bool) -> u64 {
         let (min, max) = if missing {
-            (CONNECTION_MISSING_POLL_MS_MIN, CONNECTION_MISSING_POLL_MS_MAX)
+            (
+                CONNECTION_MISSING_POLL_MS_MIN,
+                CONNECTION_MISSING_POLL_MS_MAX,
+            )
         } else {
             (CONNECTION_RETRY_MS_MIN, CONNECTION_RETRY_MS_MAX)
         };
@@ -483,5 +488,8 @@ impl Connection {
 }
 
 fn new_parser() -> SseParser {
-    SseParser::with_limits(CONNECTION_SSE_EVENT_BYTES_MAX, CONNECTION_SSE_EVENT_BYTES_MAX)
+    SseParser::with_limits(
+        CONNECTION_SSE_EVENT_BYTES_MAX,
+        CONNECTION_SSE_EVENT_BYTES_MAX,
+    )
 }

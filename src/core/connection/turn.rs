@@ -6,7 +6,9 @@ use serde_json::{json, Value};
 
 use crate::core::checks::format_iso_millis_at;
 use crate::core::protocol::request::STOP_EVENT;
-use crate::core::protocol::{decode_client_request, EventKind, TURN_PROTOCOL, TURN_PROTOCOL_VERSION};
+use crate::core::protocol::{
+    decode_client_request, EventKind, TURN_PROTOCOL, TURN_PROTOCOL_VERSION,
+};
 
 /// The envelope fields of one posted event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +20,8 @@ pub struct PostIds<'a> {
 }
 
 /// Why a body could not be built (said to the caller as a thrown `Error`).
-pub const NO_INPUT: &str = "send() takes a non-blank string, or messages whose last user message has text";
+pub const NO_INPUT: &str =
+    "send() takes a non-blank string, or messages whose last user message has text";
 pub const BAD_IDS: &str = "the session id, turn id and event id must be SafeIds";
 
 /// What `send(messages)` submits: a string as it is; in a list of messages (TanStack UI
@@ -96,7 +99,11 @@ mod tests {
     #[test]
     fn the_input_is_the_last_user_messages_text() {
         let check = |messages: Value, expected: Result<&str, &'static str>| {
-            assert_eq!(input_of(&messages), expected.map(str::to_owned), "{messages}");
+            assert_eq!(
+                input_of(&messages),
+                expected.map(str::to_owned),
+                "{messages}"
+            );
         };
         check(json!("hello"), Ok("hello"));
         check(json!("   "), Err(NO_INPUT));
@@ -109,8 +116,14 @@ mod tests {
             ]),
             Ok("new question"),
         );
-        check(json!([{ "role": "user", "content": "plain" }, { "role": "assistant", "content": "x" }]), Ok("plain"));
-        check(json!([{ "role": "assistant", "content": "only" }]), Err(NO_INPUT));
+        check(
+            json!([{ "role": "user", "content": "plain" }, { "role": "assistant", "content": "x" }]),
+            Ok("plain"),
+        );
+        check(
+            json!([{ "role": "assistant", "content": "only" }]),
+            Err(NO_INPUT),
+        );
         check(json!([]), Err(NO_INPUT));
     }
 
@@ -122,8 +135,14 @@ mod tests {
         assert_eq!(request.envelope.turn_id, "turn-1");
         assert_eq!(request.envelope.emitted_at, "2026-07-11T03:00:00.000Z");
         let stop: Value = serde_json::from_str(&stop_body(&IDS).unwrap()).unwrap();
-        assert_eq!(decode_client_request(&stop).unwrap().kind, RequestKind::Stop);
-        let bad = PostIds { session_id: "not safe", ..IDS };
+        assert_eq!(
+            decode_client_request(&stop).unwrap().kind,
+            RequestKind::Stop
+        );
+        let bad = PostIds {
+            session_id: "not safe",
+            ..IDS
+        };
         assert_eq!(submit_body(&bad, "hi"), Err(BAD_IDS));
         assert_eq!(stop_body(&PostIds { turn_id: "", ..IDS }), Err(BAD_IDS));
     }

@@ -64,8 +64,7 @@ fn is_offset_text(s: &str) -> bool {
         && s.len() <= CONNECTION_OFFSET_CHARS_MAX
         && s != "-1"
         && s != "now"
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_graphic() && !matches!(b, b',' | b'&' | b'=' | b'?' | b'/'))
 }
 
@@ -134,7 +133,8 @@ pub fn control(data: &str) -> Option<Control> {
 fn is_cursor_text(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= CONNECTION_CURSOR_CHARS_MAX
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
 }
 
 /// Reads a data event's payload on a JSON stream: the messages it carries, in order; `None`
@@ -179,7 +179,9 @@ mod tests {
 
     #[test]
     fn answers() {
-        let check = |status, stream, expected| assert_eq!(answer(status, stream), expected, "{status} {stream}");
+        let check = |status, stream, expected| {
+            assert_eq!(answer(status, stream), expected, "{status} {stream}")
+        };
         check(200, true, Answer::Events);
         check(200, false, Answer::NotEventStream);
         check(404, true, Answer::Missing);
@@ -200,19 +202,43 @@ mod tests {
     fn control_events() {
         let at = "0000000000000000_0000000000000005";
         assert_eq!(
-            control(&format!(r#"{{"streamNextOffset":"{at}","streamCursor":"42","upToDate":true}}"#)),
-            Some(Control { next_offset: at.into(), cursor: Some("42".into()), closed: false })
+            control(&format!(
+                r#"{{"streamNextOffset":"{at}","streamCursor":"42","upToDate":true}}"#
+            )),
+            Some(Control {
+                next_offset: at.into(),
+                cursor: Some("42".into()),
+                closed: false
+            })
         );
         assert_eq!(
-            control(&format!(r#"{{"streamNextOffset":"{at}","streamClosed":true}}"#)),
-            Some(Control { next_offset: at.into(), cursor: None, closed: true })
+            control(&format!(
+                r#"{{"streamNextOffset":"{at}","streamClosed":true}}"#
+            )),
+            Some(Control {
+                next_offset: at.into(),
+                cursor: None,
+                closed: true
+            })
         );
         // A cursor that could smuggle query syntax is not echoed back.
         assert_eq!(
-            control(&format!(r#"{{"streamNextOffset":"{at}","streamCursor":"1&offset=-1"}}"#)).map(|c| c.cursor),
+            control(&format!(
+                r#"{{"streamNextOffset":"{at}","streamCursor":"1&offset=-1"}}"#
+            ))
+            .map(|c| c.cursor),
             Some(None)
         );
-        for bad in ["", "{}", "[]", "null", r#"{"streamNextOffset":""}"#, r#"{"streamNextOffset":"-1"}"#, r#"{"streamNextOffset":7}"#, "{"] {
+        for bad in [
+            "",
+            "{}",
+            "[]",
+            "null",
+            r#"{"streamNextOffset":""}"#,
+            r#"{"streamNextOffset":"-1"}"#,
+            r#"{"streamNextOffset":7}"#,
+            "{",
+        ] {
             assert_eq!(control(bad), None, "{bad}");
         }
     }

@@ -20,8 +20,8 @@ use super::session_log::{log_methods_append, log_methods_read};
 use crate::core::streams::client::{append_reply, read_reply, AppendReply, ReadReply};
 use crate::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
 use crate::ports::{CancelToken, LocalFuture, PortError};
-use crate::web::js::{get, get_fn, resolve, set};
 use crate::web::convert::js_error;
+use crate::web::js::{get, get_fn, resolve, set};
 
 /// A Durable Streams stream at `url`.
 pub struct HttpLog {

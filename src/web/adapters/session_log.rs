@@ -23,8 +23,8 @@ use super::log_store::JsLogStore;
 use crate::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
 use crate::ports::{CancelToken, LocalFuture, PortError};
 use crate::storage::{MemoryLogStore, StoreLog};
-use crate::web::js::{get, resolve, set};
 use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::js::{get, resolve, set};
 
 /// A host object implementing the session-log interface.
 pub struct JsSessionLog {

@@ -9,6 +9,6 @@
 pub mod request;
 pub mod stream;
 
-pub use request::{request_body, OpenAiRequestOptions};
 pub use crate::core::sse::{SseError, SseEvent, SseParser};
+pub use request::{request_body, OpenAiRequestOptions};
 pub use stream::{translate_chunk, OpenAiError, OpenAiStream};
