@@ -30,6 +30,9 @@ export {
   resolveChatSnapshot,
 } from '../pkg/turnkeep.js';
 
+// The live connection (one SSE read per connection, shared by its readers; rules in Rust).
+export { createChatConnection, ChatConnectionError } from './connection.mjs';
+
 // The Ask service (cited retrieval, AgentsKit-compatible), its built-in BM25 retriever, and
 // the MCP ui:// sandbox (Rust, over Web Request/Response).
 export {

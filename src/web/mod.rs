@@ -8,6 +8,7 @@
 pub mod adapters;
 mod ask;
 mod chat;
+mod connection;
 mod convert;
 pub(crate) mod http;
 pub(crate) mod js;

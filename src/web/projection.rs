@@ -22,8 +22,9 @@ use crate::web::adapters::JsSessionLog;
 use crate::web::convert::{from_json, js_error, to_json};
 use crate::web::js::{get, get_fn, set};
 
-/// `{ messages, renderParts, nativeMessages }` of a projection.
-fn snapshot_of(projection: &Projection) -> Object {
+/// `{ messages, renderParts, nativeMessages, activeRunId }` of a projection (`activeRunId`: the
+/// run started and not ended, `null` when none).
+pub(crate) fn snapshot_of(projection: &Projection) -> Object {
     let out = Object::new();
     let messages: Vec<_> = projection.to_messages();
     set(&out, "messages", from_json(&messages_to_value(&messages)));
@@ -33,6 +34,13 @@ fn snapshot_of(projection: &Projection) -> Object {
         &out,
         "nativeMessages",
         from_json(&Value::Array(projection.native_messages())),
+    );
+    set(
+        &out,
+        "activeRunId",
+        projection
+            .active_run()
+            .map_or(JsValue::NULL, JsValue::from_str),
     );
     out
 }
@@ -57,7 +65,7 @@ fn feed_all(projection: &mut Projection, chunks: &JsValue) -> Result<(), JsValue
     Ok(())
 }
 
-/// `projectChatSnapshot(chunks)` → `{ messages, renderParts, nativeMessages }`.
+/// `projectChatSnapshot(chunks)` → `{ messages, renderParts, nativeMessages, activeRunId }`.
 #[wasm_bindgen(js_name = projectChatSnapshot)]
 pub fn project_chat_snapshot(chunks: JsValue) -> Result<JsValue, JsValue> {
     let mut projection = Projection::new();
@@ -71,19 +79,28 @@ pub struct ChatProjectionHandle {
     inner: Projection,
 }
 
-impl Default for ChatProjectionHandle {
-    fn default() -> Self {
-        Self::new()
+/// A projection seeded with `initialMessages` (absent: empty).
+pub(crate) fn projection_from(initial_messages: &JsValue) -> Result<Projection, String> {
+    if initial_messages.is_undefined() || initial_messages.is_null() {
+        return Ok(Projection::new());
     }
+    let value = to_json(initial_messages)?;
+    if !value.is_array() {
+        return Err("initialMessages must be an array of messages".into());
+    }
+    Ok(Projection::from_initial(&value))
 }
 
 #[wasm_bindgen(js_class = ChatProjection)]
 impl ChatProjectionHandle {
+    /// `new ChatProjection(initialMessages?)`: empty, or starting from messages the client
+    /// already holds (a seed's `messages` or `nativeMessages`, any TanStack UI messages).
     #[wasm_bindgen(constructor)]
-    pub fn new() -> ChatProjectionHandle {
-        ChatProjectionHandle {
-            inner: Projection::new(),
-        }
+    pub fn new(initial_messages: JsValue) -> Result<ChatProjectionHandle, JsValue> {
+        Ok(ChatProjectionHandle {
+            inner: projection_from(&initial_messages)
+                .map_err(|m| js_error(&format!("ChatProjection: {m}")))?,
+        })
     }
 
     /// Feeds one chunk (a value or its JSON text).

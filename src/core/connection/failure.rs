@@ -16,6 +16,9 @@ pub enum ConnectionFailure {
     ReaderOverflow,
     /// The connection already has as many readers as it may.
     ReadersExhausted,
+    /// The chat endpoint answered a `send()` or `stopTurn()` with this status and no versioned
+    /// diagnostic of its own.
+    PostFailed { status: u16 },
 }
 
 impl ConnectionFailure {
@@ -27,11 +30,16 @@ impl ConnectionFailure {
             Self::NotEventStream => ("STREAM_NOT_EVENT_STREAM", "The session stream URL did not answer with an event stream.", false),
             Self::ReaderOverflow => ("STREAM_READER_OVERFLOW", "This reader fell too far behind the session stream.", true),
             Self::ReadersExhausted => ("STREAM_READERS_EXHAUSTED", "The connection has as many readers as it may.", true),
+            Self::PostFailed { .. } => ("CHAT_POST_FAILED", "The chat endpoint did not accept the request.", false),
         }
     }
 
     pub fn diagnostic(self) -> TurnDiagnostic {
         let (code, message, retryable) = self.row();
+        let retryable = match self {
+            Self::PostFailed { status } => matches!(status, 408 | 429 | 500..=599),
+            _ => retryable,
+        };
         TurnDiagnostic {
             code: code.into(),
             message: message.into(),
@@ -39,10 +47,10 @@ impl ConnectionFailure {
         }
     }
 
-    /// The HTTP status a refused read got.
+    /// The HTTP status a refused read or post got.
     pub fn status(self) -> Option<u16> {
         match self {
-            Self::Refused { status } => Some(status),
+            Self::Refused { status } | Self::PostFailed { status } => Some(status),
             _ => None,
         }
     }
@@ -61,6 +69,7 @@ mod tests {
             ConnectionFailure::NotEventStream,
             ConnectionFailure::ReaderOverflow,
             ConnectionFailure::ReadersExhausted,
+            ConnectionFailure::PostFailed { status: 503 },
         ];
         let mut codes = std::collections::HashSet::new();
         for failure in all {
@@ -74,5 +83,7 @@ mod tests {
             Some(401)
         );
         assert_eq!(ConnectionFailure::Unavailable.status(), None);
+        assert!(ConnectionFailure::PostFailed { status: 503 }.diagnostic().retryable);
+        assert!(!ConnectionFailure::PostFailed { status: 400 }.diagnostic().retryable);
     }
 }

@@ -4,7 +4,10 @@
 
 use serde_json::{json, Value};
 
+use super::failure::ConnectionFailure;
 use crate::core::checks::format_iso_millis_at;
+use crate::core::protocol::diagnostic::decode_diagnostic_at;
+use crate::core::protocol::TurnDiagnostic;
 use crate::core::protocol::request::STOP_EVENT;
 use crate::core::protocol::{
     decode_client_request, EventKind, TURN_PROTOCOL, TURN_PROTOCOL_VERSION,
@@ -84,6 +87,18 @@ fn body(ids: &PostIds<'_>, event: &str, payload: Value) -> Result<String, &'stat
     Ok(value.to_string())
 }
 
+/// What a refused post (`status` not 2xx) says to the caller: the endpoint's own versioned
+/// diagnostic when its body is `{"error": <diagnostic>}` (turnkeep's chat endpoint, and the
+/// demo's auth), else `CHAT_POST_FAILED` with the status. Nothing else of the body is kept.
+pub fn post_failure(status: u16, body: &str) -> (TurnDiagnostic, u16) {
+    let own = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("error").cloned())
+        .and_then(|e| decode_diagnostic_at(&e, "error").ok());
+    let diagnostic = own.unwrap_or_else(|| ConnectionFailure::PostFailed { status }.diagnostic());
+    (diagnostic, status)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +140,17 @@ mod tests {
             Err(NO_INPUT),
         );
         check(json!([]), Err(NO_INPUT));
+    }
+
+    #[test]
+    fn a_refused_post_keeps_only_a_versioned_diagnostic() {
+        let busy = r#"{"error":{"version":1,"code":"SESSION_BUSY","message":"The session is busy.","retryable":true,"extra":"x"}}"#;
+        let (d, status) = post_failure(409, busy);
+        assert_eq!((d.code.as_str(), d.retryable, status), ("SESSION_BUSY", true, 409));
+        for body in ["", "<html>stack trace</html>", r#"{"error":"boom"}"#, r#"{"error":{"code":"lower"}}"#] {
+            let (d, status) = post_failure(502, body);
+            assert_eq!((d.code.as_str(), d.retryable, status), ("CHAT_POST_FAILED", true, 502), "{body}");
+        }
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub struct Projection {
     /// The newest chunk `timestamp` seen: the `createdAt` of messages whose chunks carry none.
     last_ms: u64,
     chunks: u64,
+    /// The run (turn) started and not yet finished or failed, if any.
+    active_run: Option<String>,
 }
 
 impl Projection {
@@ -77,6 +79,13 @@ impl Projection {
     /// Chunks fed so far.
     pub fn chunk_count(&self) -> u64 {
         self.chunks
+    }
+
+    /// The `runId` of the run that started last and has not finished or failed yet (for a
+    /// turnkeep log, the running turn's id: what `client.turn.stop` names). A run whose writer
+    /// died without ending it stays active until the next run starts.
+    pub fn active_run(&self) -> Option<&str> {
+        self.active_run.as_deref()
     }
 
     pub fn len(&self) -> usize {
@@ -137,8 +146,15 @@ impl Projection {
             TOOL_CALL_END => self.tool_call_end(chunk),
             TOOL_CALL_RESULT => self.tool_call_result(chunk),
             CUSTOM => self.custom(chunk),
-            RUN_FINISHED => self.close_open(MessageStatus::Complete),
-            RUN_ERROR => self.close_open(MessageStatus::Error),
+            RUN_STARTED => self.active_run = str_field(chunk, "runId").map(str::to_owned),
+            RUN_FINISHED => {
+                self.active_run = None;
+                self.close_open(MessageStatus::Complete)
+            }
+            RUN_ERROR => {
+                self.active_run = None;
+                self.close_open(MessageStatus::Error)
+            }
             MESSAGES_SNAPSHOT => self.snapshot(chunk),
             _ => {}
         }
