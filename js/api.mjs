@@ -30,8 +30,10 @@ export {
   resolveChatSnapshot,
 } from '../pkg/turnkeep.js';
 
-// The live connection (one SSE read per connection, shared by its readers; rules in Rust).
+// The live connection (one SSE read per connection, shared by its readers; rules in Rust), and
+// the chat-stream proxy a browser reads its session's stream through (Rust).
 export { createChatConnection, ChatConnectionError } from './connection.mjs';
+export { createChatStreamProxy } from '../pkg/turnkeep.js';
 
 // The Ask service (cited retrieval, AgentsKit-compatible), its built-in BM25 retriever, and
 // the MCP ui:// sandbox (Rust, over Web Request/Response).

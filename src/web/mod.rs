@@ -19,6 +19,7 @@ mod protocol;
 mod sandbox;
 mod session;
 mod storage;
+mod stream_proxy;
 
 pub use ask::{create_ask_service_handler, create_local_retriever, LocalRetriever};
 pub use chat::create_chat_handler;
