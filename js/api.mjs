@@ -28,6 +28,8 @@ export {
   projectChatSnapshot,
   ChatProjection,
   resolveChatSnapshot,
+  renderChatHtml,
+  renderChatMessages,
 } from '../pkg/turnkeep.js';
 
 // The live connection (one SSE read per connection, shared by its readers; rules in Rust), and

@@ -12,6 +12,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::core::limits::RESOLVE_READS_MAX;
+use crate::core::projection::html::{render_conversation_html, render_messages_html};
 use crate::core::projection::{render_parts, Projection};
 use crate::core::protocol::messages_to_value;
 use crate::ports::log::{ReadFrom, SessionLog};
@@ -180,4 +181,32 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
             "resolveChatSnapshot: the log is longer than this reader reads at once",
         ))
     }))
+}
+
+fn parts_of(render_parts: &JsValue) -> Result<Vec<Value>, JsValue> {
+    match to_json(render_parts) {
+        Ok(Value::Array(parts)) => Ok(parts),
+        _ => Err(js_error("renderParts must be an array of render parts")),
+    }
+}
+
+/// `renderChatHtml(renderParts)`: the conversation's markup (one `<article>` per message, every
+/// value escaped), e.g. for a server-rendered first paint.
+#[wasm_bindgen(js_name = renderChatHtml)]
+pub fn render_chat_html(render_parts: JsValue) -> Result<String, JsValue> {
+    Ok(render_conversation_html(&parts_of(&render_parts)?))
+}
+
+/// `renderChatMessages(renderParts)` → `[{ id, html }]`: the same markup per message, so a live
+/// page replaces only the messages that changed.
+#[wasm_bindgen(js_name = renderChatMessages)]
+pub fn render_chat_messages(render_parts: JsValue) -> Result<Array, JsValue> {
+    let out = Array::new();
+    for message in render_messages_html(&parts_of(&render_parts)?) {
+        let item = Object::new();
+        set(&item, "id", message.id);
+        set(&item, "html", message.html);
+        out.push(&item);
+    }
+    Ok(out)
 }

@@ -7,9 +7,11 @@
 //! - [`reduce`]: [`Projection`], the incremental reducer.
 //! - [`render`]: render parts (message text and tool cards) from the projected messages.
 //! - [`encode`]: the inverse, controller states → chunks, checked against the same reducer.
+//! - [`html`]: render parts as markup (server-rendered first paint and the live page alike).
 
 pub mod chunks;
 pub mod encode;
+pub mod html;
 pub mod reduce;
 pub mod render;
 
