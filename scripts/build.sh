@@ -24,6 +24,7 @@ stamp="pkg/.built-from"
 fingerprint="$(sha256sum "$src" | cut -d' ' -f1) $(wasm-bindgen --version)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -f pkg/turnkeep_bg.wasm ]; then
   say "pkg/ is up to date"
+  node scripts/demo-assets.mjs || die "scripts/demo-assets.mjs failed."
   exit 0
 fi
 
@@ -32,3 +33,5 @@ wasm-bindgen "$src" --target web --out-dir pkg --remove-name-section --remove-pr
   || die "wasm-bindgen failed."
 echo "$fingerprint" > "$stamp"
 say "built pkg/ ($(stat -c %s pkg/turnkeep_bg.wasm) bytes of wasm)"
+# The demo Worker's static assets (the browser entry, pkg/ and the page's script), from pkg/.
+node scripts/demo-assets.mjs || die "scripts/demo-assets.mjs failed."

@@ -132,7 +132,7 @@ fn an_initial_offset_reads_only_the_suffix_and_initial_messages_seed_the_replay_
     ]);
     let mut c = Connection::new(
         ReadOffset::After(offset(5)),
-        Projection::from_initial(&seed),
+        Projection::from_initial(&seed, None),
         1,
     );
     let (_, actions) = c.subscribe();

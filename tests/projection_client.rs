@@ -34,7 +34,7 @@ fn a_projection_starts_from_canonical_or_ui_messages() {
         { "id": "u1", "role": "user", "content": "hi", "status": "complete", "createdAt": "2026-07-11T03:00:00.000Z" },
         { "id": "a1", "role": "assistant", "content": "half", "status": "streaming", "createdAt": "2026-07-11T03:00:00.001Z" },
     ]);
-    let mut p = Projection::from_initial(&canonical);
+    let mut p = Projection::from_initial(&canonical, None);
     assert_eq!(p.chunk_count(), 0);
     p.feed(&json!({ "type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": " done" }));
     p.feed(&json!({ "type": "TEXT_MESSAGE_END", "messageId": "a1" }));
@@ -44,7 +44,12 @@ fn a_projection_starts_from_canonical_or_ui_messages() {
     assert_eq!(messages[1].status, MessageStatus::Complete);
 
     let ui = json!([{ "id": "u1", "role": "user", "parts": [{ "type": "text", "content": "from tanstack" }] }]);
-    assert_eq!(Projection::from_initial(&ui).to_messages()[0].content, "from tanstack");
-    assert!(Projection::from_initial(&json!(null)).is_empty());
-    assert!(Projection::from_initial(&json!([])).is_empty());
+    assert_eq!(Projection::from_initial(&ui, None).to_messages()[0].content, "from tanstack");
+    assert!(Projection::from_initial(&json!(null), None).is_empty());
+    assert!(Projection::from_initial(&json!([]), None).is_empty());
+    // A seed taken mid-turn carries the running turn; its end clears it.
+    let mut mid = Projection::from_initial(&canonical, Some("t1"));
+    assert_eq!(mid.active_run(), Some("t1"));
+    mid.feed(&json!({ "type": "RUN_FINISHED", "runId": "t1" }));
+    assert_eq!(mid.active_run(), None);
 }

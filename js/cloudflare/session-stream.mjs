@@ -7,6 +7,8 @@
 //   when an append (or close, or delete) commits there;
 // - calls to other streams' objects, for forks (see src/cloudflare/streams/fork.rs);
 // - the Worker-side route: auth, the body-size precheck, browser security headers, CORS.
+// Browsers read a chat session's stream through the chat-stream proxy (worker.mjs mounts
+// createChatStreamProxy), which calls `routeStreams` with the server-side token.
 //
 // Writes are durable before they are acknowledged: each mutation runs as one synchronous
 // `transactionSync` on `ctx.storage.sql`, and the runtime's output gate holds the response until
@@ -18,11 +20,9 @@
 import { DurableObject } from 'cloudflare:workers';
 import '../workerd.mjs'; // instantiates the wasm module (initSync) before any class is built
 import { createDurableStreamsLog, SessionStreamCore, sessionStreamLimits } from '../../pkg/turnkeep.js';
-import { SAFE_ID } from './storage.mjs';
 
 const LIMITS = sessionStreamLimits();
 const STREAM_PREFIX = '/v1/stream/';
-const CHAT_STREAM_ROUTE = /^\/api\/chat\/stream\/([^/]+)$/;
 const EMPTY = new Uint8Array(0);
 const UTF8 = new TextEncoder();
 
@@ -45,14 +45,11 @@ const PREFLIGHT_HEADERS = Object.freeze({
 });
 
 /**
- * The Worker-side route. Returns a Response promise for `/v1/stream/*` and
- * `GET /api/chat/stream/:sessionId`, or null for any other path. `url` is `request.url` parsed
- * (the Worker has parsed it already; every append passes here).
+ * The Worker-side route. Returns a Response promise for `/v1/stream/*`, or null for any other
+ * path. `url` is `request.url` parsed (the Worker has parsed it already; every append passes here).
  */
 export function routeStreams(request, env, url = new URL(request.url)) {
   if (url.pathname.startsWith(STREAM_PREFIX)) return streamRoute(request, env, url);
-  const chat = CHAT_STREAM_ROUTE.exec(url.pathname);
-  if (chat) return chatStreamProxy(request, env, url, chat[1]);
   return null;
 }
 
@@ -84,6 +81,11 @@ export function chatStreamName(tenant, sessionId) {
   return `chat/${tenant}/${sessionId}`;
 }
 
+/** The path of a chat session's stream under this Worker (what the chat-stream proxy reads). */
+export function chatStreamPath(tenant, sessionId) {
+  return `${STREAM_PREFIX}${chatStreamName(tenant, sessionId)}`;
+}
+
 /**
  * The session log of a chat session: its `SessionStream` object through the stub's `fetch` (the
  * Durable Streams protocol, with no hop through the Worker and no token: the route's auth guards
@@ -96,35 +98,6 @@ export function sessionStreamLog(env, tenant, sessionId) {
     url: `https://session-stream.internal${STREAM_PREFIX}${name}`,
     fetch: (request) => stub.fetch(request),
   });
-}
-
-/** `GET /api/chat/stream/:sessionId`: demo auth, then `chat/<tenant>/<sessionId>` with the server token. */
-async function chatStreamProxy(request, env, url, rawSessionId) {
-  if (request.method === 'OPTIONS') return secured(new Response(null, { status: 204, headers: PREFLIGHT_HEADERS }));
-  if (request.method !== 'GET' && request.method !== 'HEAD') {
-    return secured(diagnostic(405, 'streams.v1.method_not_allowed', 'the chat stream is read-only', { allow: 'GET, HEAD' }));
-  }
-  const auth = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
-  if (!auth || !SAFE_ID.test(auth[1])) {
-    return secured(diagnostic(401, 'streams.v1.unauthorized', 'send Authorization: Bearer <tenant>, a SafeId', {
-      'www-authenticate': 'Bearer realm="turnkeep demo"',
-    }));
-  }
-  const sessionId = safeDecode(rawSessionId);
-  if (sessionId === null || !SAFE_ID.test(sessionId)) {
-    return secured(diagnostic(400, 'streams.v1.session_id_invalid', 'the session id must be a SafeId'));
-  }
-  const target = new URL(`${STREAM_PREFIX}${chatStreamName(auth[1], sessionId)}${url.search}`, url);
-  const headers = new Headers();
-  for (const name of ['if-none-match', 'accept']) {
-    const value = request.headers.get(name);
-    if (value !== null) headers.set(name, value);
-  }
-  if (env.STREAMS_TOKEN) headers.set('authorization', `Bearer ${env.STREAMS_TOKEN}`);
-  else if (!isPublic(env)) {
-    return secured(diagnostic(500, 'streams.v1.not_configured', 'the server has no STREAMS_TOKEN to read the stream with'));
-  }
-  return streamRoute(new Request(target, { method: request.method, headers, signal: request.signal }), env, target);
 }
 
 function isPublic(env) {

@@ -1,35 +1,41 @@
 // The demo Worker (design §8): `wrangler dev` serves it on http://127.0.0.1:8787.
 //
-//   GET  /                          the demo chat page
+//   GET  /?session=<id>[&panes=3]   the demo chat page, server-rendered (demo-page.mjs)
 //   POST /api/chat                  createChatHandler (demo model, or OPENAI_BASE_URL's model)
 //   GET  /api/sessions/:sessionId   { messages, session, offset, renderParts }
-//   /v1/stream/*, GET /api/chat/stream/:sessionId   the Durable Streams server (session-stream.mjs)
+//   GET  /api/chat/stream/:sessionId  createChatStreamProxy: the session's stream for a browser
+//   /v1/stream/*                    the Durable Streams server (session-stream.mjs)
 //   POST /api/ask                   createAskServiceHandler over the docs (demo-ask.mjs)
 //   GET  /mcp/sandbox?uri=&theme=   createMcpSandboxHandler, ui://demo/hello and ui://demo/chart (demo-sandbox.mjs)
+//   /turnkeep/*, /demo/*            static assets (wrangler.toml [assets]): the package's browser
+//                                   entry and wasm, and the page's script (scripts/demo-assets.mjs)
 //
-// Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant, else our own 401. Each
+// Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant, else our own 401 (the page
+// itself is rendered for the tenant in the `turnkeep_tenant` cookie, default `demo`). Each
 // (tenant, session) lives in its own `ChatSession` Durable Object (named `<tenant>/<sessionId>`),
 // which holds the session envelope (compare-and-set) and the canonical messages. Every turn is
 // also published to the session's durable stream `chat/<tenant>/<sessionId>` (a `SessionStream`
 // object, reached through its stub: no hop through the Worker), which every tab reads.
 import {
   createChatHandler,
+  createChatStreamProxy,
   createDemoModel,
-  createDurableStreamsLog,
   createOpenAICompatibleModel,
   defineChat,
   resolveChatSnapshot,
 } from '../workerd.mjs';
 import { demoAskHandler } from './demo-ask.mjs';
-import { DEMO_PAGE_HTML } from './demo-page.mjs';
+import { renderDemoPage } from './demo-page.mjs';
 import { CHART_SCRIPT, CHART_SCRIPT_PATH, demoSandboxHandler } from './demo-sandbox.mjs';
-import { routeStreams, sessionStreamLog } from './session-stream.mjs';
+import { chatStreamPath, routeStreams, sessionStreamLog } from './session-stream.mjs';
 import { readSessionView, SAFE_ID, sessionChatMemory, tenantSessionStorage } from './storage.mjs';
 
 export { ChatSession } from './chat-session.mjs';
 export { SessionStream } from './session-stream.mjs';
 
 const SESSION_ROUTE = /^\/api\/sessions\/([^/]+)$/;
+const CHAT_STREAM_ROUTE = /^\/api\/chat\/stream\/([^/]+)$/;
+const TENANT_COOKIE = /(?:^|;\s*)turnkeep_tenant=([^;]*)/;
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
 /** The tools the demo model calls (`/tool Q` and `/confirm N`, design §8). */
@@ -53,13 +59,13 @@ export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     const { pathname } = url;
-    if (pathname === '/') {
-      if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
-      return new Response(DEMO_PAGE_HTML, {
-        headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
-      });
-    }
+    if (pathname === '/') return page(request, env, url);
     if (pathname === '/api/chat') return chat(request, env, ctx);
+    if (CHAT_STREAM_ROUTE.test(pathname)) {
+      // Read-only for browsers: the log is written by turns (POST /api/chat), never directly.
+      if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
+      return chatStreamProxy(env)(request);
+    }
     if (pathname === '/api/ask') return demoAskHandler(env, { authenticate: demoAuth, modelFromEnv })(request);
     if (pathname === '/mcp/sandbox') return demoSandboxHandler(request);
     if (pathname === CHART_SCRIPT_PATH) {
@@ -75,6 +81,65 @@ export default {
 };
 
 const handlers = new WeakMap();
+const proxies = new WeakMap();
+
+/**
+ * GET /api/chat/stream/:sessionId: the exported chat-stream proxy. The target is resolved per
+ * request: demo auth (a denial is answered as is), then the stream `chat/<tenant>/<sessionId>`
+ * through the Worker's own stream route, with the server-side streams token as `auth`.
+ */
+function chatStreamProxy(env) {
+  let proxy = proxies.get(env);
+  if (!proxy) {
+    proxy = createChatStreamProxy({
+      target: (request) => {
+        const auth = demoAuth(request);
+        if (!auth.ok) return auth.response;
+        const sessionId = safeDecode(CHAT_STREAM_ROUTE.exec(new URL(request.url).pathname)[1]);
+        if (!SAFE_ID.test(sessionId)) {
+          return diagnostic(400, 'REQUEST_INVALID_SESSION_ID', 'The session id must be a SafeId.', false);
+        }
+        return {
+          url: `https://streams.internal${chatStreamPath(auth.context.tenant, sessionId)}`,
+          fetch: (upstream) => routeStreams(upstream, env),
+        };
+      },
+      auth: env.STREAMS_TOKEN ? { authorization: `Bearer ${env.STREAMS_TOKEN}` } : undefined,
+      onError: ({ code, cause }) => console.error(`chat stream proxy: ${code}`, cause),
+    });
+    proxies.set(env, proxy);
+  }
+  return proxy;
+}
+
+/**
+ * GET /: the chat page of `?session=<id>` for the tenant of the `turnkeep_tenant` cookie, with
+ * the conversation rendered in (no session, or not a SafeId: a redirect to a new one).
+ */
+async function page(request, env, url) {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
+  const panes = url.searchParams.get('panes') === '3' ? 3 : 1;
+  const sessionId = url.searchParams.get('session') ?? '';
+  if (!SAFE_ID.test(sessionId)) {
+    const fresh = `session-${crypto.randomUUID().slice(0, 8)}`;
+    return new Response(null, {
+      status: 302,
+      headers: { location: `/?session=${fresh}${panes === 3 ? '&panes=3' : ''}`, 'cache-control': 'no-store' },
+    });
+  }
+  const cookie = TENANT_COOKIE.exec(request.headers.get('cookie') ?? '');
+  const fromCookie = cookie ? safeDecode(cookie[1]) : '';
+  const tenant = SAFE_ID.test(fromCookie) ? fromCookie : 'demo';
+  try {
+    const snapshot = await resolveChatSnapshot({ target: sessionStreamLog(env, tenant, sessionId) });
+    return new Response(renderDemoPage({ tenant, sessionId, panes, snapshot }), {
+      headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
+    });
+  } catch (error) {
+    console.error('GET / failed:', error);
+    return diagnostic(500, 'SERVER_INTERNAL', 'The session could not be read.', true);
+  }
+}
 
 /**
  * POST /api/chat: a turn (`client.turn.submit`) or a stop (`client.turn.stop`). `ctx` keeps a

@@ -54,7 +54,7 @@ fn http_url(value: &JsValue, base: Option<&str>, what: &str) -> Result<String, J
 
 #[wasm_bindgen(js_class = ChatConnectionCore)]
 impl ChatConnectionCore {
-    /// `options`: `{ target, initialMessages?, initialOffset? }`, `target` a URL string or
+    /// `options`: `{ target, initialMessages?, initialOffset?, initialRunId? }`, `target` a URL string or
     /// `{ url, chatUrl?, sessionId? }`. `baseUrl`: what relative URLs resolve against (the page's
     /// location), or undefined. `seed`: the jitter generator's seed.
     #[wasm_bindgen(constructor)]
@@ -96,7 +96,12 @@ impl ChatConnectionCore {
                 .ok_or_else(|| invalid("initialOffset must be a string"))?;
             ReadOffset::parse(Some(&text)).map_err(|m| invalid(&format!("initialOffset: {m}")))?
         };
-        let replay = projection_from(&get(&options, "initialMessages")).map_err(|m| invalid(&m))?;
+        let run = get(&options, "initialRunId");
+        if !(run.is_undefined() || run.is_null() || run.as_string().is_some_and(|r| is_safe_id(&r))) {
+            return Err(invalid("initialRunId must be a SafeId (a seed's activeRunId)"));
+        }
+        let replay = projection_from(&get(&options, "initialMessages"), run.as_string().as_deref())
+            .map_err(|m| invalid(&m))?;
         let seed = if seed.is_finite() { seed.abs() as u64 } else { 0 };
         Ok(ChatConnectionCore {
             machine: Connection::new(offset, replay, seed),

@@ -80,26 +80,31 @@ pub struct ChatProjectionHandle {
     inner: Projection,
 }
 
-/// A projection seeded with `initialMessages` (absent: empty).
-pub(crate) fn projection_from(initial_messages: &JsValue) -> Result<Projection, String> {
+/// A projection seeded with `initialMessages` (absent: empty) and the run still going.
+pub(crate) fn projection_from(
+    initial_messages: &JsValue,
+    active_run: Option<&str>,
+) -> Result<Projection, String> {
     if initial_messages.is_undefined() || initial_messages.is_null() {
-        return Ok(Projection::new());
+        return Ok(Projection::from_initial(&Value::Null, active_run));
     }
     let value = to_json(initial_messages)?;
     if !value.is_array() {
         return Err("initialMessages must be an array of messages".into());
     }
-    Ok(Projection::from_initial(&value))
+    Ok(Projection::from_initial(&value, active_run))
 }
 
 #[wasm_bindgen(js_class = ChatProjection)]
 impl ChatProjectionHandle {
     /// `new ChatProjection(initialMessages?)`: empty, or starting from messages the client
     /// already holds (a seed's `messages` or `nativeMessages`, any TanStack UI messages).
+    /// `options.activeRunId`: the run still going when the messages were taken.
     #[wasm_bindgen(constructor)]
-    pub fn new(initial_messages: JsValue) -> Result<ChatProjectionHandle, JsValue> {
+    pub fn new(initial_messages: JsValue, options: JsValue) -> Result<ChatProjectionHandle, JsValue> {
+        let run = get(&options, "activeRunId").as_string();
         Ok(ChatProjectionHandle {
-            inner: projection_from(&initial_messages)
+            inner: projection_from(&initial_messages, run.as_deref())
                 .map_err(|m| js_error(&format!("ChatProjection: {m}")))?,
         })
     }

@@ -65,14 +65,19 @@ impl Projection {
     /// A projection that starts from messages a client already holds (a seed's `messages`, its
     /// `nativeMessages`, or any TanStack UI messages): canonical messages keep every field,
     /// anything else is read as a native batch would be (`MESSAGES_SNAPSHOT`).
-    pub fn from_initial(messages: &Value) -> Self {
-        if let Ok(decoded) = decode_messages(messages) {
-            return Self::from_messages(&decoded);
-        }
-        let mut projection = Self::new();
-        if messages.is_array() {
-            projection.snapshot(&serde_json::json!({ "messages": messages }));
-        }
+    /// `active_run`: the run the client knows is still going (a seed's `activeRunId`).
+    pub fn from_initial(messages: &Value, active_run: Option<&str>) -> Self {
+        let mut projection = match decode_messages(messages) {
+            Ok(decoded) => Self::from_messages(&decoded),
+            Err(_) => {
+                let mut projection = Self::new();
+                if messages.is_array() {
+                    projection.snapshot(&serde_json::json!({ "messages": messages }));
+                }
+                projection
+            }
+        };
+        projection.active_run = active_run.filter(|r| !r.is_empty()).map(str::to_owned);
         projection
     }
 
