@@ -48,17 +48,61 @@ pub async fn call_method(obj: &JsValue, key: &str, args: &[&JsValue]) -> Result<
     resolve(f.apply(obj, &args.iter().collect())).await
 }
 
-/// A promise that resolves after `ms` milliseconds, through the host's own `setTimeout`.
-pub fn sleep_ms(ms: u32) -> JsFuture {
-    let promise = Promise::new(&mut |resolve, _reject| {
-        let set_timeout = get_fn(&js_sys::global(), "setTimeout");
-        if let Some(set_timeout) = set_timeout {
-            let _ = set_timeout.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from(ms));
-        } else {
+/// Resolves after `ms` milliseconds, through the host's own `setTimeout`. Dropping it before
+/// then clears the timer: a budget or a pause that lost its race leaves nothing behind (no
+/// timer keeping a process alive, nothing held until it would have fired).
+pub fn sleep_ms(ms: u32) -> Sleeping {
+    let global: JsValue = js_sys::global().into();
+    let mut id = JsValue::UNDEFINED;
+    let promise = Promise::new(&mut |resolve, _reject| match get_fn(&global, "setTimeout") {
+        Some(set_timeout) => {
+            id = set_timeout
+                .call2(&global, &resolve, &JsValue::from(ms))
+                .unwrap_or(JsValue::UNDEFINED);
+        }
+        None => {
             let _ = resolve.call0(&JsValue::UNDEFINED);
         }
     });
-    JsFuture::from(promise)
+    Sleeping {
+        timer: JsFuture::from(promise),
+        id,
+    }
+}
+
+/// The future of [`sleep_ms`].
+pub struct Sleeping {
+    timer: JsFuture,
+    id: JsValue,
+}
+
+impl std::future::Future for Sleeping {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        match std::pin::Pin::new(&mut self.timer).poll(cx) {
+            std::task::Poll::Ready(_) => {
+                self.id = JsValue::UNDEFINED;
+                std::task::Poll::Ready(())
+            }
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Sleeping {
+    fn drop(&mut self) {
+        if self.id.is_undefined() {
+            return;
+        }
+        let global: JsValue = js_sys::global().into();
+        if let Some(clear) = get_fn(&global, "clearTimeout") {
+            let _ = clear.call1(&global, &self.id);
+        }
+    }
 }
 
 /// A promise that resolves when `signal` aborts (at once when it already has).

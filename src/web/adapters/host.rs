@@ -112,7 +112,7 @@ impl Sleep for HostSleep {
     fn sleep(&self, ms: u64) -> LocalFuture<'_, ()> {
         let ms = u32::try_from(ms).unwrap_or(crate::core::limits::TIMER_MS_MAX);
         Box::pin(async move {
-            let _ = crate::web::js::sleep_ms(ms).await;
+            crate::web::js::sleep_ms(ms).await;
         })
     }
 }

@@ -193,7 +193,7 @@ pub fn run_tool_for_test(
         if let Some(ms) = cancel_after {
             let t = token.clone();
             wasm_bindgen_futures::spawn_local(async move {
-                let _ = sleep_ms(ms).await;
+                sleep_ms(ms).await;
                 t.cancel();
             });
         }

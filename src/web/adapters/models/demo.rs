@@ -18,7 +18,7 @@ impl Sleep for HostSleep {
     fn sleep(&self, ms: u64) -> LocalFuture<'_, ()> {
         let ms = u32::try_from(ms).unwrap_or(u32::MAX);
         Box::pin(async move {
-            let _ = sleep_ms(ms).await;
+            sleep_ms(ms).await;
         })
     }
 }
