@@ -201,11 +201,11 @@ function readerQueue(cancel, took) {
   let head = 0;
   let ended = false;
   let error;
-  let wake = null;
+  let waiting = []; // resolvers of next() calls waiting for a chunk (several may wait at once)
   const notify = () => {
-    const w = wake;
-    wake = null;
-    w?.();
+    const wake = waiting;
+    waiting = [];
+    for (const resolve of wake) resolve();
   };
   const iterator = {
     async next() {
@@ -228,9 +228,7 @@ function readerQueue(cancel, took) {
           }
           return { value: undefined, done: true };
         }
-        await new Promise((resolve) => {
-          wake = resolve;
-        });
+        await new Promise((resolve) => waiting.push(resolve));
       }
     },
     async return() {
