@@ -5,7 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { createChatStreamProxy } from '../../js/node.mjs';
+import { createServer } from 'node:http';
+
+import { createChatStreamProxy, toNodeHandler } from '../../js/node.mjs';
 import { eventually, SECRET, startUpstream } from '../support/upstream-stream.mjs';
 
 let upstream;
@@ -184,4 +186,24 @@ test('a client that is gone before the upstream answers gets 499, not an upstrea
   client.abort();
   const proxy = createChatStreamProxy({ target: `${upstream.url}/echo` });
   await diagnostic(await proxy(get('', { signal: client.signal })), 499, 'REQUEST_CANCELLED');
+});
+
+test('over HTTP (toNodeHandler): a client that disconnects mid-stream closes the upstream connection', async () => {
+  const proxy = createChatStreamProxy({ target: `${upstream.url}/slow` });
+  const server = createServer(toNodeHandler(proxy));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const client = new AbortController();
+    const response = await fetch(`http://127.0.0.1:${server.address().port}/api/chat/stream/s1?live=sse`, { signal: client.signal });
+    const reader = response.body.getReader();
+    assert.equal(new TextDecoder().decode((await reader.read()).value), 'event: data\ndata:["first"]\n\n');
+    const entry = upstream.requests.at(-1);
+    assert.equal(entry.closedEarly, false);
+    client.abort();
+    await eventually(() => entry.closedEarly, 5_000, 'the upstream to see the client go');
+  } finally {
+    upstream.release();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
