@@ -42,8 +42,9 @@ test('unbuffered: the first event reaches the client while the upstream still ho
   assert.equal(entry.headers['accept-encoding'], 'identity');
   assert.equal(new URL(entry.url, 'http://u').search, '?offset=-1&live=sse');
   upstream.release();
-  const rest = await reader.read();
-  assert.equal(new TextDecoder().decode(rest.value), 'event: data\ndata:["second"]\n\n');
+  let rest = '';
+  for (let part = await reader.read(); !part.done; part = await reader.read()) rest += new TextDecoder().decode(part.value);
+  assert.equal(rest, 'event: data\ndata:["second"]\n\n');
 });
 
 test('an upstream error reaches the client as a versioned diagnostic, nothing more', async () => {
