@@ -21,8 +21,20 @@ fn the_active_run_is_the_last_started_and_not_ended() {
     };
     check(&[], None);
     check(&[started("t1")], Some("t1"));
-    check(&[started("t1"), json!({ "type": "RUN_FINISHED", "runId": "t1" })], None);
-    check(&[started("t1"), json!({ "type": "RUN_ERROR", "runId": "t1", "message": "m" })], None);
+    check(
+        &[
+            started("t1"),
+            json!({ "type": "RUN_FINISHED", "runId": "t1" }),
+        ],
+        None,
+    );
+    check(
+        &[
+            started("t1"),
+            json!({ "type": "RUN_ERROR", "runId": "t1", "message": "m" }),
+        ],
+        None,
+    );
     // A run whose writer died is replaced by the next one.
     check(&[started("t1"), started("t2")], Some("t2"));
     check(&[json!({ "type": "RUN_STARTED" })], None);
@@ -44,7 +56,10 @@ fn a_projection_starts_from_canonical_or_ui_messages() {
     assert_eq!(messages[1].status, MessageStatus::Complete);
 
     let ui = json!([{ "id": "u1", "role": "user", "parts": [{ "type": "text", "content": "from tanstack" }] }]);
-    assert_eq!(Projection::from_initial(&ui, None).to_messages()[0].content, "from tanstack");
+    assert_eq!(
+        Projection::from_initial(&ui, None).to_messages()[0].content,
+        "from tanstack"
+    );
     assert!(Projection::from_initial(&json!(null), None).is_empty());
     assert!(Projection::from_initial(&json!([]), None).is_empty());
     // A seed taken mid-turn carries the running turn; its end clears it.

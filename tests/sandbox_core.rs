@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use turnkeep::core::sandbox::csp::hash_source;
 use turnkeep::core::sandbox::{
     check_ui_uri, content_security_policy, decode_resource, decode_themes, render_page,
-    select_theme, theme_style, Resource, ResourceCsp, SandboxFailure, Theme, UriError,
+    select_theme, theme_style, FailureRow, Resource, ResourceCsp, SandboxFailure, Theme, UriError,
 };
 
 #[test]

@@ -16,8 +16,8 @@ use web_sys::Url;
 
 use crate::core::checks::is_safe_id;
 use crate::core::connection::turn::{input_of, post_failure, stop_body, submit_body, PostIds};
-use crate::core::protocol::TurnDiagnostic;
 use crate::core::connection::{Action, Connection, ConnectionFailure, ReadOffset};
+use crate::core::protocol::TurnDiagnostic;
 use crate::web::convert::{from_json, js_error, to_json};
 use crate::web::js::{get, set};
 use crate::web::projection::{projection_from, snapshot_of};
@@ -45,7 +45,11 @@ fn http_url(value: &JsValue, base: Option<&str>, what: &str) -> Result<String, J
         Some(base) => Url::new_with_base(&text, base),
         None => Url::new(&text),
     }
-    .map_err(|_| invalid(&format!("{what} must be an absolute http(s) URL (or relative, in a page)")))?;
+    .map_err(|_| {
+        invalid(&format!(
+            "{what} must be an absolute http(s) URL (or relative, in a page)"
+        ))
+    })?;
     if url.protocol() != "http:" && url.protocol() != "https:" {
         return Err(invalid(&format!("{what} must be an http(s) URL")));
     }
@@ -58,7 +62,11 @@ impl ChatConnectionCore {
     /// `{ url, chatUrl?, sessionId? }`. `baseUrl`: what relative URLs resolve against (the page's
     /// location), or undefined. `seed`: the jitter generator's seed.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue, base_url: Option<String>, seed: f64) -> Result<ChatConnectionCore, JsValue> {
+    pub fn new(
+        options: JsValue,
+        base_url: Option<String>,
+        seed: f64,
+    ) -> Result<ChatConnectionCore, JsValue> {
         if !options.is_object() {
             return Err(invalid("options must be an object"));
         }
@@ -83,9 +91,15 @@ impl ChatConnectionCore {
                         .ok_or_else(|| invalid("target.sessionId must be a SafeId"))?,
                 )
             };
-            (http_url(&get(&target, "url"), base, "target.url")?, chat_url, session_id)
+            (
+                http_url(&get(&target, "url"), base, "target.url")?,
+                chat_url,
+                session_id,
+            )
         } else {
-            return Err(invalid("target is required: the session stream's URL, or { url, chatUrl?, sessionId? }"));
+            return Err(invalid(
+                "target is required: the session stream's URL, or { url, chatUrl?, sessionId? }",
+            ));
         };
         let offset_value = get(&options, "initialOffset");
         let offset = if offset_value.is_undefined() || offset_value.is_null() {
@@ -97,12 +111,22 @@ impl ChatConnectionCore {
             ReadOffset::parse(Some(&text)).map_err(|m| invalid(&format!("initialOffset: {m}")))?
         };
         let run = get(&options, "initialRunId");
-        if !(run.is_undefined() || run.is_null() || run.as_string().is_some_and(|r| is_safe_id(&r))) {
-            return Err(invalid("initialRunId must be a SafeId (a seed's activeRunId)"));
+        if !(run.is_undefined() || run.is_null() || run.as_string().is_some_and(|r| is_safe_id(&r)))
+        {
+            return Err(invalid(
+                "initialRunId must be a SafeId (a seed's activeRunId)",
+            ));
         }
-        let replay = projection_from(&get(&options, "initialMessages"), run.as_string().as_deref())
-            .map_err(|m| invalid(&m))?;
-        let seed = if seed.is_finite() { seed.abs() as u64 } else { 0 };
+        let replay = projection_from(
+            &get(&options, "initialMessages"),
+            run.as_string().as_deref(),
+        )
+        .map_err(|m| invalid(&m))?;
+        let seed = if seed.is_finite() {
+            seed.abs() as u64
+        } else {
+            0
+        };
         Ok(ChatConnectionCore {
             machine: Connection::new(offset, replay, seed),
             read_url,
@@ -136,9 +160,17 @@ impl ChatConnectionCore {
     }
 
     /// The read of `generation` answered.
-    pub fn response(&mut self, generation: f64, status: u16, content_type: Option<String>, now_ms: f64) -> Array {
+    pub fn response(
+        &mut self,
+        generation: f64,
+        status: u16,
+        content_type: Option<String>,
+        now_ms: f64,
+    ) -> Array {
         let stream = crate::core::connection::wire::is_event_stream(content_type.as_deref());
-        let actions = self.machine.response(generation as u64, status, stream, ms(now_ms));
+        let actions = self
+            .machine
+            .response(generation as u64, status, stream, ms(now_ms));
         self.actions(actions)
     }
 
@@ -170,7 +202,11 @@ impl ChatConnectionCore {
     /// initial messages and every chunk delivered, projected) and the transport cursor.
     pub fn snapshot(&self) -> JsValue {
         let out = snapshot_of(self.machine.replay());
-        set(&out, "offset", self.offset().map_or(JsValue::NULL, JsValue::from));
+        set(
+            &out,
+            "offset",
+            self.offset().map_or(JsValue::NULL, JsValue::from),
+        );
         out.into()
     }
 
@@ -214,7 +250,13 @@ impl ChatConnectionCore {
     /// The `client.turn.submit` body for `messages` (a string, or messages whose last user
     /// message has text). Throws when there is nothing to send or no `chatUrl`/`sessionId`.
     #[wasm_bindgen(js_name = submitBody)]
-    pub fn submit_body(&self, messages: JsValue, turn_id: &str, event_id: &str, now_ms: f64) -> Result<String, JsValue> {
+    pub fn submit_body(
+        &self,
+        messages: JsValue,
+        turn_id: &str,
+        event_id: &str,
+        now_ms: f64,
+    ) -> Result<String, JsValue> {
         let session_id = self.sender()?;
         let value = if let Some(text) = messages.as_string() {
             Value::String(text)
@@ -222,14 +264,16 @@ impl ChatConnectionCore {
             to_json(&messages).map_err(|m| invalid(&format!("send: {m}")))?
         };
         let input = input_of(&value).map_err(|m| invalid(&format!("send: {m}")))?;
-        submit_body(&ids(session_id, turn_id, event_id, now_ms), &input).map_err(|m| invalid(&format!("send: {m}")))
+        submit_body(&ids(session_id, turn_id, event_id, now_ms), &input)
+            .map_err(|m| invalid(&format!("send: {m}")))
     }
 
     /// The `client.turn.stop` body for the running turn `turnId`.
     #[wasm_bindgen(js_name = stopBody)]
     pub fn stop_body(&self, turn_id: &str, event_id: &str, now_ms: f64) -> Result<String, JsValue> {
         let session_id = self.sender()?;
-        stop_body(&ids(session_id, turn_id, event_id, now_ms)).map_err(|m| invalid(&format!("stopTurn: {m}")))
+        stop_body(&ids(session_id, turn_id, event_id, now_ms))
+            .map_err(|m| invalid(&format!("stopTurn: {m}")))
     }
 }
 
@@ -269,7 +313,11 @@ impl ChatConnectionCore {
     fn action(&self, action: Action) -> Object {
         let out = Object::new();
         match action {
-            Action::Connect { generation, offset, cursor } => {
+            Action::Connect {
+                generation,
+                offset,
+                cursor,
+            } => {
                 set(&out, "type", "connect");
                 set(&out, "generation", generation as f64);
                 set(&out, "url", self.read_url(&offset, cursor.as_deref()));
@@ -278,7 +326,10 @@ impl ChatConnectionCore {
                 set(&out, "type", "abort");
                 set(&out, "generation", generation as f64);
             }
-            Action::Wait { generation, delay_ms } => {
+            Action::Wait {
+                generation,
+                delay_ms,
+            } => {
                 set(&out, "type", "wait");
                 set(&out, "generation", generation as f64);
                 set(&out, "delayMs", delay_ms as f64);

@@ -54,16 +54,18 @@ pub async fn call_method(obj: &JsValue, key: &str, args: &[&JsValue]) -> Result<
 pub fn sleep_ms(ms: u32) -> Sleeping {
     let global: JsValue = js_sys::global().into();
     let mut id = JsValue::UNDEFINED;
-    let promise = Promise::new(&mut |resolve, _reject| match get_fn(&global, "setTimeout") {
-        Some(set_timeout) => {
-            id = set_timeout
-                .call2(&global, &resolve, &JsValue::from(ms))
-                .unwrap_or(JsValue::UNDEFINED);
-        }
-        None => {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        }
-    });
+    let promise = Promise::new(
+        &mut |resolve, _reject| match get_fn(&global, "setTimeout") {
+            Some(set_timeout) => {
+                id = set_timeout
+                    .call2(&global, &resolve, &JsValue::from(ms))
+                    .unwrap_or(JsValue::UNDEFINED);
+            }
+            None => {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+        },
+    );
     Sleeping {
         timer: JsFuture::from(promise),
         id,

@@ -101,7 +101,10 @@ impl ChatProjectionHandle {
     /// already holds (a seed's `messages` or `nativeMessages`, any TanStack UI messages).
     /// `options.activeRunId`: the run still going when the messages were taken.
     #[wasm_bindgen(constructor)]
-    pub fn new(initial_messages: JsValue, options: JsValue) -> Result<ChatProjectionHandle, JsValue> {
+    pub fn new(
+        initial_messages: JsValue,
+        options: JsValue,
+    ) -> Result<ChatProjectionHandle, JsValue> {
         let run = get(&options, "activeRunId").as_string();
         Ok(ChatProjectionHandle {
             inner: projection_from(&initial_messages, run.as_deref())

@@ -15,7 +15,8 @@ use web_sys::{Request, Response, Url};
 
 use crate::core::limits::SANDBOX_THEME_NAME_CHARS_MAX;
 use crate::core::sandbox::{
-    check_ui_uri, decode_resource, decode_themes, render_page, select_theme, SandboxFailure, Theme,
+    check_ui_uri, decode_resource, decode_themes, render_page, select_theme, FailureRow,
+    SandboxFailure, Theme,
 };
 use crate::web::convert::to_json;
 use crate::web::http::{bare_response, handler_function, json_response_with, respond};

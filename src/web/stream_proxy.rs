@@ -18,7 +18,7 @@ use web_sys::{Headers, Request, Response, ResponseInit, Url};
 
 use crate::core::streams::proxy::{
     allows_method, forwards_request_header, keeps_on_failure, passes_response_header,
-    upstream_failure, ProxyFailure, ALLOWED_METHODS,
+    upstream_failure, FailureRow, ProxyFailure, ALLOWED_METHODS,
 };
 use crate::web::http::{bare_response, handler_function, json_response_with};
 use crate::web::js::{call, coded_error, get, get_fn, resolve, set};
@@ -98,7 +98,11 @@ fn target_of(value: &JsValue) -> Result<Target, String> {
             if !fetch.is_undefined() && !fetch.is_function() {
                 return Err("target.fetch must be a function".into());
             }
-            (url, get(value, "headers"), fetch.dyn_into::<Function>().ok())
+            (
+                url,
+                get(value, "headers"),
+                fetch.dyn_into::<Function>().ok(),
+            )
         }
         None => return Err("a target is a URL string or { url, headers?, fetch? }".into()),
     };
@@ -234,7 +238,12 @@ async fn upstream_request(
     let internal = |e: JsValue| with_cause(ProxyFailure::TargetInvalid, e);
     let url = Url::new(&target.url.href()).map_err(internal)?;
     if let Ok(client) = Url::new(&request.url()) {
-        for pair in js_sys::try_iter(&client.search_params()).ok().flatten().into_iter().flatten() {
+        for pair in js_sys::try_iter(&client.search_params())
+            .ok()
+            .flatten()
+            .into_iter()
+            .flatten()
+        {
             let pair: js_sys::Array = pair.map_err(internal)?.unchecked_into();
             let (name, value) = (pair.get(0).as_string(), pair.get(1).as_string());
             if let (Some(name), Some(value)) = (name, value) {
@@ -248,7 +257,9 @@ async fn upstream_request(
             headers.append(&name, &value).map_err(internal)?;
         }
     }
-    headers.set("accept-encoding", "identity").map_err(internal)?;
+    headers
+        .set("accept-encoding", "identity")
+        .map_err(internal)?;
     merge_headers(&headers, &target.headers).map_err(internal)?;
     let auth = if options.auth.is_function() {
         call(options.auth.unchecked_ref(), &[request.as_ref()])
@@ -322,7 +333,9 @@ fn pass_through(method: &str, answer: Response) -> Result<Response, Failure> {
             headers.append(&name, &value).map_err(internal)?;
         }
     }
-    headers.set("x-content-type-options", "nosniff").map_err(internal)?;
+    headers
+        .set("x-content-type-options", "nosniff")
+        .map_err(internal)?;
     let init = ResponseInit::new();
     init.set_status(answer.status());
     init.set_headers(&headers);

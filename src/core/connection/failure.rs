@@ -83,7 +83,15 @@ mod tests {
             Some(401)
         );
         assert_eq!(ConnectionFailure::Unavailable.status(), None);
-        assert!(ConnectionFailure::PostFailed { status: 503 }.diagnostic().retryable);
-        assert!(!ConnectionFailure::PostFailed { status: 400 }.diagnostic().retryable);
+        assert!(
+            ConnectionFailure::PostFailed { status: 503 }
+                .diagnostic()
+                .retryable
+        );
+        assert!(
+            !ConnectionFailure::PostFailed { status: 400 }
+                .diagnostic()
+                .retryable
+        );
     }
 }

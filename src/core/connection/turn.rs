@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 use super::failure::ConnectionFailure;
 use crate::core::checks::format_iso_millis_at;
 use crate::core::protocol::diagnostic::decode_diagnostic_at;
-use crate::core::protocol::TurnDiagnostic;
 use crate::core::protocol::request::STOP_EVENT;
+use crate::core::protocol::TurnDiagnostic;
 use crate::core::protocol::{
     decode_client_request, EventKind, TURN_PROTOCOL, TURN_PROTOCOL_VERSION,
 };
@@ -146,10 +146,22 @@ mod tests {
     fn a_refused_post_keeps_only_a_versioned_diagnostic() {
         let busy = r#"{"error":{"version":1,"code":"SESSION_BUSY","message":"The session is busy.","retryable":true,"extra":"x"}}"#;
         let (d, status) = post_failure(409, busy);
-        assert_eq!((d.code.as_str(), d.retryable, status), ("SESSION_BUSY", true, 409));
-        for body in ["", "<html>stack trace</html>", r#"{"error":"boom"}"#, r#"{"error":{"code":"lower"}}"#] {
+        assert_eq!(
+            (d.code.as_str(), d.retryable, status),
+            ("SESSION_BUSY", true, 409)
+        );
+        for body in [
+            "",
+            "<html>stack trace</html>",
+            r#"{"error":"boom"}"#,
+            r#"{"error":{"code":"lower"}}"#,
+        ] {
             let (d, status) = post_failure(502, body);
-            assert_eq!((d.code.as_str(), d.retryable, status), ("CHAT_POST_FAILED", true, 502), "{body}");
+            assert_eq!(
+                (d.code.as_str(), d.retryable, status),
+                ("CHAT_POST_FAILED", true, 502),
+                "{body}"
+            );
         }
     }
 

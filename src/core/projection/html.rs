@@ -103,10 +103,10 @@ fn tool_html(part: &Value) -> String {
     };
     let call_id = escape(field(part, "toolCallId").unwrap_or(""));
     let name = escape(field(part, "name").unwrap_or("tool"));
-    let args = part
-        .get("args")
-        .and_then(Value::as_object)
-        .map_or_else(|| Value::Object(Map::new()).to_string(), |a| Value::Object(a.clone()).to_string());
+    let args = part.get("args").and_then(Value::as_object).map_or_else(
+        || Value::Object(Map::new()).to_string(),
+        |a| Value::Object(a.clone()).to_string(),
+    );
     let confirm = status == "requires_confirmation";
     let mut html = format!(
         r#"<div class="tool-card{}" data-tool-call-id="{call_id}" data-status="{status}"><div class="tool-head"><span class="tool-name">{name}</span><span class="badge">{}</span></div><code class="tool-args">{}</code>"#,
@@ -115,10 +115,16 @@ fn tool_html(part: &Value) -> String {
         escape(&args)
     );
     if let Some(result) = field(part, "result") {
-        html.push_str(&format!(r#"<div class="tool-result">{}</div>"#, escape(result)));
+        html.push_str(&format!(
+            r#"<div class="tool-result">{}</div>"#,
+            escape(result)
+        ));
     }
     if let Some(error) = field(part, "error") {
-        html.push_str(&format!(r#"<div class="tool-error">{}</div>"#, escape(error)));
+        html.push_str(&format!(
+            r#"<div class="tool-error">{}</div>"#,
+            escape(error)
+        ));
     }
     if confirm {
         html.push_str(&format!(
@@ -148,20 +154,38 @@ mod tests {
             json!({ "type": "tool", "messageId": "a2", "toolCallId": "c2", "name": "transfer", "args": { "amount": 250 }, "status": "requires_confirmation" }),
         ];
         let html = render_messages_html(&parts);
-        assert_eq!(html.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["u1", "a1", "a2"]);
+        assert_eq!(
+            html.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
+            ["u1", "a1", "a2"]
+        );
         assert_eq!(
             html[0].html,
             r#"<article class="msg user" data-message-id="u1"><div class="bubble"><div class="text">&lt;b&gt;hi&lt;/b&gt; &amp; &quot;you&quot;</div></div></article>"#
         );
-        assert!(html[1].html.starts_with(r#"<article class="msg assistant streaming" data-message-id="a1">"#));
-        assert!(html[1].html.contains(r#"data-tool-call-id="c&quot;1" data-status="complete""#));
-        assert!(html[1].html.contains(r#"<code class="tool-args">{&quot;q&quot;:&quot;&lt;x&gt;&quot;}</code>"#));
-        assert!(html[1].html.contains(r#"<div class="tool-result">r&lt;1&gt;</div>"#));
+        assert!(html[1]
+            .html
+            .starts_with(r#"<article class="msg assistant streaming" data-message-id="a1">"#));
+        assert!(html[1]
+            .html
+            .contains(r#"data-tool-call-id="c&quot;1" data-status="complete""#));
+        assert!(html[1]
+            .html
+            .contains(r#"<code class="tool-args">{&quot;q&quot;:&quot;&lt;x&gt;&quot;}</code>"#));
+        assert!(html[1]
+            .html
+            .contains(r#"<div class="tool-result">r&lt;1&gt;</div>"#));
         // A call waiting for a person is drawn distinctly, with the slot for the decision.
-        assert!(html[2].html.starts_with(r#"<article class="msg assistant" data-message-id="a2">"#));
+        assert!(html[2]
+            .html
+            .starts_with(r#"<article class="msg assistant" data-message-id="a2">"#));
         assert!(html[2].html.contains(r#"class="tool-card needs-confirmation" data-tool-call-id="c2" data-status="requires_confirmation""#));
-        assert!(html[2].html.contains(r#"<div class="tool-confirmation" data-tool-call-id="c2">"#));
-        assert_eq!(render_conversation_html(&parts), html.iter().map(|m| m.html.as_str()).collect::<String>());
+        assert!(html[2]
+            .html
+            .contains(r#"<div class="tool-confirmation" data-tool-call-id="c2">"#));
+        assert_eq!(
+            render_conversation_html(&parts),
+            html.iter().map(|m| m.html.as_str()).collect::<String>()
+        );
         assert!(!render_conversation_html(&parts).contains("<b>"));
     }
 
@@ -172,7 +196,10 @@ mod tests {
             json!({ "type": "tool", "messageId": "x", "toolCallId": "c", "name": "n", "status": "\"><script>" }),
         ];
         let html = render_conversation_html(&parts);
-        assert!(html.starts_with(r#"<article class="msg assistant" data-message-id="x">"#), "{html}");
+        assert!(
+            html.starts_with(r#"<article class="msg assistant" data-message-id="x">"#),
+            "{html}"
+        );
         assert!(html.contains(r#"data-status="pending""#));
         assert!(!html.contains("<script>"));
         assert_eq!(render_conversation_html(&[]), "");

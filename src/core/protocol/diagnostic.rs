@@ -90,6 +90,30 @@ impl Serialize for ExtendedDiagnostic<'_> {
     }
 }
 
+/// A failure table whose rows are `(HTTP status, code, literal message, retryable)`: the
+/// status, the versioned diagnostic and the pre-stream error body follow from the row.
+pub trait FailureRow: Copy {
+    fn row(self) -> (u16, &'static str, &'static str, bool);
+
+    fn status(self) -> u16 {
+        self.row().0
+    }
+
+    fn diagnostic(self) -> TurnDiagnostic {
+        let (_, code, message, retryable) = self.row();
+        TurnDiagnostic {
+            code: code.into(),
+            message: message.into(),
+            retryable,
+        }
+    }
+
+    /// `{"error":{"version":1,"code","message","retryable"}}`.
+    fn error_body_json(self) -> String {
+        self.diagnostic().error_body_json(None)
+    }
+}
+
 /// `^[A-Z][A-Z0-9_]*$`
 pub fn is_diagnostic_code(s: &str) -> bool {
     let mut bytes = s.bytes();

@@ -2,7 +2,7 @@
 //! versioned JSON body `{"error":{"version":1,"code","message","retryable"}}`; none echoes the
 //! request's values back.
 
-use crate::core::protocol::TurnDiagnostic;
+pub use crate::core::protocol::diagnostic::FailureRow;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SandboxFailure {
@@ -23,9 +23,11 @@ impl SandboxFailure {
         Self::Cancelled,
         Self::Internal,
     ];
+}
 
+impl FailureRow for SandboxFailure {
     #[rustfmt::skip]
-    pub const fn row(self) -> (u16, &'static str, &'static str, bool) {
+    fn row(self) -> (u16, &'static str, &'static str, bool) {
         match self {
             Self::MethodNotAllowed => (405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET and HEAD are supported.", false),
             Self::UriInvalid => (400, "SANDBOX_URI_INVALID", "Expected a ui:// resource URI in ?uri=.", false),
@@ -34,22 +36,5 @@ impl SandboxFailure {
             Self::Cancelled => (499, "REQUEST_CANCELLED", "The sandbox request was cancelled.", true),
             Self::Internal => (500, "SANDBOX_INTERNAL", "The sandbox request failed.", true),
         }
-    }
-
-    pub const fn status(self) -> u16 {
-        self.row().0
-    }
-
-    pub fn diagnostic(self) -> TurnDiagnostic {
-        let (_, code, message, retryable) = self.row();
-        TurnDiagnostic {
-            code: code.into(),
-            message: message.into(),
-            retryable,
-        }
-    }
-
-    pub fn error_body_json(self) -> String {
-        self.diagnostic().error_body_json(None)
     }
 }

@@ -7,7 +7,7 @@
 //! upstream failure becomes (a versioned diagnostic of its own: an upstream error body never
 //! reaches the client).
 
-use crate::core::protocol::TurnDiagnostic;
+pub use crate::core::protocol::diagnostic::FailureRow;
 
 /// Request headers passed to the upstream: what a Durable Streams read or append needs.
 const FORWARDED_REQUEST_HEADERS: &[&str] = &[
@@ -113,9 +113,11 @@ impl ProxyFailure {
         Self::UpstreamRefused,
         Self::UpstreamFailed,
     ];
+}
 
+impl FailureRow for ProxyFailure {
     #[rustfmt::skip]
-    pub const fn row(self) -> (u16, &'static str, &'static str, bool) {
+    fn row(self) -> (u16, &'static str, &'static str, bool) {
         match self {
             Self::MethodNotAllowed => (405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET, HEAD and POST are supported.", false),
             Self::NotARequest => (500, "STREAM_PROXY_INTERNAL", "The stream request could not be served.", true),
@@ -134,24 +136,6 @@ impl ProxyFailure {
             Self::UpstreamRefused => (502, "STREAM_UPSTREAM_REFUSED", "The stream server refused the request.", false),
             Self::UpstreamFailed => (502, "STREAM_UPSTREAM_FAILED", "The stream server failed; try again later.", true),
         }
-    }
-
-    pub const fn status(self) -> u16 {
-        self.row().0
-    }
-
-    pub fn diagnostic(self) -> TurnDiagnostic {
-        let (_, code, message, retryable) = self.row();
-        TurnDiagnostic {
-            code: code.into(),
-            message: message.into(),
-            retryable,
-        }
-    }
-
-    /// `{"error":{"version":1,"code","message","retryable"}}`.
-    pub fn error_body_json(self) -> String {
-        self.diagnostic().error_body_json(None)
     }
 }
 
@@ -182,7 +166,11 @@ mod tests {
     #[test]
     fn upstream_answers_map_to_the_clients_diagnostics() {
         let check = |status, epoch, expected: Option<ProxyFailure>| {
-            assert_eq!(upstream_failure(status, epoch), expected, "{status} {epoch}");
+            assert_eq!(
+                upstream_failure(status, epoch),
+                expected,
+                "{status} {epoch}"
+            );
         };
         for status in [200, 204, 206, 304] {
             check(status, false, None);
@@ -203,19 +191,49 @@ mod tests {
 
     #[test]
     fn headers_in_and_out() {
-        for name in ["accept", "if-none-match", "producer-epoch", "stream-seq", "content-type"] {
+        for name in [
+            "accept",
+            "if-none-match",
+            "producer-epoch",
+            "stream-seq",
+            "content-type",
+        ] {
             assert!(forwards_request_header(name), "{name}");
         }
-        for name in ["authorization", "cookie", "host", "accept-encoding", "x-forwarded-for", "origin"] {
+        for name in [
+            "authorization",
+            "cookie",
+            "host",
+            "accept-encoding",
+            "x-forwarded-for",
+            "origin",
+        ] {
             assert!(!forwards_request_header(name), "{name}");
         }
-        for name in ["content-type", "stream-next-offset", "cache-control", "etag", "stream-cursor"] {
+        for name in [
+            "content-type",
+            "stream-next-offset",
+            "cache-control",
+            "etag",
+            "stream-cursor",
+        ] {
             assert!(passes_response_header(name), "{name}");
         }
-        for name in ["content-length", "content-encoding", "set-cookie", "transfer-encoding", "www-authenticate"] {
+        for name in [
+            "content-length",
+            "content-encoding",
+            "set-cookie",
+            "transfer-encoding",
+            "www-authenticate",
+        ] {
             assert!(!passes_response_header(name), "{name}");
         }
-        for name in ["stream-next-offset", "producer-epoch", "producer-expected-seq", "retry-after"] {
+        for name in [
+            "stream-next-offset",
+            "producer-epoch",
+            "producer-expected-seq",
+            "retry-after",
+        ] {
             assert!(keeps_on_failure(name), "{name}");
         }
         for name in ["content-type", "x-upstream-debug", "server", "set-cookie"] {
@@ -231,7 +249,9 @@ mod tests {
             let d = failure.diagnostic();
             assert!(is_diagnostic_code(&d.code), "{}", d.code);
             assert!((400..=599).contains(&failure.status()), "{failure:?}");
-            assert!(failure.error_body_json().starts_with(r#"{"error":{"version":1,"code":""#));
+            assert!(failure
+                .error_body_json()
+                .starts_with(r#"{"error":{"version":1,"code":""#));
         }
     }
 }
