@@ -116,9 +116,7 @@ test('cancelling one reader leaves its peers reading; cancelling the last closes
   // The stayer broke out of its loop (its iterator returned): it was the last reader, so the
   // read closed and nothing reads any more.
   await sleep(50);
-  const open = recording.sse().filter((r) => !r.aborted && r.status === 200);
   assert.ok(recording.sse().at(-1).aborted, 'the last read was aborted when the last reader left');
-  assert.ok(open.length <= recording.sse().length);
   const before = recording.sse().length;
   await sleep(700);
   assert.equal(recording.sse().length, before, 'no read starts without a reader');
