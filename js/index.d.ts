@@ -481,6 +481,9 @@ export class ChatProjection {
   feed(chunk: unknown): void;
   feedAll(chunks: unknown[]): void;
   snapshot(): ChatSnapshot;
+  /** The markup of each message now (`renderChatMessages` of the render parts). */
+  renderMessages(): { id: string; html: string }[];
+  readonly activeRunId: string | null;
   readonly chunkCount: number;
 }
 

@@ -468,3 +468,17 @@ fn a_fetch_that_fails_before_answering_counts_as_a_failure() {
     );
     assert_eq!(c.response(1, 200, true, 0), [], "stale");
 }
+
+#[test]
+fn appends_that_arrive_together_are_one_delivery() {
+    let mut c = open();
+    let both = format!(
+        "{}{}",
+        append(&[chunk(1)], 10),
+        append(&[chunk(2), chunk(3)], 20)
+    );
+    assert_eq!(
+        c.body(1, both.as_bytes()),
+        [deliver(&[1], vec![chunk(1), chunk(2), chunk(3)])]
+    );
+}

@@ -10,13 +10,14 @@
 //! server refused the read).
 
 use js_sys::{Array, Object};
-use serde_json::Value;
+use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 use web_sys::Url;
 
 use crate::core::checks::is_safe_id;
 use crate::core::connection::turn::{input_of, post_failure, stop_body, submit_body, PostIds};
-use crate::core::connection::{Action, Connection, ConnectionFailure, ReadOffset};
+use crate::core::connection::{Action, Connection, ReadOffset};
 use crate::core::protocol::TurnDiagnostic;
 use crate::web::convert::{from_json, js_error, to_json};
 use crate::web::js::{get, set};
@@ -244,7 +245,7 @@ impl ChatConnectionCore {
     #[wasm_bindgen(js_name = postFailure)]
     pub fn post_failure(&self, status: u16, body: &str) -> JsValue {
         let (diagnostic, status) = post_failure(status, body);
-        diagnostic_js(&diagnostic, Some(status))
+        from_json(&diagnostic_json(&diagnostic, Some(status)))
     }
 
     /// The `client.turn.submit` body for `messages` (a string, or messages whose last user
@@ -302,74 +303,55 @@ impl ChatConnectionCore {
         url.href()
     }
 
+    /// The actions as JS values, built as one JSON text and parsed once by the host (far fewer
+    /// boundary crossings than setting each field: a body piece can carry dozens of chunks).
     fn actions(&self, actions: Vec<Action>) -> Array {
-        let out = Array::new();
-        for action in actions {
-            out.push(&self.action(action).into());
-        }
-        out
+        let list: Vec<Value> = actions.into_iter().map(|a| self.action(a)).collect();
+        from_json(&Value::Array(list)).unchecked_into()
     }
 
-    fn action(&self, action: Action) -> Object {
-        let out = Object::new();
+    fn action(&self, action: Action) -> Value {
         match action {
             Action::Connect {
                 generation,
                 offset,
                 cursor,
-            } => {
-                set(&out, "type", "connect");
-                set(&out, "generation", generation as f64);
-                set(&out, "url", self.read_url(&offset, cursor.as_deref()));
-            }
-            Action::Abort { generation } => {
-                set(&out, "type", "abort");
-                set(&out, "generation", generation as f64);
-            }
+            } => json!({
+                "type": "connect",
+                "generation": generation,
+                "url": self.read_url(&offset, cursor.as_deref()),
+            }),
+            Action::Abort { generation } => json!({ "type": "abort", "generation": generation }),
             Action::Wait {
                 generation,
                 delay_ms,
-            } => {
-                set(&out, "type", "wait");
-                set(&out, "generation", generation as f64);
-                set(&out, "delayMs", delay_ms as f64);
-            }
+            } => json!({ "type": "wait", "generation": generation, "delayMs": delay_ms }),
             Action::Deliver { readers, chunks } => {
-                set(&out, "type", "deliver");
-                set(&out, "readers", ids_array(&readers));
-                set(&out, "chunks", from_json(&Value::Array(chunks)));
+                json!({ "type": "deliver", "readers": readers, "chunks": chunks })
             }
             Action::End { readers, failure } => {
-                set(&out, "type", "end");
-                set(&out, "readers", ids_array(&readers));
+                let mut end = json!({ "type": "end", "readers": readers });
                 if let Some(failure) = failure {
-                    set(&out, "error", failure_js(failure));
+                    end["error"] = diagnostic_json(&failure.diagnostic(), failure.status());
                 }
+                end
             }
         }
-        out
     }
-}
-
-fn failure_js(failure: ConnectionFailure) -> JsValue {
-    diagnostic_js(&failure.diagnostic(), failure.status())
 }
 
 /// `{ version: 1, code, message, retryable, status? }`.
-fn diagnostic_js(diagnostic: &TurnDiagnostic, status: Option<u16>) -> JsValue {
-    let out = Object::new();
-    set(&out, "version", 1);
-    set(&out, "code", diagnostic.code.as_str());
-    set(&out, "message", diagnostic.message.as_str());
-    set(&out, "retryable", diagnostic.retryable);
+fn diagnostic_json(diagnostic: &TurnDiagnostic, status: Option<u16>) -> Value {
+    let mut out = json!({
+        "version": 1,
+        "code": diagnostic.code,
+        "message": diagnostic.message,
+        "retryable": diagnostic.retryable,
+    });
     if let Some(status) = status {
-        set(&out, "status", status);
+        out["status"] = json!(status);
     }
-    out.into()
-}
-
-fn ids_array(ids: &[u64]) -> Array {
-    ids.iter().map(|id| JsValue::from(*id as f64)).collect()
+    out
 }
 
 fn ids<'a>(session_id: &'a str, turn_id: &'a str, event_id: &'a str, now_ms: f64) -> PostIds<'a> {

@@ -130,6 +130,21 @@ impl ChatProjectionHandle {
         snapshot_of(&self.inner).into()
     }
 
+    /// `[{ id, html }]`: the markup of each message now (`renderChatMessages` of the render
+    /// parts, without building the rest of a snapshot: what a live page redraws from).
+    #[wasm_bindgen(js_name = renderMessages)]
+    pub fn render_messages(&self) -> Array {
+        let parts =
+            serde_json::to_value(render_parts(self.inner.messages())).unwrap_or(Value::Null);
+        messages_html_js(parts.as_array().map_or(&[][..], Vec::as_slice))
+    }
+
+    /// The run started and not yet ended, if any.
+    #[wasm_bindgen(getter, js_name = activeRunId)]
+    pub fn active_run_id(&self) -> Option<String> {
+        self.inner.active_run().map(str::to_owned)
+    }
+
     /// Chunks fed so far.
     #[wasm_bindgen(getter, js_name = chunkCount)]
     pub fn chunk_count(&self) -> f64 {
@@ -209,12 +224,16 @@ pub fn render_chat_html(render_parts: JsValue) -> Result<String, JsValue> {
 /// page replaces only the messages that changed.
 #[wasm_bindgen(js_name = renderChatMessages)]
 pub fn render_chat_messages(render_parts: JsValue) -> Result<Array, JsValue> {
+    Ok(messages_html_js(&parts_of(&render_parts)?))
+}
+
+fn messages_html_js(parts: &[Value]) -> Array {
     let out = Array::new();
-    for message in render_messages_html(&parts_of(&render_parts)?) {
+    for message in render_messages_html(parts) {
         let item = Object::new();
         set(&item, "id", message.id);
         set(&item, "html", message.html);
         out.push(&item);
     }
-    Ok(out)
+    out
 }

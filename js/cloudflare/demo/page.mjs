@@ -5,12 +5,12 @@
 //
 // - One `createChatConnection` for the page, continuing from the seed's offset: one SSE read,
 //   shared by every pane (each pane is its own logical reader).
-// - Each pane projects what it reads with its own `ChatProjection` and redraws the messages that
-//   changed with `renderChatMessages` (the server's renderer).
+// - Each pane projects what it reads with its own `ChatProjection` and redraws the messages whose
+//   markup changed (`projection.renderMessages()`: the server's renderer, renderChatHtml's).
 // - Send posts `client.turn.submit`; the turn's own answer (NDJSON snapshots, read through the
 //   wasm snapshot cursor) fills the status line, while the conversation comes from the stream,
 //   as in every other tab. Stop posts `client.turn.stop` for the running turn, from any tab.
-import { ChatProjection, createChatConnection, renderChatMessages } from '/turnkeep/js/browser.mjs';
+import { ChatProjection, createChatConnection } from '/turnkeep/js/browser.mjs';
 
 const $ = (id) => document.getElementById(id);
 const seed = JSON.parse($('seed').textContent);
@@ -46,8 +46,7 @@ function follow(pane) {
   let scheduled = false;
   const draw = () => {
     scheduled = false;
-    const messages = renderChatMessages(projection.snapshot().renderParts);
-    patch(list, shown, messages);
+    patch(list, shown, projection.renderMessages());
     showState();
   };
   (async () => {

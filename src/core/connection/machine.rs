@@ -402,10 +402,19 @@ impl Connection {
         for backlog in self.readers.values_mut() {
             *backlog += chunks.len();
         }
-        out.push(Action::Deliver {
-            readers: self.readers.keys().copied().collect(),
-            chunks,
-        });
+        let readers: Vec<ReaderId> = self.readers.keys().copied().collect();
+        // Appends that arrive together reach the same readers in one delivery.
+        if let Some(Action::Deliver {
+            readers: last,
+            chunks: queued,
+        }) = out.last_mut()
+        {
+            if *last == readers {
+                queued.extend(chunks);
+                return;
+            }
+        }
+        out.push(Action::Deliver { readers, chunks });
     }
 
     /// The event stream of `generation` broke (an oversized or unreadable event): drop it and
