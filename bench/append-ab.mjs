@@ -1,3 +1,7 @@
+// NOTE: written for the JS-shell Worker (it swaps js/cloudflare/session-stream.mjs, which is gone
+// since the Worker and its objects are Rust in pkg-worker/); to compare two Worker builds use
+// bench/worker-cpu.mjs (two trees side by side). Kept for the record of its measurements.
+//
 // A/B benchmark (a script, not a test): one acknowledged append at a time against the session
 // stream Worker on the workerd binary, the working tree (B) against a git revision (A) of the
 // files that make up the append path, in interleaved rounds (alternating which side goes first)
@@ -7,8 +11,8 @@
 //
 //   node bench/append-ab.mjs [REV] [--pkg DIR]
 //
-// REV (default HEAD) supplies A's js/cloudflare/*.mjs; --pkg DIR supplies A's pkg/ files (a copy
-// of an earlier build), else A uses the current pkg/. Prints each side's median rate and p50/p90
+// REV (default HEAD) supplies A's js/cloudflare/*.mjs; --pkg DIR supplies A's pkg-worker/ files (a
+// copy of an earlier Worker build), else A uses the current pkg-worker/. Prints each side's median rate and p50/p90
 // latency and the workerd process's CPU time per append (user + system, from /proc) over BENCH_ROUNDS (default 5) rounds of BENCH_APPENDS (default 1000) appends, and B/A.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,8 +33,8 @@ const FILES = ['js/cloudflare/session-stream.mjs', 'js/cloudflare/worker.mjs'];
 const overrides = {};
 for (const file of FILES) overrides[file] = execFileSync('git', ['show', `${rev}:${file}`], { cwd: ROOT, encoding: 'utf8' });
 if (pkgDir) {
-  overrides['pkg/turnkeep.js'] = readFileSync(join(pkgDir, 'turnkeep.js'), 'utf8');
-  overrides['pkg/turnkeep_bg.wasm'] = readFileSync(join(pkgDir, 'turnkeep_bg.wasm'));
+  overrides['pkg-worker/turnkeep.js'] = readFileSync(join(pkgDir, 'turnkeep.js'), 'utf8');
+  overrides['pkg-worker/turnkeep_bg.wasm'] = readFileSync(join(pkgDir, 'turnkeep_bg.wasm'));
 }
 
 async function run({ baseUrl, pid }, name) {

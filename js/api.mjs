@@ -1,18 +1,32 @@
-// The public JS surface, shared by every entry point (node, browser, workerd).
+// The public JS surface, shared by every entry point (node, browser, edge-light, workerd).
 // Each entry point instantiates the wasm module its own way, then re-exports this module.
 // The functions call into wasm lazily, so importing them before instantiation is safe.
 
+// The turn and session protocol, with AgentsKit Chat's signatures and result shapes.
 export {
   version,
   decodeTurnEvent,
   encodeTurnEvent,
   createTurnSnapshotCursor,
-  TurnSnapshotCursor,
+  createSnapshotEvent,
+  snapshotMessages,
   decodeSessionSnapshot,
   resumeChatSession,
   createMemorySessionStorage,
   MemorySessionStorage,
 } from '../pkg/turnkeep.js';
+
+// Component frames and the ordered assistant content envelope (AgentsKit Chat's protocol package).
+export {
+  decodeComponentFrame,
+  isComponentFrameCandidate,
+  createSelectionEvent,
+  createInteractionEvent,
+  createAssistantContentEncoder,
+  decodeAssistantContent,
+  isAssistantContentCandidate,
+} from '../pkg/turnkeep.js';
+export * from './protocol.mjs';
 
 // The chat handler (Rust, over Web Request/Response/ReadableStream).
 export { createChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
@@ -28,9 +42,11 @@ export {
   projectChatSnapshot,
   ChatProjection,
   resolveChatSnapshot,
+  toChatResponse,
   renderChatHtml,
   renderChatMessages,
 } from '../pkg/turnkeep.js';
+export { ChatProducerError } from './errors.mjs';
 
 // The live connection (one SSE read per connection, shared by its readers; rules in Rust), and
 // the chat-stream proxy a browser reads its session's stream through (Rust).

@@ -24,13 +24,14 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
 /**
  * A chat definition: what `resolveDefinition(context)` returns to `createChatHandler`.
- * @returns a frozen `{ id, revision, model, memory, tools, maxToolIterations, initialMessages }`
+ * @returns a frozen `{ id, revision, model, memory, tools, maxToolIterations, initialMessages,
+ *   conversation? }` (`conversation`, a statechart, is checked where it is used, in Rust)
  * @throws Error with `code: 'SERVER_INVALID_CONFIG'` naming the first bad field
  */
 export function defineChat(options) {
   const where = 'defineChat';
   if (!isObject(options)) invalid(where, 'options must be an object');
-  const { id, revision, model, memory, tools = [], maxToolIterations = TOOL_ITERATIONS_MAX_DEFAULT, initialMessages = [] } = options;
+  const { id, revision, model, memory, tools = [], maxToolIterations = TOOL_ITERATIONS_MAX_DEFAULT, initialMessages = [], conversation } = options;
   if (typeof id !== 'string' || !SAFE_ID.test(id)) invalid(where, 'id must be a SafeId (1 to 128 of A-Z a-z 0-9 . _ : -, starting alphanumeric)');
   if (!Number.isSafeInteger(revision) || revision < 1) invalid(where, 'revision must be a positive safe integer');
   checkModel(where, model);
@@ -42,6 +43,7 @@ export function defineChat(options) {
     invalid(where, `maxToolIterations must be an integer from 0 to ${TOOL_ITERATIONS_MAX}`);
   }
   if (!Array.isArray(initialMessages)) invalid(where, 'initialMessages must be an array of messages');
+  if (conversation !== undefined && !isObject(conversation)) invalid(where, 'conversation must be a statechart object when given');
   return Object.freeze({
     id,
     revision,
@@ -50,6 +52,7 @@ export function defineChat(options) {
     tools: checkedTools,
     maxToolIterations,
     initialMessages: Object.freeze([...initialMessages]),
+    ...(conversation === undefined ? {} : { conversation }),
   });
 }
 
@@ -95,15 +98,15 @@ export function createOpenAICompatibleModel(options) {
 }
 
 function checkModel(where, model) {
-  if (!isObject(model)) invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel() or an object with stream()');
+  if (!isObject(model)) invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel(), an object with stream() or an AgentsKit adapter');
   if (model.kind === DEMO_MODEL_KIND) {
     createDemoModel({ chunkDelayMs: model.chunkDelayMs }); // re-check a hand-built descriptor
   } else if (model.kind === OPENAI_COMPATIBLE_MODEL_KIND) {
     createOpenAICompatibleModel(model);
   } else if (typeof model.kind === 'string' && model.kind.startsWith('turnkeep.')) {
     invalid(where, `model.kind ${JSON.stringify(model.kind)} is not a model this version knows`);
-  } else if (typeof model.stream !== 'function') {
-    invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel() or an object with stream(request, { signal })');
+  } else if (typeof model.stream !== 'function' && typeof model.createSource !== 'function') {
+    invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel(), an object with stream(request, { signal }) or an AgentsKit adapter (createSource)');
   }
 }
 
@@ -124,7 +127,7 @@ function checkTools(where, tools) {
     if (tool.requiresConfirmation !== undefined && typeof tool.requiresConfirmation !== 'boolean') {
       invalid(where, `${at}.requiresConfirmation must be a boolean when given`);
     }
-    if (typeof tool.execute !== 'function') invalid(where, `${at}.execute must be a function (args, { signal })`);
+    if (typeof tool.execute !== 'function') invalid(where, `${at}.execute must be a function (args, { signal, toolCallId, idempotencyKey? })`);
   });
   return Object.freeze([...tools]);
 }

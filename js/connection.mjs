@@ -152,10 +152,9 @@ export function createChatConnection(options) {
       const cursor = createTurnSnapshotCursor(core.sessionId);
       let snapshot;
       for await (const line of ndjsonLines(response.body)) {
-        const event = cursor.accept(line);
-        if (event) {
-          snapshot = event;
-          onSnapshot?.(event);
+        if (cursor.apply(line)) {
+          snapshot = cursor.getSnapshot();
+          onSnapshot?.(snapshot);
         }
       }
       return { turnId, snapshot };

@@ -79,6 +79,35 @@ export interface SnapshotPayload {
   usage: Usage;
   error?: TurnDiagnostic;
   lineage?: Lineage;
+  /**
+   * turnkeep (additive): the session's tool confirmations that are not final, and any this turn
+   * resolved or created. Absent when there are none.
+   */
+  confirmations?: Confirmation[];
+}
+
+/** A tool call waiting for (or past) a person's decision, as the session envelope holds it. */
+export interface Confirmation {
+  /** `confirm-<toolCallId>`: what `client.confirmation.resolve` takes. */
+  token: SafeId;
+  /** The tool's name (`tool:<name>` for a name that starts with `_` or `-`). */
+  action: SafeId;
+  input: Record<string, unknown>;
+  toolCallId: SafeId;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+  status: ConfirmationStatus;
+}
+
+/**
+ * turnkeep (additive, v1): a person's decision about a confirmation, posted to the chat
+ * endpoint. `turnId` is the turn that proposed it. The request that wins the decision gets the
+ * continuation as an NDJSON stream of snapshots (its `turnId` is the token); any other gets
+ * `{ confirmation: { version: 1, ...Confirmation } }` (200 final, 202 still being processed).
+ */
+export interface ConfirmationResolveEvent extends TurnEnvelope {
+  event: 'client.confirmation.resolve';
+  payload: { token: SafeId; decision: 'approve' | 'reject'; /** at most 1024 characters */ reason?: string };
 }
 
 export interface TurnSubmitEvent extends TurnEnvelope {
@@ -98,10 +127,17 @@ export interface TurnDiagnosticEvent extends TurnEnvelope {
 
 export type TurnEvent = TurnSubmitEvent | TurnSnapshotEvent | TurnDiagnosticEvent;
 
-/** Why an input is not a turn event. Returned to the caller, never sent on the wire. */
-export interface TurnDecodeError {
+/**
+ * Why an input is not a turn event (AgentsKit Chat's `ProtocolDecodeDiagnostic`). Returned to
+ * the caller, never sent on the wire.
+ */
+export interface ProtocolDecodeDiagnostic {
   code: 'PROTOCOL_INVALID_PAYLOAD' | 'PROTOCOL_UNSUPPORTED_VERSION' | 'PROTOCOL_UNKNOWN_EVENT';
-  /** Names the failing field and rule; never echoes input values. */
+  /**
+   * The reference text: `Turn event is not valid JSON.`, `Turn event uses an unsupported protocol
+   * version.`, `Turn event kind is unknown.` or `Turn event payload is invalid.` It quotes nothing
+   * of the input; `encodeTurnEvent` throws an Error that names the failing field.
+   */
   message: string;
   retryable: false;
   /** The input's `eventId`, when it was a valid SafeId. */
@@ -110,31 +146,147 @@ export interface TurnDecodeError {
 
 export type DecodeTurnEventResult =
   | { ok: true; event: TurnEvent }
-  | { ok: false; error: TurnDecodeError };
+  | { ok: false; diagnostic: ProtocolDecodeDiagnostic };
 
-/** Decodes JSON text or a parsed value. The event comes back in canonical form. Never throws. */
+/**
+ * Decodes JSON text or a value. The event comes back in canonical form (unknown fields dropped).
+ * A value JSON cannot hold (a function, `NaN`, a `Date`, a getter, a cycle) anywhere in an object
+ * input makes it invalid: it is refused, not dropped. Never throws.
+ */
 export function decodeTurnEvent(input: unknown): DecodeTurnEventResult;
 
 /** Canonical compact JSON of a turn event. Throws an `Error` naming the field when invalid. */
 export function encodeTurnEvent(event: TurnEvent | string): string;
 
+type DeepReadonly<T> = T extends (infer U)[] ? readonly DeepReadonly<U>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+
 /**
- * Follows one session's snapshots: accepts the first valid snapshot, then only strictly greater
- * sequences. Other sessions, diagnostics, duplicates, stale and undecodable input are ignored.
+ * Follows one session's snapshots (AgentsKit's `TurnSnapshotCursor`): `apply` accepts the first
+ * valid snapshot, then only strictly greater sequences, and says whether it did. Other sessions,
+ * diagnostics, duplicates, stale and undecodable input are ignored (`false`).
  */
-export class TurnSnapshotCursor {
-  private constructor();
-  /** The snapshot event when it moves the cursor forward, else `undefined`. */
-  accept(value: unknown): TurnSnapshotEvent | undefined;
-  /** The sequence of the last accepted snapshot; `undefined` before the first. */
-  readonly lastSequence: number | undefined;
-  readonly sessionId: SafeId;
-  /** Releases the wasm memory now (otherwise released when garbage-collected). */
-  free(): void;
+export interface TurnSnapshotCursor {
+  apply(event: unknown): boolean;
+  /** The last accepted snapshot, deep-frozen; the same object until the next accepted one. */
+  getSnapshot(): DeepReadonly<TurnSnapshotEvent> | undefined;
 }
 
 /** Throws when `sessionId` is not a SafeId. */
 export function createTurnSnapshotCursor(sessionId: SafeId): TurnSnapshotCursor;
+
+/** AgentsKit's `Message`: the wire message with `createdAt` as a `Date`. */
+export type ChatMessage = Omit<Message, 'createdAt'> & { createdAt: Date };
+
+export interface CreateSnapshotEventOptions {
+  eventId: SafeId;
+  sessionId: SafeId;
+  turnId: SafeId;
+  sequence: number;
+  emittedAt: Timestamp;
+  /** AgentsKit Messages (`createdAt` a Date) or wire messages. */
+  messages: readonly (ChatMessage | Message)[];
+  status: TurnStatus;
+  usage: Usage;
+  lineage?: Lineage;
+  error?: TurnDiagnostic;
+}
+
+/** A `server.turn.snapshot` event in canonical form. Throws an `Error` naming the field when invalid. */
+export function createSnapshotEvent(options: CreateSnapshotEventOptions): TurnSnapshotEvent;
+
+/** The messages of a valid snapshot event, as AgentsKit Messages. Throws for anything else. */
+export function snapshotMessages(event: unknown): ChatMessage[];
+
+// ---- Component frames and the assistant content envelope (AgentsKit Chat's protocol package) ----
+
+export const TURN_PROTOCOL: 'agentskit.chat.turn';
+export const TURN_PROTOCOL_VERSION: 1;
+export const SESSION_PROTOCOL: 'agentskit.chat.session';
+export const SESSION_PROTOCOL_VERSION: 1;
+export const COMPONENT_PROTOCOL: 'agentskit.chat.component';
+export const COMPONENT_PROTOCOL_VERSION: 1;
+export const ASSISTANT_CONTENT_PROTOCOL: 'agentskit.chat.content';
+export const ASSISTANT_CONTENT_PROTOCOL_VERSION: 1;
+/** `\u001e` + `agentskit.chat.content/1` + `\n`: the header of a version 1 envelope. */
+export const ASSISTANT_CONTENT_PREFIX: string;
+/** UTF-8 bytes of a whole envelope. */
+export const ASSISTANT_CONTENT_MAX_BYTES: 262144;
+export const ASSISTANT_CONTENT_MAX_RECORDS: 512;
+
+export interface ComponentRenderFrame {
+  protocol: 'agentskit.chat.component';
+  version: 1;
+  type: 'render';
+  /** `^[a-z][a-z0-9-]{0,63}$` */
+  componentKey: string;
+  instanceId: SafeId;
+  /** Bounded JSON: at most 1000 values, depth 20, strings of 16384 UTF-16 units. */
+  props: unknown;
+  fallback: { kind: string; summary: string };
+}
+
+export interface ComponentSelectionEvent {
+  protocol: 'agentskit.chat.component';
+  version: 1;
+  type: 'select';
+  componentKey: string;
+  instanceId: SafeId;
+  choiceId: SafeId;
+}
+
+export interface ComponentInteractionEvent {
+  protocol: 'agentskit.chat.component';
+  version: 1;
+  type: 'interact';
+  componentKey: string;
+  instanceId: SafeId;
+  /** `^[a-z][a-z0-9-]{0,63}$` */
+  event: string;
+  value?: unknown;
+}
+
+export type DecodeComponentFrameResult =
+  | { ok: true; frame: ComponentRenderFrame }
+  | {
+      ok: false;
+      diagnostic: { code: 'COMPONENT_UNSUPPORTED_VERSION' | 'COMPONENT_UNKNOWN_TYPE' | 'COMPONENT_INVALID_FRAME'; message: string; retryable: false };
+    };
+
+/** A render frame from JSON text or a value, in canonical form. Never throws. */
+export function decodeComponentFrame(input: unknown): DecodeComponentFrameResult;
+/** Whether `input` (text or an object) names the component protocol, valid or not. */
+export function isComponentFrameCandidate(input: unknown): boolean;
+/** Throws an `Error` naming the failing field. */
+export function createSelectionEvent(frame: ComponentRenderFrame, choiceId: SafeId): ComponentSelectionEvent;
+/** Throws an `Error` naming the failing field; `value` must be bounded JSON. */
+export function createInteractionEvent(frame: ComponentRenderFrame, event: string, value?: unknown): ComponentInteractionEvent;
+
+export type AssistantContentPart =
+  | { kind: 'text'; text: string }
+  | { kind: 'component'; frame: ComponentRenderFrame };
+
+export interface AssistantContentEncoder {
+  /** The text to append for `part` (the first part carries the header). Throws naming the failing field. */
+  encode(part: AssistantContentPart): string;
+}
+
+export function createAssistantContentEncoder(): AssistantContentEncoder;
+
+export type DecodeAssistantContentResult =
+  | { ok: true; parts: readonly AssistantContentPart[]; complete: boolean }
+  | {
+      ok: false;
+      diagnostic: {
+        code: 'ASSISTANT_CONTENT_UNSUPPORTED_VERSION' | 'ASSISTANT_CONTENT_INVALID_RECORD' | 'ASSISTANT_CONTENT_LIMIT_EXCEEDED';
+        message: string;
+        retryable: false;
+      };
+    };
+
+/** Reads an envelope, also one still being streamed (`complete: false`). Never throws. */
+export function decodeAssistantContent(input: unknown): DecodeAssistantContentResult;
+/** A string that starts like an envelope (`\u001e`). */
+export function isAssistantContentCandidate(input: unknown): input is string;
 
 export type ConfirmationStatus =
   | 'pending' | 'approving' | 'rejecting' | 'expiring' | 'approved' | 'rejected' | 'expired';
@@ -162,58 +314,81 @@ export interface SessionSnapshot {
       toState: string;
     }[];
   };
-  confirmations: {
-    token: SafeId;
-    action: SafeId;
-    input: Record<string, unknown>;
-    toolCallId: SafeId;
-    expiresAt: number;
-    status: ConfirmationStatus;
-  }[];
+  confirmations: Confirmation[];
 }
 
-/** Why a stored session cannot be used. Never sent on the wire (clients see `SERVER_INTERNAL`). */
-export interface SessionError {
-  code:
-    | 'SESSION_INVALID_SNAPSHOT'
-    | 'SESSION_UNSUPPORTED_VERSION'
-    | 'SESSION_FOREIGN'
-    | 'SESSION_INCOMPATIBLE_DEFINITION'
-    | 'SESSION_INVALID_IDENTITY';
-  /** For logs. */
+/** Why a stored value is not a session envelope. Never sent on the wire (clients see `SERVER_INTERNAL`). */
+export interface SessionDecodeDiagnostic {
+  code: 'SESSION_INVALID_SNAPSHOT' | 'SESSION_UNSUPPORTED_VERSION';
+  /** `Session snapshot is not valid JSON.`, `... uses an unsupported version.` or `... payload is invalid.` */
   message: string;
   retryable: false;
 }
 
 export type DecodeSessionSnapshotResult =
-  | { ok: true; session: SessionSnapshot }
-  | { ok: false; error: SessionError };
+  | { ok: true; snapshot: SessionSnapshot }
+  | { ok: false; diagnostic: SessionDecodeDiagnostic };
 
 /** Decodes a stored value (object or JSON text); a v0 envelope comes back migrated to v1. */
 export function decodeSessionSnapshot(input: unknown): DecodeSessionSnapshotResult;
 
-export interface SessionIdentity {
+export interface ResumeChatSessionOptions {
   sessionId: SafeId;
-  definitionId: SafeId;
-  /** Defaults to 1. */
-  definitionRevision?: number;
-  /** The statechart's initial state, when the chat definition has a conversation. */
-  initialState?: string;
+  storage: SessionStorage;
+  /** The clock (default `new Date()`). */
+  now?(): Date;
+  /** Handed to every storage call that is not given its own. */
+  signal?: AbortSignal;
 }
 
-export type ResumeChatSessionResult =
-  | { ok: true; session: SessionSnapshot; /** absent for a new session */ expectedCursor?: number }
-  | { ok: false; error: SessionError };
+/**
+ * A conversation statechart (AgentsKit's `ConversationDefinition`). turnkeep validates a stored
+ * conversation against it (its decisions must replay to its state) and carries it through every
+ * save; it does not route turns by it. `match` and `response` of a route are not read.
+ */
+export interface ConversationDefinition {
+  initial: string;
+  states: Record<string, { on?: Record<string, string>; actions?: readonly string[] }>;
+  routes: readonly { id: SafeId; event: string; states?: readonly string[]; [other: string]: unknown }[];
+}
 
 /**
- * What a stored value means for the session a request expects. `null`/`undefined` starts a new
- * session at cursor 0. Throws only for a malformed call (no identity, bad `nowMs`).
+ * A resumed session (AgentsKit's `ChatSession`, without in-process confirmations: turnkeep
+ * resolves them over HTTP): turn claims, releases and saves are compare-and-set writes through the
+ * storage, run one at a time in call order. A lost write rejects with a `SessionConflictError`
+ * and commits nothing.
+ */
+export interface ChatSession {
+  readonly sessionId: SafeId;
+  readonly definitionId: SafeId;
+  readonly definitionRevision: number;
+  /** The definition's `chat`, as given. */
+  readonly chat: unknown;
+  updateChat<T>(chat: T): T;
+  /** The stored conversation, or `undefined` for a definition without a statechart. */
+  getConversationSnapshot(): SessionSnapshot['conversation'];
+  /** Not supported (throws): turnkeep resolves confirmations over HTTP (`client.confirmation.resolve`). */
+  createConfirmation(): never;
+  /** Saves the session with cursor + 1. */
+  persist(signal?: AbortSignal): Promise<void>;
+  getCursor(): number;
+  /** `true` when this turn now holds the lease; `false` when another does or `turnId` already finished. */
+  claimTurn(turnId: SafeId, leaseMs: number, signal?: AbortSignal): Promise<boolean>;
+  /** Ends the turn holding the lease; does nothing for another turn id. */
+  releaseTurn(turnId: SafeId, outcome: 'completed' | 'indeterminate', signal?: AbortSignal): Promise<void>;
+  /** Releases the wasm memory now (otherwise released when garbage-collected). */
+  free(): void;
+}
+
+/**
+ * Loads the session and resumes it (`null`/`undefined` from `load` starts a new one). Rejects
+ * with a `ConfigError` (`code: 'AK_CONFIG_INVALID'`) for a stored value that does not decode or
+ * belongs to another session or definition, and for a definition with `conversation`.
  */
 export function resumeChatSession(
-  stored: unknown,
-  identity: SessionIdentity,
-  nowMs: number,
-): ResumeChatSessionResult;
+  definition: { id: SafeId; revision?: number; conversation?: never },
+  options: ResumeChatSessionOptions,
+): Promise<ChatSession>;
 
 /** The SessionStorage port a host implements: atomic compare-and-set on `cursor`. */
 export interface SessionStorage {
@@ -289,7 +464,25 @@ export interface OpenAICompatibleModel {
   readonly includeUsage: boolean;
 }
 
-export type ChatModel = DemoModel | OpenAICompatibleModel | HostModel;
+/** A chunk an AgentsKit adapter streams (`@agentskit/core` `StreamChunk`). */
+export interface AgentsKitStreamChunk {
+  type: 'text' | 'tool_call' | 'tool_result' | 'reasoning' | 'usage' | 'error' | 'done';
+  content?: string;
+  /** A whole tool call; `args` is its JSON text. */
+  toolCall?: { id: string; name: string; args: string; result?: string };
+  usage?: Usage;
+  metadata?: Record<string, unknown>;
+}
+
+/** An AgentsKit adapter (`AdapterFactory`): `createSource(request)` returns `{ stream, abort }`. */
+export interface AgentsKitAdapter {
+  createSource(request: {
+    messages: ChatMessage[];
+    context?: { tools?: { name: string; description?: string; schema?: Record<string, unknown>; requiresConfirmation?: boolean }[] };
+  }): { stream(): AsyncIterableIterator<AgentsKitStreamChunk>; abort(): void };
+}
+
+export type ChatModel = DemoModel | OpenAICompatibleModel | HostModel | AgentsKitAdapter;
 
 /** A tool the model may call. JSON Schema `parameters`; `execute` must honour `signal`. */
 export interface ChatTool {
@@ -297,8 +490,20 @@ export interface ChatTool {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
+  /** A person must approve each call (`client.confirmation.resolve`) before it runs. */
   requiresConfirmation?: boolean;
-  execute(args: Record<string, unknown>, options: { signal: AbortSignal }): unknown;
+  execute(args: Record<string, unknown>, context: ToolContext): unknown;
+}
+
+export interface ToolContext {
+  /** Aborted when the turn stops. */
+  signal: AbortSignal;
+  toolCallId: string;
+  /**
+   * For a call a person approved: its confirmation token. turnkeep runs an approved call at
+   * most once per token; record the key with the effect to refuse a second one across crashes.
+   */
+  idempotencyKey?: SafeId;
 }
 
 export interface ChatDefinitionOptions {
@@ -310,6 +515,8 @@ export interface ChatDefinitionOptions {
   /** 0 to 50, default 5. */
   maxToolIterations?: number;
   initialMessages?: readonly Message[];
+  /** A conversation statechart: stored conversation state is validated against it. */
+  conversation?: ConversationDefinition;
 }
 
 export interface ChatDefinition {
@@ -320,10 +527,35 @@ export interface ChatDefinition {
   readonly tools: readonly ChatTool[];
   readonly maxToolIterations: number;
   readonly initialMessages: readonly Message[];
+  readonly conversation?: ConversationDefinition;
 }
 
 /** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` naming the first bad field. */
 export function defineChat(options: ChatDefinitionOptions): ChatDefinition;
+
+/** An AgentsKit `ChatMemory`: `save` is handed AgentsKit Messages (`createdAt` a Date). */
+export interface AgentsKitChatMemory {
+  load(options?: { signal?: AbortSignal }): (ChatMessage | Message)[] | Promise<(ChatMessage | Message)[]>;
+  save(messages: ChatMessage[], options?: { signal?: AbortSignal }): unknown;
+}
+
+/**
+ * AgentsKit Chat's `ChatDefinition`, as `resolveDefinition` may return it. `memory` is required
+ * (turnkeep saves every conversation); tools are turnkeep tools (`parameters`, `execute(args,
+ * { signal })`); conversation statecharts are not supported.
+ */
+export interface AgentsKitChatDefinition {
+  id: SafeId;
+  /** Defaults to 1. */
+  revision?: number;
+  chat: {
+    adapter: AgentsKitAdapter;
+    memory: AgentsKitChatMemory;
+    tools?: readonly ChatTool[];
+    maxToolIterations?: number;
+    initialMessages?: readonly (ChatMessage | Message)[];
+  };
+}
 
 /** The deterministic demo model (no network). `chunkDelayMs` 0 to 60000, default 20. */
 export function createDemoModel(options?: { chunkDelayMs?: number }): DemoModel;
@@ -341,7 +573,11 @@ export type AuthenticateResult<Context> = { ok: true; context: Context } | { ok:
 export interface ChatHandlerOptions<Context = unknown> {
   /** Runs before a byte of the body is read. Absent: anonymous (`context` undefined). */
   authenticate?(request: Request, signal: AbortSignal): AuthenticateResult<Context> | Promise<AuthenticateResult<Context>>;
-  resolveDefinition(context: Context, sessionId: SafeId, signal: AbortSignal): ChatDefinition | Promise<ChatDefinition>;
+  resolveDefinition(
+    context: Context,
+    sessionId: SafeId,
+    signal: AbortSignal,
+  ): ChatDefinition | AgentsKitChatDefinition | Promise<ChatDefinition | AgentsKitChatDefinition>;
   sessionStorage(context: Context, signal: AbortSignal): SessionStorage | Promise<SessionStorage>;
   /** Deadline of the whole turn, default 30000. */
   timeoutMs?: number;
@@ -360,6 +596,8 @@ export interface ChatHandlerOptions<Context = unknown> {
   sessionLog?(context: Context, sessionId: SafeId, signal: AbortSignal): SessionLog | undefined | Promise<SessionLog | undefined>;
   /** Every fault (host callback, storage, memory, model, tool, log), with what was thrown. */
   onError?(error: unknown, info: { stage: FaultStage; sessionId?: SafeId; turnId?: SafeId }): void;
+  /** How long a tool confirmation stays approvable, default 300000 (5 min). */
+  confirmationTtlMs?: number;
 }
 
 /** Where a fault happened (`onError`). */
@@ -373,10 +611,28 @@ export interface HandlerHost {
 }
 
 /**
- * `Request` in, `Response` out (an NDJSON stream of turn events, a stop answer, or a
- * diagnostic). Pass `host` (e.g. a Worker's `ctx`) so a turn outlives its response.
+ * `Request` in, `Response` out (an NDJSON stream of turn events, a stop answer, a confirmation
+ * answer, or a diagnostic). Pass `host` (e.g. a Worker's `ctx`) so a turn outlives its response.
  */
-export type ChatHandler = (request: Request, host?: HandlerHost) => Promise<Response>;
+export interface ChatHandler {
+  (request: Request, host?: HandlerHost): Promise<Response>;
+  /**
+   * Confirmations a crashed continuation left `approving` / `rejecting` / `expiring` (its lease
+   * lapsed). `context` is what `authenticate` would have given (storage is resolved from it).
+   */
+  listStuckConfirmations(sessionId: SafeId, options?: { context?: unknown; signal?: AbortSignal }): Promise<Confirmation[]>;
+  /**
+   * Finishes a stuck confirmation by compare-and-set, into `resolution` or by default the final
+   * status of its processing state (`approving` → `approved`: the tool may have run; it is never
+   * run again). Rejects with `code` `CONFIRMATION_NOT_FOUND`, `CONFIRMATION_NOT_STUCK`,
+   * `CONFIRMATION_INVALID_RESOLUTION` or a boundary code.
+   */
+  reconcileConfirmation(
+    sessionId: SafeId,
+    token: SafeId,
+    options?: { resolution?: 'approved' | 'rejected' | 'expired'; context?: unknown; signal?: AbortSignal },
+  ): Promise<Confirmation>;
+}
 
 /** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` for bad options. */
 export function createChatHandler<Context = unknown>(options: ChatHandlerOptions<Context>): ChatHandler;
@@ -461,6 +717,18 @@ export interface ChatSnapshot {
   nativeMessages: unknown[];
   /** The run (turn) started and not yet ended: what `client.turn.stop` names. */
   activeRunId: string | null;
+  /** The tool confirmations the log shows (tokens to resolve, and how each ended). */
+  confirmations: LogConfirmation[];
+}
+
+export interface LogConfirmation {
+  token: string;
+  toolCallId: string;
+  action?: string;
+  input: Record<string, unknown>;
+  /** Epoch milliseconds, when the log says. */
+  expiresAt?: number;
+  status: ConfirmationStatus;
 }
 
 /** The one projection: chunks in log order → the conversation. */
@@ -581,6 +849,87 @@ export interface ChatStreamProxyOptions {
  * Throws an Error with `code: 'STREAM_PROXY_INVALID_CONFIG'` for bad options.
  */
 export function createChatStreamProxy(options: ChatStreamProxyOptions): (input: Request | { req: Request }) => Promise<Response>;
+
+/** Why a session log refused an append. */
+export type ChatProducerErrorKind = 'stale-epoch' | 'sequence-gap' | 'stream-closed' | 'retryable' | 'failed';
+
+/**
+ * A refused append (`toChatResponse`, a log's `append`). `instanceof` holds for errors made by
+ * the wasm and by host logs alike. `currentEpoch` comes with 'stale-epoch' (a newer claim owns
+ * the turn; nothing from this writer was stored), `expectedSeq`/`receivedSeq` with 'sequence-gap'.
+ */
+export class ChatProducerError extends Error {
+  constructor(
+    message: string,
+    options: { kind: ChatProducerErrorKind; currentEpoch?: number; expectedSeq?: number; receivedSeq?: number; cause?: unknown },
+  );
+  readonly name: 'ChatProducerError';
+  readonly kind: ChatProducerErrorKind;
+  readonly currentEpoch?: number;
+  readonly expectedSeq?: number;
+  readonly receivedSeq?: number;
+}
+
+/** A TanStack AI UI message (`parts` kept whole, unknown part types included). */
+export interface ChatUIMessage {
+  id?: string;
+  role: 'user' | 'assistant' | 'system';
+  parts: Array<{ type: string; [key: string]: unknown }>;
+  metadata?: Record<string, unknown>;
+  createdAt?: string | Date;
+  [key: string]: unknown;
+}
+/** A TanStack AI model message: content (text or content parts), tool calls, tool results. */
+export interface ChatModelMessage {
+  id?: string;
+  role: 'user' | 'assistant' | 'system' | 'tool';
+  content: string | null | Array<{ type: string; [key: string]: unknown }>;
+  toolCalls?: Array<{ id: string; type?: 'function'; function: { name: string; arguments?: string } }>;
+  toolCallId?: string;
+  [key: string]: unknown;
+}
+/** The plain form. */
+export interface ChatPlainMessage {
+  id: string;
+  role: 'user' | 'assistant' | 'system';
+  content: string;
+}
+export type ChatSendMessage = ChatUIMessage | ChatModelMessage | ChatPlainMessage;
+
+export interface ChatResponseOptions {
+  /** The session's log, or a Durable Streams stream (`{ url, headers?, fetch? }`). */
+  target: SessionLog | DurableStreamsTarget;
+  /**
+   * Required. Called before the log is touched; false (or a falsy value) → 403
+   * `SESSION_FORBIDDEN`, a throw → 500 `SERVER_INTERNAL` (cause to `onError`). Pass `false` only
+   * where the caller authorized by other means (a background executor under its own claim).
+   */
+  authorize: ((request: Request, sessionId: SafeId | undefined) => boolean | Promise<boolean>) | false;
+  /** The request `authorize` checks (required with an `authorize` function). */
+  request?: Request;
+  /** Passed to `authorize` and `onError`. */
+  sessionId?: SafeId;
+  /** Messages to persist before the answer: echoed as text, then one native batch with the complete state. */
+  newMessages?: readonly ChatSendMessage[];
+  /** The host's model stream: TanStack AI / AG-UI chunks (`content` is dropped from TEXT_MESSAGE_CONTENT). */
+  source?: AsyncIterable<unknown> | Iterable<unknown>;
+  /** 'immediate' (default): 202 once the new messages are stored; 'await': 200 once everything is. */
+  mode?: 'immediate' | 'await';
+  /** Fencing: every chunk its own batch, seq = its index in the turn; the caller owns the epoch. */
+  producer?: { id: string; epoch: number };
+  /** Keeps the rest of an 'immediate' response alive (a Worker's `ctx.waitUntil`). */
+  waitUntil?: (promise: Promise<unknown>) => void;
+  /** Failures the client does not see (default `console.error`). */
+  onError?: (error: unknown, info: { stage: 'authorize' | 'newMessages' | 'source' | 'session-log'; sessionId?: SafeId }) => void;
+}
+
+/**
+ * Writes a session response for a host that runs its own model stream. Rejects with a
+ * `ChatProducerError` when the log refuses the new messages (both modes) or the source's chunks
+ * ('await'), with what the source threw ('await'), and with `code: 'SERVER_INVALID_CONFIG'` for
+ * bad options.
+ */
+export function toChatResponse(options: ChatResponseOptions): Promise<Response>;
 
 // ---- Node bridge ----
 

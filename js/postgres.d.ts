@@ -1,5 +1,5 @@
-// Types of `turnkeep/postgres`: durable SessionStorage and ChatMemory on PostgreSQL.
-import type { ChatMemory, Message, SafeId, SessionSnapshot, SessionStorage } from './index.js';
+// Types of `turnkeep/postgres`: durable SessionStorage, ChatMemory and session logs on PostgreSQL.
+import type { ChatMemory, Message, SafeId, SessionLogStore, SessionSnapshot, SessionStorage, StoreSessionLog } from './index.js';
 
 /**
  * The minimal client: a parameterised statement resolving to `{ rows }`. A `pg` Pool, Client
@@ -40,7 +40,10 @@ export interface PostgresChatMemory extends ChatMemory {
   save(messages: Message[], options?: { signal?: AbortSignal }): Promise<void>;
 }
 
-/** The migration (tables turnkeep_sessions, turnkeep_conversations, turnkeep_messages) as SQL text. Idempotent. */
+/**
+ * The migration (tables turnkeep_sessions, turnkeep_conversations, turnkeep_messages,
+ * turnkeep_log_heads, turnkeep_log_items) as SQL text. Idempotent.
+ */
 export const POSTGRES_MIGRATION_SQL: string;
 
 /** Runs POSTGRES_MIGRATION_SQL: safe at every start, concurrent runs wait for each other. */
@@ -58,3 +61,24 @@ export function createPostgresSessionStorage(options: PostgresStoreOptions): Pos
  * @throws Error with `code: 'SERVER_INVALID_CONFIG'` for bad options or an unknown client shape
  */
 export function createPostgresChatMemory(options: PostgresStoreOptions & { sessionId: SafeId }): PostgresChatMemory;
+
+/** The item store of one session's log on Postgres (what `createStoreSessionLog` runs on). */
+export interface PostgresSessionLogStore extends SessionLogStore {
+  head(options?: { signal?: AbortSignal }): Promise<string | null>;
+  /** One statement: move the head row `WHERE version = expected`, insert the items from what it returned. */
+  commit(expectedVersion: number | null, items: string[], head: string, options?: { signal?: AbortSignal }): Promise<boolean>;
+  items(from: number, limit: number, options?: { signal?: AbortSignal }): Promise<string[]>;
+}
+
+/**
+ * The item store of one session's log (tables turnkeep_log_heads, turnkeep_log_items).
+ * @throws Error with `code: 'SERVER_INVALID_CONFIG'` for bad options or an unknown client shape
+ */
+export function createPostgresSessionLogStore(options: PostgresStoreOptions & { sessionId: SafeId }): PostgresSessionLogStore;
+
+/**
+ * One session's durable log on Postgres: `createStoreSessionLog({ store: createPostgresSessionLogStore(options) })`,
+ * producer fencing decided in Rust. For `createChatHandler({ sessionLog })`; cheap to create per request.
+ * @throws Error with `code: 'SERVER_INVALID_CONFIG'` for bad options or an unknown client shape
+ */
+export function createPostgresSessionLog(options: PostgresStoreOptions & { sessionId: SafeId }): StoreSessionLog;

@@ -1,19 +1,23 @@
-// `turnkeep/postgres`: durable session storage and chat memory on PostgreSQL, for hosts outside
-// Cloudflare. The host creates and owns the client (pg or postgres.js, see
+// `turnkeep/postgres`: durable session storage, chat memory and session logs on PostgreSQL,
+// for hosts outside Cloudflare. The host creates and owns the client (pg or postgres.js, see
 // stores/postgres/client.mjs) and runs the migration once; these functions only send it
 // single statements, so no transaction is ever left open on the host's pool.
 //
 // Rows are keyed by `(scope, session_id)`: give each app or tenant its own scope.
 
+// The session log is decided in Rust (createStoreSessionLog): the package's own entry, loaded
+// by name so each runtime gets its own (node, workerd, browser).
+import { createStoreSessionLog } from 'turnkeep';
+
 import { checkKeyPart, checkOptions, checkSessionOption, storeCall } from './stores/common.mjs';
 import { postgresChatMemory } from './stores/postgres/chat-memory.mjs';
 import { postgresClient } from './stores/postgres/client.mjs';
 import { MIGRATION_SQL } from './stores/postgres/schema.mjs';
+import { postgresLogStore } from './stores/postgres/session-log.mjs';
 import { postgresSessionStorage } from './stores/postgres/session-storage.mjs';
 
 /** The migration as SQL text, for hosts that run migrations with their own tool. Idempotent. */
 export const POSTGRES_MIGRATION_SQL = MIGRATION_SQL;
-
 
 /**
  * Creates the tables if they do not exist (safe to run at every start; concurrent runs wait
@@ -47,6 +51,30 @@ export function createPostgresChatMemory(options) {
   const { client, scope } = readOptions(where, options);
   const sessionId = checkSessionOption(where, options.sessionId);
   return postgresChatMemory(postgresClient(where, client).query, scope, sessionId);
+}
+
+/**
+ * The item store of one session's log: `{ head, commit, items }`, with `commit` one statement
+ * (move the head row `WHERE version = $expected`, insert the items from what it returned). For
+ * `createStoreSessionLog`, or use `createPostgresSessionLog`, which is exactly that.
+ * @param {{ client: object, sessionId: string, scope?: string }} options
+ */
+export function createPostgresSessionLogStore(options) {
+  const where = 'createPostgresSessionLogStore';
+  const { client, scope } = readOptions(where, options);
+  const sessionId = checkSessionOption(where, options.sessionId);
+  return postgresLogStore(postgresClient(where, client).query, scope, sessionId);
+}
+
+/**
+ * One session's durable log on Postgres (tables turnkeep_log_heads, turnkeep_log_items), for
+ * `createChatHandler({ sessionLog })`: appends fenced by producer `(id, epoch, seq)` exactly as
+ * every turnkeep log (decided in Rust), reads from an offset, long-poll by polling the head.
+ * Cheap to create per request.
+ * @param {{ client: object, sessionId: string, scope?: string }} options
+ */
+export function createPostgresSessionLog(options) {
+  return createStoreSessionLog({ store: createPostgresSessionLogStore(options) });
 }
 
 function readOptions(where, options) {

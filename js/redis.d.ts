@@ -1,5 +1,5 @@
-// Types of `turnkeep/redis`: durable SessionStorage and ChatMemory on Redis.
-import type { ChatMemory, Message, SafeId, SessionSnapshot, SessionStorage } from './index.js';
+// Types of `turnkeep/redis`: durable SessionStorage, ChatMemory and session logs on Redis.
+import type { ChatMemory, Message, SafeId, SessionLogStore, SessionSnapshot, SessionStorage, StoreSessionLog } from './index.js';
 
 /**
  * The minimal client: run a Lua script over `keys` with string `args`. `@upstash/redis` (HTTP,
@@ -66,3 +66,25 @@ export function createRedisSessionStorage(options: RedisStoreOptions): RedisSess
  * @throws Error with `code: 'SERVER_INVALID_CONFIG'` for bad options or an unknown client shape
  */
 export function createRedisChatMemory(options: RedisStoreOptions & { sessionId: SafeId }): RedisChatMemory;
+
+/** The item store of one session's log on Redis (what `createStoreSessionLog` runs on). */
+export interface RedisSessionLogStore extends SessionLogStore {
+  head(options?: { signal?: AbortSignal }): Promise<string | null>;
+  /** One Lua script: compare the head's version, append the items to the list, write the head. */
+  commit(expectedVersion: number | null, items: string[], head: string, options?: { signal?: AbortSignal }): Promise<boolean>;
+  items(from: number, limit: number, options?: { signal?: AbortSignal }): Promise<string[]>;
+}
+
+/**
+ * The item store of one session's log: keys `<prefix>{<sessionId>}:log` (a list, one chunk per
+ * element) and `<prefix>{<sessionId>}:log-head` (a hash: version, head), beside the session's.
+ * @throws Error with `code: 'SERVER_INVALID_CONFIG'` for bad options or an unknown client shape
+ */
+export function createRedisSessionLogStore(options: RedisStoreOptions & { sessionId: SafeId }): RedisSessionLogStore;
+
+/**
+ * One session's durable log on Redis: `createStoreSessionLog({ store: createRedisSessionLogStore(options) })`,
+ * producer fencing decided in Rust. For `createChatHandler({ sessionLog })`; cheap to create per request.
+ * @throws Error with `code: 'SERVER_INVALID_CONFIG'` for bad options or an unknown client shape
+ */
+export function createRedisSessionLog(options: RedisStoreOptions & { sessionId: SafeId }): StoreSessionLog;

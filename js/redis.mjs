@@ -1,16 +1,22 @@
-// `turnkeep/redis`: durable session storage and chat memory on Redis, for hosts outside
-// Cloudflare (Node, or an edge runtime over an HTTP Redis client). The host creates and owns
-// the client; these functions only send it Lua scripts (see stores/redis/client.mjs for the
-// client shapes accepted).
+// `turnkeep/redis`: durable session storage, chat memory and session logs on Redis, for hosts
+// outside Cloudflare (Node, or an edge runtime over an HTTP Redis client). The host creates and
+// owns the client; these functions only send it Lua scripts (see stores/redis/client.mjs for
+// the client shapes accepted).
 //
-// Keys: `<prefix>{<sessionId>}:session` (a hash: cursor, envelope) and
-// `<prefix>{<sessionId>}:messages` (a list, one message per element). The braces are a Redis
-// Cluster hash tag: every key of one session lands in one slot, so a script may touch several
-// of them (the session log, when it comes, is a third key beside these two).
+// Keys: `<prefix>{<sessionId>}:session` (a hash: cursor, envelope),
+// `<prefix>{<sessionId>}:messages` (a list, one message per element), and the session log's
+// `<prefix>{<sessionId>}:log` (a list, one chunk per element) and `…:log-head` (a hash: version,
+// head). The braces are a Redis Cluster hash tag: every key of one session lands in one slot,
+// so a script may touch several of them.
+
+// The session log is decided in Rust (createStoreSessionLog): the package's own entry, loaded
+// by name so each runtime gets its own (node, workerd, browser).
+import { createStoreSessionLog } from 'turnkeep';
 
 import { checkKeyPart, checkOptions, checkSessionOption, invalidConfig } from './stores/common.mjs';
 import { redisChatMemory } from './stores/redis/chat-memory.mjs';
 import { redisEval } from './stores/redis/client.mjs';
+import { redisLogStore } from './stores/redis/session-log.mjs';
 import { redisSessionStorage } from './stores/redis/session-storage.mjs';
 
 export const REDIS_PREFIX_DEFAULT = 'turnkeep:';
@@ -36,6 +42,30 @@ export function createRedisChatMemory(options) {
   const { client, prefix } = readOptions(where, options);
   const sessionId = checkSessionOption(where, options.sessionId);
   return redisChatMemory(redisEval(where, client), sessionKey(prefix, sessionId, 'messages'));
+}
+
+/**
+ * The item store of one session's log: `{ head, commit, items }`, with `commit` one Lua script
+ * (compare the head's version, append the items, write the head). For `createStoreSessionLog`,
+ * or use `createRedisSessionLog`, which is exactly that.
+ * @param {{ client: object, sessionId: string, prefix?: string }} options
+ */
+export function createRedisSessionLogStore(options) {
+  const where = 'createRedisSessionLogStore';
+  const { client, prefix } = readOptions(where, options);
+  const sessionId = checkSessionOption(where, options.sessionId);
+  const keys = { head: sessionKey(prefix, sessionId, 'log-head'), items: sessionKey(prefix, sessionId, 'log') };
+  return redisLogStore(redisEval(where, client), keys);
+}
+
+/**
+ * One session's durable log on Redis, for `createChatHandler({ sessionLog })`: appends fenced by
+ * producer `(id, epoch, seq)` exactly as every turnkeep log (decided in Rust), reads from an
+ * offset, long-poll by polling the head. Cheap to create per request.
+ * @param {{ client: object, sessionId: string, prefix?: string }} options
+ */
+export function createRedisSessionLog(options) {
+  return createStoreSessionLog({ store: createRedisSessionLogStore(options) });
 }
 
 function readOptions(where, options) {

@@ -1,7 +1,23 @@
 #!/usr/bin/env bash
-# Builds the wasm module and its JS glue into pkg/ (wasm-bindgen --target web output, shared by
-# the workerd, node and browser entry points in js/).
-# Skips wasm-bindgen when the cargo artifact is unchanged since the last build.
+# Builds the two wasm modules and their JS glue (wasm-bindgen --target web):
+#
+#   pkg/         the npm package's build: no Cargo features. No Cloudflare code (no `worker`
+#                crate), no test hooks; it is what every `import 'turnkeep'` loads (node, browser,
+#                edge-light, workerd).
+#   pkg-worker/  the demo Worker's build: features `cloudflare` — the Worker entry and the two
+#                Durable Objects in Rust (src/cloudflare, workers-rs), instantiated by
+#                js/cloudflare/worker.mjs — and `test-hooks` (the `__...ForTest` exports tests/js
+#                drives the adapters through). Not shipped on npm.
+#
+# Why two builds rather than one wasm behind two entries: an entry cannot drop code from a
+# shared .wasm (`npm run size` prints both). Why wasm-bindgen plus a thin entry rather than
+# worker-build (see ARCHITECTURE.md, "The Worker build"): worker-build exports every
+# wasm-bindgen class of the module as a Durable Object under its Rust name, and the npm build
+# already has a class named `ChatSession`; its entry cannot make the objects RPC-capable; and it
+# needs a second CLI (~10 min cold install) to do what these lines do.
+#
+# Each build has its own cargo target dir, so switching features never invalidates the other.
+# Each skips wasm-bindgen when its cargo artifact is unchanged since the last run.
 # No wasm-opt: measured on this crate, binaryen 132 (-Os/-Oz/-O3) cuts the raw module ~10% but
 # makes the gzip size ~1% larger, and gzip is what Workers and browsers pay for.
 set -euo pipefail
@@ -11,27 +27,54 @@ say() { printf '[build] %s\n' "$*"; }
 die() { printf '[build] ERROR: %s\n' "$*" >&2; exit 1; }
 command -v wasm-bindgen >/dev/null || die "wasm-bindgen not found: run scripts/setup.sh first."
 
-# The demo's Ask corpus (README and ARCHITECTURE by section), regenerated so it follows the docs.
+# The demo's Ask corpus (README and ARCHITECTURE by section), compiled into the Worker build.
 node scripts/docs-corpus.mjs || die "scripts/docs-corpus.mjs failed."
 
-# One artifact for every host: the `cloudflare` feature adds the Durable Object store (src/cloudflare).
-cargo build --release --target wasm32-unknown-unknown --lib --features cloudflare || die "cargo build for wasm32 failed."
+target_dir="${CARGO_TARGET_DIR:-target}"
 
-src="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/turnkeep.wasm"
-stamp="pkg/.built-from"
-[ -f "$src" ] || die "$src was not produced."
-# The artifact's hash (milliseconds for ~1 MB) plus the CLI version identify the pkg/ output.
-fingerprint="$(sha256sum "$src" | cut -d' ' -f1) $(wasm-bindgen --version)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -f pkg/turnkeep_bg.wasm ]; then
-  say "pkg/ is up to date"
-  node scripts/demo-assets.mjs || die "scripts/demo-assets.mjs failed."
-  exit 0
-fi
+# build_one OUT_DIR TARGET_DIR PROFILE FEATURES
+build_one() {
+  local out="$1" dir="$2" profile="$3" features="$4"
+  local feature_args=()
+  [ -z "$features" ] || feature_args=(--features "$features")
+  CARGO_TARGET_DIR="$dir" cargo build --profile "$profile" --target wasm32-unknown-unknown --lib "${feature_args[@]}" \
+    || die "cargo build for wasm32 (${features:-no features}) failed."
 
-rm -rf pkg
-wasm-bindgen "$src" --target web --out-dir pkg --remove-name-section --remove-producers-section \
-  || die "wasm-bindgen failed."
-echo "$fingerprint" > "$stamp"
-say "built pkg/ ($(stat -c %s pkg/turnkeep_bg.wasm) bytes of wasm)"
-# The demo Worker's static assets (the browser entry, pkg/ and the page's script), from pkg/.
+  local src="$dir/wasm32-unknown-unknown/$profile/turnkeep.wasm"
+  local stamp="$out/.built-from"
+  [ -f "$src" ] || die "$src was not produced."
+  # The artifact's hash (milliseconds for ~1 MB), the CLI version and this script identify the output.
+  local fingerprint
+  fingerprint="$(sha256sum "$src" | cut -d' ' -f1) $(wasm-bindgen --version) $(sha256sum "$0" | cut -c1-16)"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -f "$out/turnkeep_bg.wasm" ]; then
+    say "$out/ is up to date"
+    return
+  fi
+  rm -rf "$out"
+  wasm-bindgen "$src" --target web --out-dir "$out" --remove-name-section --remove-producers-section \
+    || die "wasm-bindgen failed for $out/."
+  drop_default_wasm_url "$out/turnkeep.js"
+  echo "$fingerprint" > "$stamp"
+  say "built $out/ ($(stat -c %s "$out/turnkeep_bg.wasm") bytes of wasm, features: ${features:-none})"
+}
+
+# The generated `init()` falls back to `new URL('turnkeep_bg.wasm', import.meta.url)` when called
+# without a module. Every entry in js/ passes the module itself, and bundlers (Next.js, webpack,
+# Vite) follow that URL and emit a second copy of the wasm next to the one the entry imports.
+# So the fallback becomes an error, and a glue that no longer has that line fails the build
+# (a wasm-bindgen upgrade must be looked at, not silently bundled twice).
+drop_default_wasm_url() {
+  local glue="$1"
+  local line="module_or_path = new URL('turnkeep_bg.wasm', import.meta.url);"
+  grep -qF "$line" "$glue" || die "$glue: the default wasm URL line was not found (wasm-bindgen changed?)."
+  local replacement="throw new Error('turnkeep: init() needs { module_or_path } (the entry points in js/ pass it)');"
+  LINE="$line" REPLACEMENT="$replacement" perl -0pi -e 's/\Q$ENV{LINE}\E/$ENV{REPLACEMENT}/' "$glue"
+  ! grep -q "import.meta.url" "$glue" || die "$glue still refers to import.meta.url."
+}
+
+build_one pkg "$target_dir" release ""
+# Profile `worker` (Cargo.toml): opt-level "z", measured smaller for the same CPU.
+build_one pkg-worker "$target_dir/worker" worker "cloudflare,test-hooks"
+# The demo Worker's static assets (wrangler.toml [assets]): the npm package's browser entry with
+# pkg/, and the demo page's script, so the page runs the same projection and connection rules.
 node scripts/demo-assets.mjs || die "scripts/demo-assets.mjs failed."

@@ -31,20 +31,37 @@ if [ "$have" != "$want" ] || [ "$have_runner" != "$want" ]; then
 fi
 command -v wasm-bindgen >/dev/null || die "wasm-bindgen is installed but not on PATH: add ~/.cargo/bin to PATH."
 
-# 3. npm dev dependencies (wrangler, miniflare, playwright-core), from package-lock.json.
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
-   || [ ! -e node_modules/.package-lock.json ]; then
-  say "npm ci"
+# 2b. wasm-pack, which `npm test` runs the wasm-bindgen tests with (Node and headless Chromium).
+#     scripts/test.sh passes `--mode no-install` (use the wasm-bindgen CLI above, never download
+#     one) and `--chromedriver /usr/bin/chromedriver` (Debian's, step 4).
+want_wasm_pack=0.15.1
+have_wasm_pack="$(wasm-pack --version 2>/dev/null | awk '{print $2}' || true)"
+if [ "$have_wasm_pack" != "$want_wasm_pack" ]; then
+  say "installing wasm-pack $want_wasm_pack (found '${have_wasm_pack:-none}'; takes ~3 min cold)"
+  cargo install wasm-pack --version "=$want_wasm_pack" --locked || die "cargo install wasm-pack =$want_wasm_pack failed."
+fi
+
+# npm_locked DIR: installs DIR's locked npm dependencies, when its lockfile changed since the last
+# install there (the lockfile's hash is kept in node_modules/, so a cached node_modules is reused).
+npm_locked() {
+  local dir="$1" want stamp="$1/node_modules/.turnkeep-lock-sha256" log
+  want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+  [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || return 0
+  say "npm ci in $dir"
   log="$(mktemp)"
-  if ! npm ci --no-audit --no-fund >"$log" 2>&1; then
+  if ! (cd "$dir" && npm ci --no-audit --no-fund) >"$log" 2>&1; then
     # npm ci refuses a lockfile that names an optional dependency the registry does not serve
     # (vite's Windows-only napi-windows-process-start-time is absent from some mirrors). The
     # same locked versions install with `npm install`; --no-save keeps package-lock.json as is.
     say "npm ci refused the lockfile ($(grep -m1 -o 'Missing: [^ ]*' "$log" || echo 'see below')); installing the locked versions with npm install --no-save"
-    npm install --no-save --no-audit --no-fund || { cat "$log" >&2; die "npm install failed."; }
+    (cd "$dir" && npm install --no-save --no-audit --no-fund) || { cat "$log" >&2; die "npm install in $dir failed."; }
   fi
   rm -f "$log"
-fi
+  echo "$want" > "$stamp"
+}
+
+# 3. npm dev dependencies (wrangler, miniflare, playwright-core, esbuild), from package-lock.json.
+npm_locked .
 
 # 4. Headless Chromium and its driver, from Debian (never a browser download).
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
@@ -75,4 +92,12 @@ if ! command -v redis-server >/dev/null || [ -z "$pg_bin" ] || [ ! -x "$pg_bin/i
   fi
 fi
 
-say "ready (wasm-bindgen $want, node $(node --version), $(/usr/bin/chromium --version 2>/dev/null | head -1), $(redis-server --version | awk '{print $3}'), postgres $(ls /usr/lib/postgresql | sort -V | tail -1))"
+
+# 6. The example apps' dependencies (Next.js; SvelteKit and its own wrangler), each from its own
+#    lockfile. turnkeep itself is not among them: the example tests install the packed tarball.
+for example in examples/*/; do
+  [ -f "$example/package-lock.json" ] && npm_locked "${example%/}"
+done
+
+
+say "ready (wasm-bindgen $want, wasm-pack $want_wasm_pack, node $(node --version), $(/usr/bin/chromium --version 2>/dev/null | head -1), $(redis-server --version | awk '{print $3}'), postgres $(ls /usr/lib/postgresql | sort -V | tail -1))"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm start`: set up, build, then run the demo Worker (js/cloudflare/worker.mjs, wrangler.toml)
+# `npm start`: set up, build, then run the demo Worker (src/cloudflare via js/cloudflare/worker.mjs, wrangler.toml)
 # locally and offline on 127.0.0.1:8787 (PORT overrides the port).
 # Durable Object state persists in .state/ across restarts; delete that folder to start afresh.
 # Environment passed through to the Worker as vars: OPENAI_BASE_URL and OPENAI_MODEL (use an

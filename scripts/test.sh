@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `npm test`: everything CI runs, in order, failing on the first broken step.
 #   1. setup (toolchain, npm deps, Chromium, Redis, PostgreSQL)   2. cargo test on the host
-#   3. build pkg/                              4. wasm-bindgen tests in Node and headless Chromium
+#   3. build pkg/ and pkg-worker/, size report    4. wasm-pack test (Node and headless Chromium)
 #   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
 #   6. node --test tests/stores/ (turnkeep/redis and turnkeep/postgres against real servers)
-#   7. node --test tests/workerd/ (the demo Worker)  8. the Durable Streams conformance suite
+#   7. the example apps (tests/examples/: Next.js edge, SvelteKit on Cloudflare)
+#   8. node --test tests/workerd/ (the demo Worker)  9. the Durable Streams conformance suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,17 +24,21 @@ bash scripts/setup.sh
 
 step "cargo test (host)"
 cargo test
-cargo test --features cloudflare --lib cloudflare:: # src/cloudflare (feature-gated)
+# src/cloudflare (feature-gated): its unit tests, and the host tests of its decisions (the
+# Worker's routes, the streams routes, the streams timing with an injected clock).
+cargo test --features cloudflare --lib cloudflare::
+cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing
 
-step "build pkg/"
+step "build pkg/ (npm) and pkg-worker/ (demo Worker), and their sizes"
 bash scripts/build.sh
-bash scripts/size.sh
+node scripts/size.mjs
 
-step "wasm-bindgen tests (Node and headless Chromium)"
-# The runner picks Node or the browser per test file; chromedriver drives Debian's Chromium.
-CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-CHROMEDRIVER=/usr/bin/chromedriver \
-  cargo test --target wasm32-unknown-unknown --test wasm_node --test wasm_browser --test wasm_panic
+step "wasm-pack test --node --headless --chrome (the wasm-bindgen tests in Node and headless Chromium)"
+# --mode no-install: the wasm-bindgen CLI from scripts/setup.sh, never a download. Each test file
+# runs where it is configured to (wasm_browser in Chromium, the others in Node); host-only test
+# files compile to nothing for wasm32.
+wasm-pack test --mode no-install --node --headless --chrome --chromedriver /usr/bin/chromedriver \
+  -- --test wasm_node --test wasm_browser --test wasm_panic
 
 step "node --test tests/js/"
 node --test tests/js/
@@ -41,6 +46,11 @@ node --test tests/js/
 step "node --test tests/stores/ (Redis and PostgreSQL adapters against real servers)"
 # Each file starts its own redis-server / postgres on free loopback ports and stops them after.
 node --test tests/stores/
+
+step "the example apps: Next.js edge route, SvelteKit on Cloudflare (turnkeep from the packed tarball)"
+# One file per example, one at a time: each builds its app once (next build / vite build) and
+# serves it (next start / wrangler dev in workerd) for all of its scenarios.
+node --test --test-concurrency=1 tests/examples/
 
 step "node --test tests/workerd/ (the demo Worker and its Durable Object in workerd)"
 # One file at a time: each starts workerd (Miniflare or wrangler dev), one also Chromium.

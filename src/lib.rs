@@ -16,3 +16,12 @@ pub mod turn;
 pub mod cloudflare;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
+
+/// Runs once when the module is instantiated (wasm-bindgen `start`): panics become JS errors
+/// with a message (`web::install_panic_hook`). The Worker build has workers-rs's own start
+/// function instead (a module has one), whose hook logs the panic.
+#[cfg(all(target_arch = "wasm32", not(feature = "cloudflare")))]
+#[wasm_bindgen::prelude::wasm_bindgen(start)]
+pub fn start() {
+    web::install_panic_hook();
+}

@@ -1,5 +1,6 @@
 //! Controller transitions: text, the tool loop, confirmation, the iteration cap, stop, model
 //! failure and every limit. Scripted models make each path explicit.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 mod chat_support;
 

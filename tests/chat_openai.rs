@@ -1,5 +1,6 @@
 //! OpenAI-compatible streaming: the event stream to model chunks (golden fixtures, split at
 //! every byte), single-chunk translation rules, stream errors, and the request body.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 mod chat_support;
 
@@ -377,4 +378,29 @@ fn request_body_maps_roles_tool_calls_and_tools() {
         },
     );
     assert_eq!(bare, json!({"model": "m", "messages": [], "stream": true}));
+}
+
+/// Found by fuzzing (fuzz/regressions/openai_stream/): a read whose second event is invalid
+/// dropped the text of its first event, so the chunks depended on how the network cut the body.
+#[test]
+fn a_failure_inside_one_read_keeps_the_chunks_before_it() {
+    let body = b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {not json\n\n";
+    let mut whole = OpenAiStream::new();
+    assert_eq!(whole.push(body), Ok(vec![ModelChunk::Text("a".into())]));
+    assert_eq!(whole.failure(), Some(OpenAiError::InvalidChunk));
+    assert_eq!(
+        whole.push(b"data: [DONE]\n\n"),
+        Err(OpenAiError::InvalidChunk)
+    );
+    assert_eq!(whole.end(), Err(OpenAiError::InvalidChunk));
+    // Cut between the two events: the same chunk, then the same failure.
+    let cut = body.iter().position(|b| *b == b'\n').expect("newline") + 2;
+    let mut split = OpenAiStream::new();
+    assert_eq!(
+        split.push(&body[..cut]),
+        Ok(vec![ModelChunk::Text("a".into())])
+    );
+    assert_eq!(split.failure(), None);
+    assert_eq!(split.push(&body[cut..]), Err(OpenAiError::InvalidChunk));
+    assert_eq!(split.failure(), Some(OpenAiError::InvalidChunk));
 }

@@ -19,7 +19,9 @@ use turnkeep::core::chat::{
     ToolSpec,
 };
 use turnkeep::core::protocol::{MessageStatus, ToolCallStatus};
-use turnkeep::ports::chat::{CancelToken, Clock, Ids, ModelAdapter, ModelStream, Sleep, Tool};
+use turnkeep::ports::chat::{
+    CancelToken, Clock, Ids, ModelAdapter, ModelStream, Sleep, Tool, ToolContext,
+};
 use turnkeep::ports::{LocalFuture, PortError};
 use turnkeep::turn::{run_turn, DemoModel, DemoTool, TurnPorts, TOOL_FAILED};
 
@@ -251,8 +253,9 @@ impl Tool for SlowTool {
     fn execute(
         &self,
         _: Map<String, Value>,
-        cancel: CancelToken,
+        context: ToolContext,
     ) -> LocalFuture<'_, Result<String, PortError>> {
+        let cancel = context.cancel;
         *self.seen_cancel.borrow_mut() = Some(cancel.clone());
         Box::pin(async move {
             cancel.cancel(); // the client goes away while the tool runs
@@ -301,7 +304,7 @@ impl Tool for Broken {
     fn execute(
         &self,
         _: Map<String, Value>,
-        _: CancelToken,
+        _: ToolContext,
     ) -> LocalFuture<'_, Result<String, PortError>> {
         Box::pin(async { Err(PortError::new("stack trace with secrets")) })
     }

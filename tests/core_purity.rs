@@ -1,6 +1,7 @@
 //! Invariants of ARCHITECTURE.md, checked on the sources: `src/core` knows nothing of
 //! JavaScript, Cloudflare, clocks, randomness or I/O; the host-independent layers (`src/turn`,
 //! `src/ports`, `src/storage`) know no JavaScript; only `src/cloudflare` knows Cloudflare.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,6 @@
 //! The snapshot cursor as a table: each row feeds one input and states the decision and the
 //! cursor position afterwards.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use serde_json::{json, Value};
 use turnkeep::core::protocol::{

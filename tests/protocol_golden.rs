@@ -1,6 +1,7 @@
 //! Golden wire fixtures for the turn protocol (tests/fixtures/protocol, written by hand through
 //! `generate.py`): every event kind encodes byte for byte, and every decode diagnostic carries the
 //! right code, message and eventId echo, in the reference decoder's check order.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use serde_json::Value;
 use turnkeep::core::protocol::{

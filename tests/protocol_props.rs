@@ -226,6 +226,7 @@ fn snapshot() -> impl Strategy<Value = SnapshotPayload> + Clone {
     )
         .prop_map(
             |(messages, status, usage, error, lineage)| SnapshotPayload {
+                confirmations: Vec::new(),
                 messages,
                 status,
                 usage,

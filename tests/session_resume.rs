@@ -1,8 +1,13 @@
 //! Resume rules (wire facts §3 "Resume"): missing → new session; every incompatibility is a
 //! distinct typed error.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
+
+use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
-use turnkeep::core::session::{resume_session, ResumeError, SessionIdentity};
+use turnkeep::core::session::{
+    resume_session, ChartRoute, ConversationChart, ResumeError, SessionIdentity,
+};
 
 const NOW_MS: u64 = 1_783_738_800_000; // 2026-07-11T03:00:00.000Z
 
@@ -15,13 +20,55 @@ fn fixture_value(name: &str) -> Value {
     serde_json::from_str(text).expect("fixture is JSON")
 }
 
+/// The statechart `v1_full.json`'s conversation was written by: `start --refund_requested-->
+/// collect_details --done--> start`, routes `refund` (in `start` only) and `finish`.
+fn chart() -> ConversationChart {
+    let on = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(e, t)| (e.to_string(), t.to_string()))
+            .collect()
+    };
+    ConversationChart {
+        initial: "start".into(),
+        states: BTreeMap::from([
+            (
+                "start".into(),
+                on(&[("refund_requested", "collect_details")]),
+            ),
+            ("collect_details".into(), on(&[("done", "start")])),
+        ]),
+        routes: vec![
+            ChartRoute {
+                id: "refund".into(),
+                event: "refund_requested".into(),
+                states: Some(vec!["start".into()]),
+            },
+            ChartRoute {
+                id: "finish".into(),
+                event: "done".into(),
+                states: None,
+            },
+        ],
+    }
+}
+
 /// The identity that matches `v1_full.json`.
 fn identity() -> SessionIdentity {
     SessionIdentity {
         session_id: "sess-42".into(),
         definition_id: "support:bot".into(),
         definition_revision: 3,
-        initial_conversation_state: Some("start".into()),
+        conversation: Some(chart()),
+    }
+}
+
+fn with_chart(edit: impl Fn(&mut ConversationChart)) -> SessionIdentity {
+    let mut chart = chart();
+    edit(&mut chart);
+    SessionIdentity {
+        conversation: Some(chart),
+        ..identity()
     }
 }
 
@@ -63,9 +110,11 @@ fn resume_cases() {
         v
     };
     let no_conversation = SessionIdentity {
-        initial_conversation_state: None,
+        conversation: None,
         ..identity()
     };
+    let decision =
+        |edit: &dyn Fn(&mut Value)| with(&|v| edit(&mut v["conversation"]["decisions"][0]));
     let cases: Vec<(&str, Option<Value>, SessionIdentity, Expect)> = vec![
         (
             "absent",
@@ -155,11 +204,75 @@ fn resume_cases() {
             Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
         ),
         (
-            "definition has a conversation, none stored",
+            "definition has a conversation, none stored: it starts at the initial state",
             Some(with(&|v| {
                 drop(v.as_object_mut().map(|o| o.remove("conversation")))
             })),
             identity(),
+            Expect::Resumed {
+                expected_cursor: Some(17),
+                cursor: 17,
+            },
+        ),
+        (
+            "two decisions that replay",
+            Some(with(&|v| {
+                let back = json!({
+                    "messageId": "msg-2", "input": "that is all", "routeId": "finish",
+                    "kind": "repaired", "content": "Done.", "fromState": "collect_details",
+                    "toState": "start",
+                });
+                v["conversation"]["decisions"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(back);
+                v["conversation"]["state"] = json!("start");
+            })),
+            identity(),
+            Expect::Resumed {
+                expected_cursor: Some(17),
+                cursor: 17,
+            },
+        ),
+        (
+            "a decision names a route the chart lacks",
+            Some(decision(&|d| d["routeId"] = json!("escalate"))),
+            identity(),
+            Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
+        (
+            "a decision starts elsewhere than the chart is",
+            Some(decision(&|d| d["fromState"] = json!("collect_details"))),
+            identity(),
+            Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
+        (
+            "a decision ends elsewhere than its event leads",
+            Some(with(&|v| {
+                v["conversation"]["decisions"][0]["toState"] = json!("start");
+                v["conversation"]["state"] = json!("start");
+            })),
+            identity(),
+            Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
+        (
+            "the stored state is not where the decisions end",
+            Some(with(&|v| v["conversation"]["state"] = json!("start"))),
+            identity(),
+            Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
+        (
+            "the route may not fire in that state",
+            Some(full.clone()),
+            with_chart(|c| c.routes[0].states = Some(vec!["collect_details".into()])),
+            Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
+        ),
+        (
+            "the state has no transition on the route's event",
+            Some(full.clone()),
+            with_chart(|c| {
+                c.states.get_mut("start").unwrap().clear();
+            }),
             Expect::Error("SESSION_INCOMPATIBLE_DEFINITION"),
         ),
         (
@@ -192,12 +305,46 @@ fn resume_cases() {
             Expect::Error("SESSION_INVALID_IDENTITY"),
         ),
         (
-            "identity empty initial state",
+            "chart: initial state is not a state",
             None,
-            SessionIdentity {
-                initial_conversation_state: Some(String::new()),
-                ..identity()
-            },
+            with_chart(|c| c.initial = "nowhere".into()),
+            Expect::Error("SESSION_INVALID_IDENTITY"),
+        ),
+        (
+            "chart: empty state name",
+            None,
+            with_chart(|c| {
+                c.states.insert(String::new(), BTreeMap::new());
+            }),
+            Expect::Error("SESSION_INVALID_IDENTITY"),
+        ),
+        (
+            "chart: a transition to an unknown state",
+            None,
+            with_chart(|c| {
+                c.states
+                    .get_mut("start")
+                    .unwrap()
+                    .insert("jump".into(), "moon".into());
+            }),
+            Expect::Error("SESSION_INVALID_IDENTITY"),
+        ),
+        (
+            "chart: a route id used twice",
+            None,
+            with_chart(|c| c.routes[1].id = "refund".into()),
+            Expect::Error("SESSION_INVALID_IDENTITY"),
+        ),
+        (
+            "chart: a route id that is not a SafeId",
+            None,
+            with_chart(|c| c.routes[1].id = "no way".into()),
+            Expect::Error("SESSION_INVALID_IDENTITY"),
+        ),
+        (
+            "chart: a route in an unknown state",
+            None,
+            with_chart(|c| c.routes[1].states = Some(vec!["limbo".into()])),
             Expect::Error("SESSION_INVALID_IDENTITY"),
         ),
     ];
@@ -232,4 +379,27 @@ fn decode_errors_keep_their_detail() {
         Err(ResumeError::UnsupportedVersion(e)) => assert!(e.detail.contains("version 9")),
         other => panic!("got {other:?}"),
     }
+}
+
+#[test]
+fn a_stored_session_without_conversation_starts_the_definitions_chart() {
+    let mut stored = fixture_value("v1_full.json");
+    stored.as_object_mut().unwrap().remove("conversation");
+    let r = resume_session(Some(&stored), &identity(), NOW_MS).expect("resumes");
+    let conversation = r.envelope.conversation.expect("started");
+    assert_eq!(conversation.state, "start");
+    assert!(conversation.decisions.is_empty());
+    assert_eq!(r.expected_cursor, Some(17), "saved with the next write");
+}
+
+#[test]
+fn an_incompatible_conversation_says_which_decision() {
+    let mut stored = fixture_value("v1_full.json");
+    stored["conversation"]["decisions"][0]["routeId"] = json!("escalate");
+    let err = resume_session(Some(&stored), &identity(), NOW_MS).expect_err("refused");
+    assert!(
+        matches!(&err, ResumeError::IncompatibleDefinition { detail }
+            if detail.contains("decisions[0]") && detail.contains("escalate")),
+        "{err}"
+    );
 }

@@ -1,5 +1,6 @@
 //! The SessionStorage conformance suite: the in-memory adapter passes it, and two broken
 //! adapters fail exactly the cases that describe their bugs.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

@@ -1,4 +1,5 @@
 //! One POST end to end: every branch of `decide_append`, in the protocol's precedence order.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use turnkeep::core::limits;
 use turnkeep::core::streams::append::{

@@ -1,4 +1,5 @@
 //! One PUT end to end: header checks, idempotent re-create, forks and initial data.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use turnkeep::core::streams::create::{
     decide_create, parse_create_headers, CreateDecision, CreateHeaders, CreateRequest, InitialData,

@@ -1,4 +1,5 @@
 //! Offsets and the read query: golden cases plus properties (round trip, order, no panics).
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use proptest::prelude::*;
 use turnkeep::core::limits;

@@ -1,4 +1,5 @@
 //! Idempotent producer decisions, driven by `tests/fixtures/streams/producer.json`.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use serde_json::Value;
 use turnkeep::core::limits;

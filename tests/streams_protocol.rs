@@ -1,5 +1,6 @@
 //! Durable Streams pure rules other than offsets and producers: `Stream-Seq`, TTL / Expires-At,
 //! cursors, JSON mode (fixture-driven), content types and closure.
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use proptest::prelude::*;
 use serde_json::Value;
@@ -406,6 +407,39 @@ fn json_body_edge_cases() {
         flatten_json_body(body.as_bytes(), JsonWrite::Append).unwrap(),
         big
     );
+}
+
+/// Found by fuzzing (fuzz/regressions/streams_json_mode/): the body was validated by skipping
+/// over values, which does not range-check numbers, so `1e400` was stored as a message that
+/// serde_json (the server's own reader) cannot parse. Validation now accepts exactly what
+/// serde_json parses into a `Value`.
+#[test]
+fn json_bodies_the_server_cannot_read_back_are_refused() {
+    for body in [
+        "1e400",
+        "[1, -1e400]",
+        "{\"a\": [1e309]}",
+        "[\"\\ud800\"]",
+        "{\"\\udc00\": 1}",
+    ] {
+        assert!(serde_json::from_str::<Value>(body).is_err(), "{body}");
+        let got = flatten_json_body(body.as_bytes(), JsonWrite::Append);
+        assert_eq!(
+            got.map_err(|e| e.code()),
+            Err("streams.v1.json_invalid"),
+            "{body}"
+        );
+    }
+    for body in [
+        "1.7976931348623157e308",
+        "[1e-400, -0, 18446744073709551616]",
+        "[\"\\ud83d\\ude00\"]",
+    ] {
+        assert!(
+            flatten_json_body(body.as_bytes(), JsonWrite::Append).is_ok(),
+            "{body}"
+        );
+    }
 }
 
 #[test]

@@ -18,10 +18,10 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use serde_json::Value;
+use turn_support::faults::{FaultyMemory, FaultyStorage, Rng};
 use turn_support::*;
 use turnkeep::core::session::{decode_session_snapshot, SessionEnvelope};
-use turnkeep::ports::chat::{ChatMemory, Sleep};
+use turnkeep::ports::chat::Sleep;
 use turnkeep::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::{CancelToken, LocalFuture, PortError};
@@ -33,82 +33,9 @@ const SESSION: &str = "s1";
 const LIMITS_SIM: TurnLimits = TurnLimits {
     lease_ms: 3_000,
     cleanup_budget_ms: 500,
+    confirmation_ttl_ms: 2_000,
 };
 const TIMEOUT_MS: u64 = 1_500;
-
-/// A small seeded PRNG (xorshift*), shared by every fault and schedule decision of one seed.
-#[derive(Clone)]
-struct Rng(Rc<Cell<u64>>);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(Rc::new(Cell::new(
-            seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
-        )))
-    }
-    fn next(&self) -> u64 {
-        let mut x = self.0.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0.set(x);
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&self, per_mille: u64) -> bool {
-        self.below(1000) < per_mille
-    }
-}
-
-/// Storage whose writes sometimes fail (not applied) or lose their acknowledgement (applied,
-/// but the writer sees an error). `cas: false` makes it last-write-wins (must trip check 1).
-struct FaultyStorage {
-    inner: MemorySessionStorage,
-    rng: Rng,
-    cas: bool,
-    /// A few milliseconds of latency per call, so that concurrent clients interleave.
-    sleep: SimSleep,
-}
-
-impl SessionStorage for FaultyStorage {
-    fn load<'a>(
-        &'a self,
-        id: &'a str,
-        c: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
-        Box::pin(async move {
-            self.sleep.sleep(self.rng.below(5)).await;
-            self.inner.load(id, c).await
-        })
-    }
-    fn save<'a>(
-        &'a self,
-        snapshot: &'a Value,
-        expected: Option<u64>,
-        c: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<bool, PortError>> {
-        Box::pin(async move {
-            self.sleep.sleep(self.rng.below(5)).await;
-            if self.rng.chance(30) {
-                return Err(PortError::new("injected: write failed"));
-            }
-            let expected = if self.cas {
-                expected
-            } else {
-                // Last-write-wins: compare against whatever is stored now.
-                let stored = self.inner.load(SESSION, c).await?;
-                stored.and_then(|s| s["cursor"].as_u64())
-            };
-            let written = self.inner.save(snapshot, expected, c).await?;
-            if written && self.rng.chance(30) {
-                return Err(PortError::new("injected: acknowledgement lost"));
-            }
-            Ok(written)
-        })
-    }
-}
 
 /// A log whose appends sometimes fail or lose their acknowledgement, recording the producer of
 /// every stored chunk. `fenced: false` drops producer stamps (must trip check 3).
@@ -158,33 +85,6 @@ impl SessionLog for FaultyLog {
     }
 }
 
-/// Memory whose saves sometimes fail (the turn's outcome is then `indeterminate`).
-struct FaultyMemory {
-    inner: MemoryChatMemory,
-    rng: Rng,
-}
-
-impl ChatMemory for FaultyMemory {
-    fn load<'a>(
-        &'a self,
-        c: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<Vec<turnkeep::core::protocol::Message>, PortError>> {
-        self.inner.load(c)
-    }
-    fn save<'a>(
-        &'a self,
-        m: &'a [turnkeep::core::protocol::Message],
-        c: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        Box::pin(async move {
-            if self.rng.chance(20) {
-                return Err(PortError::new("injected: memory save failed"));
-            }
-            self.inner.save(m, c).await
-        })
-    }
-}
-
 struct Sim {
     world: Rc<World>,
     rng: Rng,
@@ -211,7 +111,9 @@ impl Sim {
                 inner: MemorySessionStorage::new(),
                 rng: rng.clone(),
                 cas,
+                session_id: SESSION,
                 sleep: SimSleep(world.clone()),
+                calm: Cell::new(false),
             }),
             memory: Rc::new(FaultyMemory {
                 inner: MemoryChatMemory::new(),
@@ -475,23 +377,19 @@ fn simulate(seed: u64, cas: bool, fenced: bool) -> (Vec<String>, u64) {
     (sim.violations.take(), sim.clean_turns.get())
 }
 
-fn seeds() -> u64 {
-    std::env::var("TURNKEEP_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300)
-}
+/// Seeds run by default (`TURNKEEP_SIM_SEEDS` overrides).
+const SEEDS: u64 = 300;
 
 #[test]
 fn whole_turns_keep_every_invariant_under_faults() {
     let mut clean = 0;
-    for seed in 1..=seeds() {
+    for seed in 1..=seeds(SEEDS) {
         let (violations, clean_turns) = simulate(seed, true, true);
         assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
         clean += clean_turns;
     }
     assert!(
-        clean > seeds(),
+        clean > seeds(SEEDS),
         "the schedules complete turns cleanly too ({clean})"
     );
 }

@@ -1,15 +1,19 @@
 // A durable chat server for Node on Redis or Postgres: the demo page, the chat endpoint and a
-// session view, the same routes as the demo Worker (design §8) minus the stream routes. Any
-// number of these processes may serve the same sessions: the lease lives in the database.
+// session view, the same routes as the demo Worker (design §8) minus the Durable Streams routes.
+// Any number of these processes may serve the same sessions: the lease, the history and the
+// session log live in the database, so a stop sent to any process stops the turn wherever it runs.
 //
 //   GET  /                          the demo chat page (js/cloudflare/demo-page.html, as is)
-//   POST /api/chat                  createChatHandler over the demo model and the durable stores
-//   GET  /api/sessions/:sessionId   { messages, session: { cursor, activeTurn, terminalTurns } }
+//   POST /api/chat                  createChatHandler over the demo model and the durable stores,
+//                                   every turn published to the session's log
+//   GET  /api/sessions/:sessionId   { messages, session: { cursor, activeTurn, terminalTurns,
+//                                   confirmations }, offset, renderParts, streamMessages }
+//                                   (storage, plus resolveChatSnapshot of the session's log)
 //
 // Demo auth, as in the Worker: `Authorization: Bearer <tenant>` with a SafeId tenant.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createChatHandler, createDemoModel, decodeSessionSnapshot, defineChat, toNodeHandler } from 'turnkeep';
+import { createChatHandler, createDemoModel, decodeSessionSnapshot, defineChat, resolveChatSnapshot, toNodeHandler } from 'turnkeep';
 
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const SESSION_ROUTE = /^\/api\/sessions\/([^/]+)$/;
@@ -43,6 +47,7 @@ export function durableChatServer(store, { chunkDelayMs, timeoutMs, cleanupTimeo
     resolveDefinition: ({ tenant }, sessionId) =>
       defineChat({ id: 'demo', revision: 1, model, memory: store.memory(tenant, sessionId), tools: DEMO_TOOLS }),
     sessionStorage: ({ tenant }) => store.sessionStorage(tenant),
+    sessionLog: ({ tenant }, sessionId) => store.log(tenant, sessionId),
     timeoutMs,
     cleanupTimeoutMs,
   });
@@ -70,14 +75,25 @@ async function sessionView(store, request, sessionId) {
   if (!SAFE_ID.test(sessionId)) return diagnostic(400, 'REQUEST_INVALID_SESSION_ID', 'The session id must be a SafeId.', false);
   try {
     const { tenant } = auth.context;
-    const stored = await store.sessionStorage(tenant).load(sessionId);
+    const [stored, messages, stream] = await Promise.all([
+      store.sessionStorage(tenant).load(sessionId),
+      store.memory(tenant, sessionId).load(),
+      resolveChatSnapshot({ target: store.log(tenant, sessionId) }),
+    ]);
     const decoded = stored === undefined ? undefined : decodeSessionSnapshot(stored);
-    if (decoded && !decoded.ok) throw new Error(`stored session ${sessionId}: ${decoded.error.code} ${decoded.error.message}`);
-    const session = decoded?.session;
-    const messages = await store.memory(tenant, sessionId).load();
+    if (decoded && !decoded.ok) throw new Error(`stored session ${sessionId}: ${decoded.diagnostic.code} ${decoded.diagnostic.message}`);
+    const session = decoded?.snapshot;
     const body = {
       messages,
-      session: { cursor: session?.cursor ?? 0, activeTurn: session?.activeTurn ?? null, terminalTurns: session?.terminalTurns ?? [] },
+      session: {
+        cursor: session?.cursor ?? 0,
+        activeTurn: session?.activeTurn ?? null,
+        terminalTurns: session?.terminalTurns ?? [],
+        confirmations: session?.confirmations ?? [],
+      },
+      offset: stream.offset,
+      renderParts: stream.renderParts,
+      streamMessages: stream.messages,
     };
     return new Response(JSON.stringify(body), { headers: JSON_HEADERS });
   } catch (error) {

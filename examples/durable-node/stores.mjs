@@ -1,14 +1,14 @@
 // The example's database side: one client, made by the library the host chose, and the turnkeep
 // stores over it. `openStore` is all that differs between Redis and Postgres.
-import { createRedisChatMemory, createRedisSessionStorage } from 'turnkeep/redis';
-import { createPostgresChatMemory, createPostgresSessionStorage, migratePostgres } from 'turnkeep/postgres';
+import { createRedisChatMemory, createRedisSessionLog, createRedisSessionStorage } from 'turnkeep/redis';
+import { createPostgresChatMemory, createPostgresSessionLog, createPostgresSessionStorage, migratePostgres } from 'turnkeep/postgres';
 
 /** The client libraries this example can use, per database (the first is the default). */
 export const CLIENTS = { redis: ['redis', 'ioredis'], postgres: ['pg', 'postgres'] };
 
 /**
- * Connects to `url` with the `client` library and returns the two stores keyed per tenant:
- * `{ sessionStorage(tenant), memory(tenant, sessionId), close() }`.
+ * Connects to `url` with the `client` library and returns the three stores keyed per tenant:
+ * `{ sessionStorage(tenant), memory(tenant, sessionId), log(tenant, sessionId), close() }`.
  */
 export async function openStore({ store, url, client = CLIENTS[store]?.[0], onError = logError }) {
   if (!CLIENTS[store]?.includes(client)) throw new Error(`unknown store/client ${store}/${client}: choose from ${JSON.stringify(CLIENTS)}`);
@@ -20,6 +20,7 @@ export async function openStore({ store, url, client = CLIENTS[store]?.[0], onEr
     return {
       sessionStorage: (tenant) => cached(storages, tenant, () => createRedisSessionStorage({ client: connection.client, prefix: prefix(tenant) })),
       memory: (tenant, sessionId) => createRedisChatMemory({ client: connection.client, prefix: prefix(tenant), sessionId }),
+      log: (tenant, sessionId) => createRedisSessionLog({ client: connection.client, prefix: prefix(tenant), sessionId }),
       close: connection.close,
     };
   }
@@ -28,6 +29,7 @@ export async function openStore({ store, url, client = CLIENTS[store]?.[0], onEr
   return {
     sessionStorage: (tenant) => cached(storages, tenant, () => createPostgresSessionStorage({ client: connection.client, scope: tenant })),
     memory: (tenant, sessionId) => createPostgresChatMemory({ client: connection.client, scope: tenant, sessionId }),
+    log: (tenant, sessionId) => createPostgresSessionLog({ client: connection.client, scope: tenant, sessionId }),
     close: connection.close,
   };
 }

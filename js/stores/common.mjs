@@ -13,6 +13,11 @@ export const STORE_SESSION_JSON_BYTES_MAX = 16_777_216;
 export const STORE_MESSAGES_JSON_BYTES_MAX = 33_554_432;
 /** A Redis key prefix or a Postgres scope; a longer one is almost certainly a mistake. */
 export const STORE_KEY_PART_CHARS_MAX = 256;
+/**
+ * The items of one session-log commit as JSON text: room for one MESSAGES_SNAPSHOT of a whole
+ * conversation (it carries the messages twice, as TanStack UI and canonical messages).
+ */
+export const STORE_LOG_COMMIT_JSON_BYTES_MAX = 67_108_864;
 
 /**
  * An options error, thrown when a store is created (at module load, typically), with the same
@@ -84,6 +89,49 @@ export function messageRows(where, messages) {
   const rows = messages.map((message) => JSON.stringify(message));
   checkBytes(where, 'the messages', rows.reduce((sum, row) => sum + utf8Bytes(row), 0), STORE_MESSAGES_JSON_BYTES_MAX);
   return rows;
+}
+
+/**
+ * What a session-log store needs of a commit (see src/web/adapters/log_store.rs): the expected
+ * version (`null`: no head yet), the item texts, and of the new head's JSON text only its
+ * `version` and `length` (the store compares the first and checks its item count against the
+ * second). The head is stored verbatim; fencing was decided in Rust, never here.
+ */
+export function logCommit(where, expectedVersion, items, head) {
+  if (expectedVersion !== null && expectedVersion !== undefined && !isCursor(expectedVersion)) {
+    throw new TypeError(`${where}: expectedVersion must be null or a non-negative safe integer`);
+  }
+  if (!Array.isArray(items) || items.some((item) => typeof item !== 'string')) {
+    throw new TypeError(`${where}: items must be an array of JSON texts`);
+  }
+  const value = typeof head === 'string' ? parseJsonOr(head) : undefined;
+  if (!isCursor(value?.version) || !isCursor(value?.length) || value.length < items.length) {
+    throw new TypeError(`${where}: head must be the JSON text of a log head with a version and a length of at least the items`);
+  }
+  checkBytes(where, 'the items', items.reduce((sum, item) => sum + utf8Bytes(item), 0), STORE_LOG_COMMIT_JSON_BYTES_MAX);
+  return { expected: expectedVersion ?? null, version: value.version, length: value.length, before: value.length - items.length, head };
+}
+
+/** `from` and `limit` of an item read: non-negative safe integers. */
+export function itemRange(where, from, limit) {
+  if (!isCursor(from) || !isCursor(limit)) throw new TypeError(`${where}: from and limit must be non-negative safe integers`);
+  return { from, limit };
+}
+
+/**
+ * A stored head or item back as JSON text. A client that decodes JSON itself (Upstash's does by
+ * default) hands the value: it is encoded again, which gives an equal JSON text.
+ */
+export function storedText(value) {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function parseJsonOr(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A save over a bound is refused whole (an error, not a conflict): nothing is sent. */

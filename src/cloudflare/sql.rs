@@ -1,11 +1,15 @@
-//! `ctx.storage.sql` and `ctx.storage.transactionSync` of a SQLite-backed Durable Object,
-//! reached duck-typed through js-sys (no `worker` crate): the store hands over the JS
-//! `ctx.storage` object and this wrapper calls its methods by name. Both Durable Object classes
-//! use it: `ChatSession` (`super::store`) and `SessionStream` (`super::streams::store`).
+//! The one wrapper over a SQLite-backed Durable Object's storage: the `worker` crate's
+//! `SqlStorage` (`ctx.storage.sql`) for statements, and `transactionSync`, which workers-rs does
+//! not bind, through the raw storage object. Both Durable Object classes use it: `ChatSession`
+//! (`super::store`) and `SessionStream` (`super::streams::store`).
+//!
+//! Result rows are read with one `cursor.raw().toArray()` and then by column, each column read
+//! as the type the schema gives it: workers-rs's `SqlCursor::raw()` iterates with one JS call per
+//! row and probes every value's type with several more, which made a 50-row stream read cost
+//! ~1.6x the CPU of this (bench/worker-cpu.mjs).
 //!
 //! Every statement is synchronous (SQLite runs in the object's thread), so the writes of one
-//! call happen inside one JS turn; `transaction` (or the JS shell's own `transactionSync`) makes
-//! them commit together.
+//! call happen inside one JS turn; `transaction` makes them commit together.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -13,6 +17,7 @@ use std::rc::Rc;
 use js_sys::{Array, ArrayBuffer, Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use worker::{SqlStorage, Storage};
 
 /// A value bound to a `?` placeholder.
 #[derive(Clone, Copy, Debug)]
@@ -23,27 +28,41 @@ pub enum Param<'a> {
     Blob(&'a [u8]),
 }
 
+/// One result row, its columns in the order the query names them.
+pub type SqlRow = Array;
+
 /// The SQL interface of one Durable Object's storage. Cloning shares the same JS objects.
 #[derive(Clone)]
 pub struct Sql {
     storage: JsValue,
-    sql: JsValue,
+    sql: SqlStorage,
     exec: Function,
     transaction_sync: Function,
 }
 
 impl Sql {
-    /// Wraps `ctx.storage`. The error says what is missing (for the developer wiring the class).
-    pub fn from_storage(storage: &JsValue) -> Result<Self, String> {
-        let sql = get(storage, "sql");
-        let exec = get(&sql, "exec").dyn_into::<Function>().map_err(|_| {
-            "ctx.storage.sql.exec is missing: declare the class in a `new_sqlite_classes` migration".to_string()
-        })?;
-        let transaction_sync = get(storage, "transactionSync")
-            .dyn_into::<Function>()
-            .map_err(|_| "ctx.storage.transactionSync is missing".to_string())?;
+    /// Wraps the object's storage. The error says what is missing (for the developer wiring the
+    /// class: a class missing from `new_sqlite_classes` has no SQL interface).
+    pub fn from_storage(storage: &Storage) -> Result<Self, String> {
+        let raw: JsValue = AsRef::<JsValue>::as_ref(storage.as_raw()).clone();
+        let has_sql = Reflect::get(&raw, &"sql".into()).is_ok_and(|v| v.is_object());
+        if !has_sql {
+            return Err(
+                "ctx.storage.sql is missing: declare the class in a `new_sqlite_classes` migration"
+                    .into(),
+            );
+        }
+        let transaction_sync = Reflect::get(&raw, &"transactionSync".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .ok_or("ctx.storage.transactionSync is missing")?;
+        let sql = storage.sql();
+        let exec = Reflect::get(sql.as_ref(), &"exec".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .ok_or("ctx.storage.sql.exec is missing")?;
         Ok(Self {
-            storage: storage.clone(),
+            storage: raw,
             sql,
             exec,
             transaction_sync,
@@ -52,13 +71,21 @@ impl Sql {
 
     /// Runs one statement (or several separated by `;`) and ignores its result rows.
     pub fn run(&self, query: &str, params: &[Param<'_>]) -> Result<(), JsValue> {
-        self.exec(query, params).map(|_| ())
+        let bindings: Vec<JsValue> = params.iter().map(|p| to_js(*p)).collect();
+        self.sql
+            .exec_raw(query, bindings)
+            .map(|_| ())
+            .map_err(JsValue::from)
     }
 
-    /// Runs one query and returns every result row as an array of column values, in the order
-    /// the query names them.
-    pub fn rows(&self, query: &str, params: &[Param<'_>]) -> Result<Vec<Array>, JsValue> {
-        let cursor = self.exec(query, params)?;
+    /// Runs one query and returns every result row (one `raw().toArray()`).
+    pub fn rows(&self, query: &str, params: &[Param<'_>]) -> Result<Vec<SqlRow>, JsValue> {
+        let args = Array::new();
+        args.push(&JsValue::from_str(query));
+        for param in params {
+            args.push(&to_js(*param));
+        }
+        let cursor = self.exec.apply(self.sql.as_ref(), &args)?;
         let raw = call0(&cursor, "raw")?;
         let list = call0(&raw, "toArray")?;
         Ok(Array::from(&list).iter().map(|v| Array::from(&v)).collect())
@@ -86,31 +113,32 @@ impl Sql {
             JsValue::from(js_sys::Error::new("transactionSync did not run its body"))
         })
     }
-
-    fn exec(&self, query: &str, params: &[Param<'_>]) -> Result<JsValue, JsValue> {
-        let args = Array::new();
-        args.push(&JsValue::from_str(query));
-        for param in params {
-            args.push(&to_js(*param));
-        }
-        self.exec.apply(&self.sql, &args)
-    }
 }
 
 /// A column read as a non-negative integer (0 for anything else).
 pub fn int_at(row: &Array, i: u32) -> u64 {
+    uint_at(row, i).unwrap_or(0)
+}
+
+/// A column read as a non-negative whole number, if it is one.
+pub fn uint_at(row: &Array, i: u32) -> Option<u64> {
     row.get(i)
         .as_f64()
-        .filter(|n| *n >= 0.0)
-        .map_or(0, |n| n as u64)
+        .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+        .map(|n| n as u64)
 }
 
 /// A column read as text (empty for anything else).
 pub fn text_at(row: &Array, i: u32) -> String {
-    row.get(i).as_string().unwrap_or_default()
+    opt_text_at(row, i).unwrap_or_default()
 }
 
-/// A BLOB column (an ArrayBuffer) copied into Rust.
+/// A column read as text, if it is text.
+pub fn opt_text_at(row: &Array, i: u32) -> Option<String> {
+    row.get(i).as_string()
+}
+
+/// A BLOB column (an ArrayBuffer) copied into Rust (text is taken as its UTF-8 bytes).
 pub fn blob_at(row: &Array, i: u32) -> Vec<u8> {
     let value = row.get(i);
     match value.dyn_ref::<ArrayBuffer>() {
@@ -122,26 +150,18 @@ pub fn blob_at(row: &Array, i: u32) -> Vec<u8> {
     }
 }
 
-fn to_js(param: Param<'_>) -> JsValue {
-    match param {
-        Param::Int(n) => JsValue::from_f64(n as f64),
-        Param::Text(s) => JsValue::from_str(s),
-        // SQLite stores an ArrayBuffer as a BLOB.
-        Param::Blob(bytes) => Uint8Array::from(bytes).buffer().into(),
-    }
-}
-
 fn call0(target: &JsValue, method: &str) -> Result<JsValue, JsValue> {
-    get(target, method)
+    Reflect::get(target, &JsValue::from_str(method))?
         .dyn_into::<Function>()
         .map_err(|_| JsValue::from(js_sys::Error::new("sql cursor method missing")))?
         .call0(target)
 }
 
-/// `obj[key]`, or `undefined` when it cannot be read.
-fn get(obj: &JsValue, key: &str) -> JsValue {
-    if !obj.is_object() && !obj.is_function() {
-        return JsValue::UNDEFINED;
+fn to_js(param: Param<'_>) -> JsValue {
+    match param {
+        Param::Int(n) => JsValue::from_f64(n as f64),
+        Param::Text(s) => JsValue::from_str(s),
+        // SQLite stores an ArrayBuffer as a BLOB (what today's rows were written with).
+        Param::Blob(bytes) => Uint8Array::from(bytes).buffer().into(),
     }
-    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }

@@ -1,6 +1,7 @@
 //! `ChatSessionStore`: what the `ChatSession` Durable Object does with its SQLite storage.
-//! The JS class shell (`js/cloudflare/chat-session.mjs`) builds one per object from `ctx.storage`
-//! and forwards its RPC methods here.
+//! The object (`super::chat_session`) builds one from its storage and serves its RPC methods
+//! from here. The values are the ones today's RPC callers pass (JSON text or plain JS values),
+//! and the tables are the ones the earlier JS class wrote, so stored sessions stay readable.
 //!
 //! - The session envelope: `saveSession(snapshot, expectedCursor)` is compare-and-set on the
 //!   stored cursor inside one `transactionSync`; `false` on conflict, never an overwrite.
@@ -15,7 +16,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::rows::{decide_save, join_rows, plan_messages, split_rows, Row, SaveDecision, Stored};
-use super::sql::{Param, Sql};
+use super::sql::{int_at, opt_text_at, uint_at, Param, Sql, SqlRow};
 use crate::core::checks::{is_safe_id, safe_uint};
 use crate::core::limits::{
     DO_MESSAGES_JSON_BYTES_MAX, DO_ROW_BYTES_MAX, DO_SESSION_JSON_BYTES_MAX,
@@ -31,18 +32,15 @@ const SCHEMA: &[&str] = &[
 ];
 
 /// The storage of one `ChatSession` Durable Object.
-#[wasm_bindgen(js_name = ChatSessionStore)]
 pub struct ChatSessionStore {
     sql: Sql,
 }
 
-#[wasm_bindgen(js_class = ChatSessionStore)]
 impl ChatSessionStore {
-    /// `new ChatSessionStore(ctx.storage)`: creates the tables when missing. Throws when the
-    /// storage has no SQL interface (the class is missing from `new_sqlite_classes`).
-    #[wasm_bindgen(constructor)]
-    pub fn new(storage: JsValue) -> Result<ChatSessionStore, JsValue> {
-        let sql = Sql::from_storage(&storage).map_err(|m| error("new ChatSessionStore", &m))?;
+    /// Creates the tables when missing. Fails when the storage has no SQL interface (the class
+    /// is missing from `new_sqlite_classes`).
+    pub fn open(storage: &worker::Storage) -> Result<ChatSessionStore, JsValue> {
+        let sql = Sql::from_storage(storage).map_err(|m| error("new ChatSessionStore", &m))?;
         for statement in SCHEMA {
             sql.run(statement, &[])?;
         }
@@ -50,7 +48,6 @@ impl ChatSessionStore {
     }
 
     /// `loadSession(sessionId)`: the stored envelope as JSON text, or `undefined` when absent.
-    #[wasm_bindgen(js_name = loadSession)]
     pub fn load_session(&self, session_id: JsValue) -> Result<JsValue, JsValue> {
         let id = safe_id_arg("loadSession", &session_id)?;
         match session_text(&self.sql, &id)? {
@@ -63,7 +60,6 @@ impl ChatSessionStore {
     /// `undefined`/`null` creates only when absent; a number writes only over that stored
     /// cursor. Returns `false` on conflict. Throws for a snapshot without a SafeId `sessionId`
     /// and a safe-integer `cursor`, or larger than `DO_SESSION_JSON_BYTES_MAX`.
-    #[wasm_bindgen(js_name = saveSession)]
     pub fn save_session(
         &self,
         snapshot: JsValue,
@@ -98,7 +94,6 @@ impl ChatSessionStore {
     }
 
     /// `deleteSession(sessionId)`: removes the envelope; `true` when one existed.
-    #[wasm_bindgen(js_name = deleteSession)]
     pub fn delete_session(&self, session_id: JsValue) -> Result<bool, JsValue> {
         let id = safe_id_arg("deleteSession", &session_id)?;
         let sql = self.sql.clone();
@@ -117,15 +112,18 @@ impl ChatSessionStore {
     }
 
     /// `loadMessages()`: the saved canonical messages (an array; empty when none were saved).
-    #[wasm_bindgen(js_name = loadMessages)]
     pub fn load_messages(&self) -> Result<JsValue, JsValue> {
-        let texts = message_texts(&self.sql)?;
-        js_sys::JSON::parse(&format!("[{}]", texts.join(",")))
+        js_sys::JSON::parse(&self.load_messages_json()?)
+    }
+
+    /// `loadMessagesJson()`: the same as JSON text (what the Worker's Rust ChatMemory reads:
+    /// the stored texts joined, no JS array built on either side).
+    pub fn load_messages_json(&self) -> Result<String, JsValue> {
+        Ok(format!("[{}]", message_texts(&self.sql)?.join(",")))
     }
 
     /// `saveMessages(messages)`: replaces the saved conversation. Throws (storing nothing) when
     /// `messages` is not a valid message array or its JSON exceeds `DO_MESSAGES_JSON_BYTES_MAX`.
-    #[wasm_bindgen(js_name = saveMessages)]
     pub fn save_messages(&self, messages: JsValue) -> Result<(), JsValue> {
         let texts = read_messages(&messages).map_err(|m| error("saveMessages", &m))?;
         let sql = self.sql.clone();
@@ -159,11 +157,7 @@ impl ChatSessionStore {
                 &format!("SELECT COUNT(*) AS n, COALESCE(MAX(LENGTH(CAST(body AS BLOB))), 0) AS bytes FROM {table}"),
                 &[],
             )?;
-            let number = |i| {
-                rows.first()
-                    .and_then(|row| row.get(i).as_f64())
-                    .unwrap_or(0.0)
-            };
+            let number = |i| rows.first().map_or(0.0, |row| int_at(row, i) as f64);
             Ok((number(0), number(1)))
         };
         let (session_rows, session_bytes) = count("turnkeep_session_row")?;
@@ -210,7 +204,7 @@ fn stored_cursor(sql: &Sql, id: &str) -> Result<Stored, JsValue> {
     let Some(row) = rows.first() else {
         return Ok(Stored::Absent);
     };
-    let cursor = row.get(0).as_f64().and_then(|n| safe_uint(&Value::from(n)));
+    let cursor = uint_at(row, 0).and_then(|n| safe_uint(&Value::from(n)));
     Ok(cursor.map_or(Stored::Unreadable, Stored::Cursor))
 }
 
@@ -234,16 +228,11 @@ fn message_texts(sql: &Sql) -> Result<Vec<String>, JsValue> {
 }
 
 /// One SQL row `(position, part, body)` as a [`Row`].
-fn read_row(row: &js_sys::Array) -> Result<Row, JsValue> {
-    let number = |i| {
-        row.get(i)
-            .as_f64()
-            .filter(|n| *n >= 0.0 && n.fract() == 0.0)
-    };
-    match (number(0), number(1), row.get(2).as_string()) {
+fn read_row(row: &SqlRow) -> Result<Row, JsValue> {
+    match (uint_at(row, 0), uint_at(row, 1), opt_text_at(row, 2)) {
         (Some(position), Some(part), Some(body)) => Ok(Row {
-            position: position as u64,
-            part: part as u64,
+            position,
+            part,
             body,
         }),
         _ => Err(error(

@@ -16,6 +16,27 @@ pub const BOUNDED_JSON_ARRAY_ITEMS_MAX: usize = 1_000;
 pub const BOUNDED_JSON_OBJECT_ENTRIES_MAX: usize = 1_000;
 pub const BOUNDED_JSON_KEY_UNITS_MAX: usize = 256;
 
+// ---- JS objects handed to the protocol exports (`decodeTurnEvent({...})`, `cursor.apply`, ...),
+// walked value by value (src/web/strict_json.rs). JSON text has serde_json's own depth limit (128).
+/// Nesting depth; matches serde_json's limit for text, far above any valid event (33).
+pub const JS_INPUT_DEPTH_MAX: usize = 128;
+/// Values visited in one input: ten times a message record's cap, so every valid turn event
+/// fits, while a hostile object graph (shared subtrees, cycles) stops after bounded work.
+/// Larger stored session envelopes can be passed as JSON text.
+pub const JS_INPUT_NODES_MAX: usize = 100_000;
+
+// ---- Component frames and the assistant content envelope (`agentskit.chat.component` v1,
+// `agentskit.chat.content` v1). `wire`
+/// A component key or an interaction event name: `^[a-z][a-z0-9-]{0,63}$`.
+pub const COMPONENT_NAME_CHARS_MAX: usize = 64;
+pub const COMPONENT_FALLBACK_KIND_CHARS_MAX: usize = 64;
+pub const COMPONENT_FALLBACK_SUMMARY_CHARS_MAX: usize = 4_096;
+/// One text part of an assistant content envelope, in UTF-16 units.
+pub const ASSISTANT_CONTENT_TEXT_UNITS_MAX: usize = 16_384;
+/// A whole assistant content envelope, in UTF-8 bytes.
+pub const ASSISTANT_CONTENT_ENVELOPE_BYTES_MAX: usize = 262_144;
+pub const ASSISTANT_CONTENT_RECORDS_MAX: usize = 512;
+
 // ---- Message record structure (`{version: 1, messages}`), counted over the whole record. `wire`
 pub const MESSAGE_RECORD_NODES_MAX: usize = 10_000;
 pub const MESSAGE_RECORD_DEPTH_MAX: usize = 32;
@@ -30,11 +51,28 @@ pub const DECISIONS_MAX: usize = 1_000;
 pub const DECISION_INPUT_CHARS_MAX: usize = 16_384;
 pub const DECISION_CONTENT_CHARS_MAX: usize = 65_536;
 pub const CONVERSATION_STATE_CHARS_MAX: usize = 128;
+/// A definition's conversation statechart (checked when the definition is read).
+pub const CONVERSATION_STATES_MAX: usize = 256;
+pub const CONVERSATION_ROUTES_MAX: usize = 256;
+pub const CONVERSATION_EVENTS_PER_STATE_MAX: usize = 256;
+pub const CONVERSATION_EVENT_CHARS_MAX: usize = 128;
 pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
 /// The optional `reason` of a `client.confirmation.resolve`.
 pub const CONFIRMATION_REASON_CHARS_MAX: usize = 1_024;
 /// A proposal suffix: `confirm-<suffix>` must still be a SafeId. `wire`
 pub const CONFIRMATION_SUFFIX_CHARS_MAX: usize = 120;
+/// The id of a tool call that waits for a person: its token is `confirm-<id>`, so the id is a
+/// SafeId of at most this many characters (a longer or unsafe id from the model is replaced).
+pub const CONFIRMATION_CALL_ID_CHARS_MAX: usize = CONFIRMATION_SUFFIX_CHARS_MAX;
+/// A resolution's claim is one CAS; a lost race against a write that did not touch the record
+/// (another turn's claim or release) is retried this many times in all, then answered busy.
+pub const CONFIRMATION_CLAIM_ATTEMPTS_MAX: u32 = 3;
+/// A resolution that finds its record already being processed by another request waits for
+/// the final state, re-reading the session after this long (doubling up to the maximum)...
+pub const CONFIRMATION_SETTLE_POLL_MS: u64 = 100;
+pub const CONFIRMATION_SETTLE_POLL_MS_MAX: u64 = 1_000;
+/// ...for at most this long in all; then it answers with the processing state (202).
+pub const CONFIRMATION_SETTLE_WAIT_MS_MAX: u64 = 10_000;
 /// How much of an offending value a session decode detail quotes (logs only).
 pub const SESSION_DETAIL_VALUE_CHARS_MAX: usize = 64;
 
@@ -52,6 +90,10 @@ pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
 pub const STREAM_OFFSET_COMPONENT_MAX: u64 = 9_999_999_999_999_999;
 /// One POST body (or initial PUT body); larger is 413. The conformance suite appends 100 KiB.
 pub const STREAM_APPEND_BYTES_MAX: u64 = 1_048_576;
+/// A body refused as too large (413) is still read and dropped up to this many bytes before the
+/// answer goes out: a client that is still uploading when the server answers and closes sees a
+/// broken connection instead of the 413 (undici does). Beyond it the connection is closed.
+pub const STREAM_REFUSED_BODY_DRAIN_BYTES_MAX: u64 = 33_554_432;
 /// Everything one stream may hold; an append past it is 413.
 pub const STREAM_BYTES_MAX: u64 = 134_217_728;
 /// A catch-up response stops adding messages past this many bytes (it always holds at least one).
@@ -146,6 +188,9 @@ pub const LOG_APPEND_RETRY_BACKOFF_MS: u64 = 25;
 /// are merged into the newest queued chunk (they always are when possible) and, failing that, the
 /// publisher gives up on the log for this turn (reported) rather than grow without bound.
 pub const LOG_CHUNKS_QUEUED_MAX: usize = 4_096;
+/// `toChatResponse`: source chunks read ahead of the log (waiting to be appended) before the
+/// source is read further.
+pub const LOG_SOURCE_CHUNKS_AHEAD_MAX: usize = 4 * LOG_APPENDS_IN_FLIGHT_MAX;
 /// Items a store-backed session log (memory, Redis, Postgres) holds; an append beyond is refused.
 pub const LOG_ITEMS_MAX: u64 = 10_000_000;
 /// Items one read of a store-backed log returns at most (the reader continues from its offset).
@@ -203,6 +248,9 @@ pub const STORE_MESSAGES_JSON_BYTES_MAX: usize = 33_554_432;
 pub const STORE_KEY_PART_CHARS_MAX: usize = 256;
 /// Values one RPUSH takes inside the messages script (Lua's `unpack` stops near 8000).
 pub const REDIS_SCRIPT_PUSH_VALUES_MAX: usize = 1_000;
+/// The items of one session-log commit as JSON text: room for one `MESSAGES_SNAPSHOT` of a whole
+/// conversation (it carries the messages twice, as TanStack UI and as canonical messages).
+pub const STORE_LOG_COMMIT_JSON_BYTES_MAX: usize = 67_108_864;
 
 // ---- Snapshot sequences (ARCHITECTURE.md): sequence = claim_cursor × stride + index_in_turn.
 /// Sequences one turn may use; a turn emitting more skips intermediates, never the final line.

@@ -52,13 +52,37 @@ pub trait Tool {
     /// Name, description, JSON Schema of the arguments and whether it needs approval.
     fn spec(&self) -> &ToolSpec;
     /// Runs the tool. `Ok` is the result text the model reads. An `Err` is recorded on the
-    /// call as a fixed "tool failed" text: its message is for logs only. `cancel` fires when
-    /// the turn stops; a tool should give up promptly then.
+    /// call as a fixed "tool failed" text: its message is for logs only. `context.cancel` fires
+    /// when the turn stops; a tool should give up promptly then.
     fn execute(
         &self,
         args: Map<String, Value>,
-        cancel: CancelToken,
+        context: ToolContext,
     ) -> LocalFuture<'_, Result<String, PortError>>;
+}
+
+/// What a tool run is given besides its arguments.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// Fires when the turn stops.
+    pub cancel: CancelToken,
+    /// The id of the tool call being run.
+    pub tool_call_id: String,
+    /// For a call a person approved: its confirmation token. turnkeep runs an approved call at
+    /// most once per token; a tool whose effect must not happen twice even across a crash and a
+    /// host's reconciliation can record this key with its effect and refuse a second one.
+    pub idempotency_key: Option<String>,
+}
+
+impl ToolContext {
+    /// A context with only a cancel token (tests, tools run outside a turn).
+    pub fn new(cancel: CancelToken, tool_call_id: &str) -> Self {
+        Self {
+            cancel,
+            tool_call_id: tool_call_id.to_owned(),
+            idempotency_key: None,
+        }
+    }
 }
 
 /// Wall-clock time in epoch milliseconds.

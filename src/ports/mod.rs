@@ -82,6 +82,8 @@ pub struct CancelToken {
 struct CancelInner {
     cancelled: bool,
     callbacks: Vec<Box<dyn FnOnce()>>,
+    /// One value a host adapter derived from this token (see [`CancelToken::memo`]).
+    memo: Option<Rc<dyn Any>>,
 }
 
 impl CancelToken {
@@ -108,6 +110,25 @@ impl CancelToken {
         }
     }
 
+    /// The value `make` derives from this token, made once and kept with it: a host adapter's
+    /// view of the token (the web shell's `AbortSignal`) is then one object however many calls
+    /// the token is handed to, not one listener per call. A second type asked of the same token
+    /// is made afresh each time.
+    pub fn memo<T: Clone + 'static>(&self, make: impl FnOnce() -> T) -> T {
+        if let Some(value) = self
+            .inner
+            .borrow()
+            .memo
+            .as_ref()
+            .and_then(|m| m.downcast_ref::<T>())
+        {
+            return value.clone();
+        }
+        let value = make();
+        self.inner.borrow_mut().memo = Some(Rc::new(value.clone()));
+        value
+    }
+
     /// Runs `callback` when the token fires, or now if it already has.
     pub fn on_cancel(&self, callback: impl FnOnce() + 'static) {
         if self.is_cancelled() {
@@ -130,6 +151,24 @@ impl std::fmt::Debug for CancelToken {
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    #[test]
+    fn a_memo_is_made_once_per_token_and_shared_by_clones() {
+        let token = CancelToken::new();
+        let made = Cell::new(0);
+        let make = || {
+            made.set(made.get() + 1);
+            made.get()
+        };
+        assert_eq!(token.memo(make), 1);
+        assert_eq!(token.clone().memo(make), 1);
+        assert_eq!(made.get(), 1);
+        assert_eq!(
+            CancelToken::new().memo(make),
+            2,
+            "another token makes its own"
+        );
+    }
 
     #[test]
     fn cancel_runs_each_callback_once_and_late_callbacks_at_once() {

@@ -3,10 +3,20 @@
 //! every append with `core::streams::item_log` — the same producer fencing the Durable Object
 //! server applies. [`MemoryLogStore`] is the in-memory store (**not durable**: tests, demos,
 //! simulations); hosts back the same port with Redis or Postgres through the JS store interface.
+//!
+//! Appends on one `StoreLog` run one at a time, in call order. Every commit is a compare-and-set
+//! on the one head version, so appends in flight together could only race each other: a writer
+//! with several fenced appends in flight (the turn publisher keeps up to
+//! `LOG_APPENDS_IN_FLIGHT_MAX`) would have its later seqs read a head without the earlier ones
+//! and be refused as gaps, retry after retry, on any store whose calls take a round trip.
+//! Each append first decides on the head as this log last wrote it, so a log with one writer
+//! (a turn) costs one round trip per append, the commit; the head is read again only when that
+//! commit lost (another writer appended) or the decision on it was anything but an append.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
-use std::task::Waker;
+use std::task::{Poll, Waker};
 
 use serde_json::Value;
 
@@ -58,11 +68,21 @@ pub struct StoreLog<S> {
     store: S,
     /// Pauses between polls of a long-poll read on a store without change notification.
     sleep: Rc<dyn Sleep>,
+    /// Appends waiting for their turn, the one running first.
+    appends: Fifo,
+    /// The head this log's last commit wrote (`None`: read it from the store). Only appends
+    /// touch it, one at a time; a stale one costs a lost compare-and-set, never a wrong answer.
+    written: RefCell<Option<Option<LogHead>>>,
 }
 
 impl<S: LogStore> StoreLog<S> {
     pub fn new(store: S, sleep: Rc<dyn Sleep>) -> Self {
-        Self { store, sleep }
+        Self {
+            store,
+            sleep,
+            appends: Fifo::default(),
+            written: RefCell::new(None),
+        }
     }
 
     pub fn store(&self) -> &S {
@@ -75,15 +95,26 @@ impl<S: LogStore> StoreLog<S> {
         producer: Option<&ProducerStamp>,
         cancel: &CancelToken,
     ) -> Result<AppendAck, LogError> {
+        let place = self.appends.join();
+        place.reached().await;
         let producer = producer.map(|p| ProducerHeaders {
             id: p.id.clone(),
             epoch: p.epoch,
             seq: p.seq,
         });
         for _ in 0..LOG_COMMIT_ATTEMPTS_MAX {
-            let head = self.store.head(cancel).await.map_err(LogError::Retryable)?;
+            let remembered = self.written.borrow_mut().take();
+            let fresh = remembered.is_none();
+            let head = match remembered {
+                Some(head) => head,
+                None => self.store.head(cancel).await.map_err(LogError::Retryable)?,
+            };
             let current = head.clone().unwrap_or_default();
-            let next = match decide_item_append(&current, chunks.len() as u64, producer.as_ref()) {
+            let decision = decide_item_append(&current, chunks.len() as u64, producer.as_ref());
+            if !fresh && !matches!(decision, ItemAppendDecision::Append { .. }) {
+                continue; // answer only from the stored head
+            }
+            let next = match decision {
                 ItemAppendDecision::Append { next } => next,
                 ItemAppendDecision::Duplicate => {
                     return Ok(AppendAck {
@@ -118,8 +149,10 @@ impl<S: LogStore> StoreLog<S> {
                 .await
                 .map_err(LogError::Retryable)?
             {
+                let offset = position_offset(next.length);
+                *self.written.borrow_mut() = Some(Some(next));
                 return Ok(AppendAck {
-                    offset: position_offset(next.length),
+                    offset,
                     duplicate: false,
                 });
             }
@@ -220,6 +253,67 @@ impl<S: LogStore> SessionLog for StoreLog<S> {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<LogRead, LogError>> {
         Box::pin(self.read_now(from, wait_ms, cancel))
+    }
+}
+
+/// A first-in, first-out queue of tasks on one thread: each waits until every task that joined
+/// before it has left (finished, or was dropped: a cancelled append gives up its place).
+#[derive(Default)]
+struct Fifo {
+    inner: RefCell<FifoInner>,
+}
+
+#[derive(Default)]
+struct FifoInner {
+    joined: u64,
+    /// Places still held, in joining order, each with the waker of the task waiting there; the
+    /// first one runs.
+    places: VecDeque<(u64, Option<Waker>)>,
+}
+
+/// A place in a [`Fifo`], left when dropped.
+struct FifoPlace<'a> {
+    fifo: &'a Fifo,
+    id: u64,
+}
+
+impl Fifo {
+    fn join(&self) -> FifoPlace<'_> {
+        let mut inner = self.inner.borrow_mut();
+        inner.joined += 1;
+        let id = inner.joined;
+        inner.places.push_back((id, None));
+        FifoPlace { fifo: self, id }
+    }
+}
+
+impl FifoPlace<'_> {
+    /// Resolves once this place is the first.
+    async fn reached(&self) {
+        std::future::poll_fn(|cx| {
+            let mut inner = self.fifo.inner.borrow_mut();
+            if inner.places.front().map(|(id, _)| *id) == Some(self.id) {
+                return Poll::Ready(());
+            }
+            if let Some((_, waker)) = inner.places.iter_mut().find(|(id, _)| *id == self.id) {
+                *waker = Some(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+impl Drop for FifoPlace<'_> {
+    fn drop(&mut self) {
+        let next = {
+            let mut inner = self.fifo.inner.borrow_mut();
+            inner.places.retain(|(id, _)| *id != self.id);
+            inner.places.front_mut().and_then(|(_, waker)| waker.take())
+        };
+        if let Some(waker) = next {
+            waker.wake();
+        }
     }
 }
 

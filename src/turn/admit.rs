@@ -7,10 +7,11 @@ use super::interrupt::Interrupt;
 use super::race::{fired, join, race, Budget, Either};
 use crate::core::protocol::BoundaryError;
 use crate::core::session::{
-    abandon_turn, claim_turn, resume_session, ClaimDecision, SessionEnvelope, TurnOutcome,
+    abandon_resolution, claim_turn, resume_session, ClaimDecision, Confirmation, ResumeError,
+    Resumed, SessionEnvelope, TurnOutcome,
 };
 use crate::ports::log::ReadFrom;
-use crate::ports::CancelToken;
+use crate::ports::{CancelToken, PortError};
 
 /// A turn whose lease is ours: the claim was CAS-saved.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +25,9 @@ pub struct Claim {
     /// lapsed (the writer crashed or hung) or its messages could not be saved (`indeterminate`).
     /// The log is then re-synchronised with one native batch before this turn publishes.
     pub resync: bool,
+    /// For the continuation of a confirmation: the record as the claim saved it (`approving`,
+    /// `rejecting` or `expiring`); the turn's release finishes it.
+    pub resolves: Option<Confirmation>,
 }
 
 impl Claim {
@@ -31,6 +35,24 @@ impl Claim {
     /// this one lapsed) writes a larger cursor, so it is the producer epoch of the turn's log writes.
     pub fn generation(&self) -> u64 {
         self.envelope.cursor
+    }
+}
+
+/// A session as loaded before a claim: resumed, and the log's tail at that moment.
+pub(crate) struct Loaded {
+    pub resumed: Resumed,
+    pub log_tail: Option<String>,
+}
+
+impl Loaded {
+    /// See [`Claim::resync`].
+    pub fn resync(&self) -> bool {
+        let envelope = &self.resumed.envelope;
+        envelope.active_turn.is_some()
+            || envelope
+                .terminal_turns
+                .last()
+                .is_some_and(|t| t.outcome == TurnOutcome::Indeterminate)
     }
 }
 
@@ -42,33 +64,11 @@ pub async fn admit(
     limits: &TurnLimits,
     deadline: &Interrupt,
 ) -> Result<Claim, Refusal> {
-    let token = deadline.token();
-    let (stored, log_tail) = deadline
-        .guard(async {
-            let (stored, tail) = join(
-                ports.storage.load(&submission.session_id, token),
-                log_tail(ports, token),
-            )
-            .await;
-            let stored = stored.map_err(|e| Refusal::internal(Stage::SessionLoad, e))?;
-            Ok((stored, tail))
-        })
-        .await?;
+    let loaded = load(ports, chat, &submission.session_id, deadline).await?;
+    let resync = loaded.resync();
     let now_ms = ports.clock.now_ms();
-    let resumed = resume_session(stored.as_ref(), &chat.identity, now_ms).map_err(|e| {
-        Refusal::internal(
-            Stage::SessionResume,
-            crate::ports::PortError::new(e.to_string()),
-        )
-    })?;
-    let envelope = &resumed.envelope;
-    let resync = envelope.active_turn.is_some()
-        || envelope
-            .terminal_turns
-            .last()
-            .is_some_and(|t| t.outcome == TurnOutcome::Indeterminate);
     let claimed = match claim_turn(
-        &resumed.envelope,
+        &loaded.resumed.envelope,
         &submission.turn_id,
         now_ms,
         limits.lease_ms,
@@ -79,16 +79,63 @@ pub async fn admit(
         Err(e) => {
             return Err(Refusal::internal(
                 Stage::SessionResume,
-                crate::ports::PortError::new(e.to_string()),
+                PortError::new(e.to_string()),
             ))
         }
     };
-    write_claim(ports, &claimed, resumed.expected_cursor, limits, deadline).await?;
-    Ok(Claim {
-        envelope: claimed,
-        log_tail,
-        resync,
-    })
+    let expected_cursor = loaded.resumed.expected_cursor;
+    match write_claim(ports, &claimed, expected_cursor, limits, deadline).await? {
+        true => Ok(Claim {
+            envelope: claimed,
+            log_tail: loaded.log_tail,
+            resync,
+            resolves: None,
+        }),
+        false => Err(BoundaryError::SessionBusy.into()),
+    }
+}
+
+/// Loads the session and the log's tail (side by side) under `deadline`, and resumes it.
+pub(crate) async fn load(
+    ports: &Ports,
+    chat: &ChatSetup,
+    session_id: &str,
+    deadline: &Interrupt,
+) -> Result<Loaded, Refusal> {
+    let token = deadline.token();
+    let (stored, log_tail) = deadline
+        .guard(async {
+            let (stored, tail) = join(
+                ports.storage.load(session_id, token),
+                log_tail(ports, token),
+            )
+            .await;
+            let stored = stored.map_err(|e| Refusal::internal(Stage::SessionLoad, e))?;
+            Ok((stored, tail))
+        })
+        .await?;
+    let resumed = resume_session(stored.as_ref(), &chat.identity, ports.clock.now_ms())
+        .map_err(resume_refusal)?;
+    Ok(Loaded { resumed, log_tail })
+}
+
+/// What a client is told about a stored session that cannot be resumed: a definition that
+/// cannot accept it is the typed `SESSION_INCOMPATIBLE_DEFINITION`; anything else (a corrupt or
+/// foreign record: the store's fault, not the client's) is internal. The detail goes to the
+/// operator either way.
+pub fn resume_refusal(e: ResumeError) -> Refusal {
+    let error = match e {
+        ResumeError::IncompatibleDefinition { .. } => BoundaryError::SessionIncompatible,
+        _ => BoundaryError::Internal,
+    };
+    Refusal {
+        error,
+        replayed: None,
+        fault: Some(super::fault::Fault::new(
+            Stage::SessionResume,
+            PortError::new(e.to_string()),
+        )),
+    }
 }
 
 /// The log's tail offset, or `None` (empty log, no log, or it could not be read: then the stop
@@ -106,18 +153,19 @@ async fn log_tail(ports: &Ports, token: &CancelToken) -> Option<String> {
     }
 }
 
-/// The claim's one CAS write; a lost race is busy, never a retry loop. Not simply raced against
-/// the deadline: a claim still in flight when the deadline fires may land a moment later, and a
-/// lease no turn runs under would keep the session busy until it lapses. So after the deadline
-/// the write's answer is still awaited (within the cleanup budget) and a claim that went through
-/// is abandoned before the 408/499 goes out.
-async fn write_claim(
+/// The claim's one CAS write: `true` written, `false` lost to another writer (busy, never a
+/// retry loop). Not simply raced against the deadline: a claim still in flight when the
+/// deadline fires may land a moment later, and a lease no turn runs under would keep the
+/// session busy until it lapses. So after the deadline the write's answer is still awaited
+/// (within the cleanup budget) and a claim that went through is abandoned before the 408/499
+/// goes out.
+pub(crate) async fn write_claim(
     ports: &Ports,
     claimed: &SessionEnvelope,
     expected_cursor: Option<u64>,
     limits: &TurnLimits,
     deadline: &Interrupt,
-) -> Result<(), Refusal> {
+) -> Result<bool, Refusal> {
     let value = claimed.to_value();
     let mut save = Box::pin(
         ports
@@ -138,8 +186,7 @@ async fn write_claim(
         }
     };
     match written {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(BoundaryError::SessionBusy.into()),
+        Ok(written) => Ok(written),
         Err(e) if deadline.is_fired() => Err(Refusal {
             error: deadline
                 .cause()
@@ -152,13 +199,16 @@ async fn write_claim(
 }
 
 /// Gives a claimed lease up without running the turn (a failure before the stream started):
-/// the lease is cleared by CAS at once, and the turn id stays free for a retry. Bounded by the
-/// cleanup budget. A failure here is reported; the lease then lapses at its expiry.
+/// the lease is cleared by CAS at once, and the turn id stays free for a retry. A continuation's
+/// claimed confirmation goes back to `pending` in the same write (nothing ran, so the decision
+/// may be sent again). Bounded by the cleanup budget. A failure here is reported; the lease then
+/// lapses at its expiry (and a continuation's record stays in its processing state, for
+/// reconciliation).
 pub async fn abandon(ports: &Ports, claimed: &SessionEnvelope, limits: &TurnLimits) {
     let Some(active) = &claimed.active_turn else {
         return;
     };
-    let Ok(next) = abandon_turn(claimed, &active.turn_id, ports.clock.now_ms()) else {
+    let Ok(next) = abandon_resolution(claimed, &active.turn_id, ports.clock.now_ms()) else {
         return;
     };
     let value = next.to_value();

@@ -34,6 +34,8 @@ pub struct TurnLimits {
     pub lease_ms: u64,
     /// Each cleanup step (settle, publish the end, save messages, release) gets this long.
     pub cleanup_budget_ms: u64,
+    /// How long a tool confirmation this turn proposes stays approvable.
+    pub confirmation_ttl_ms: u64,
 }
 
 /// A validated `client.turn.submit`.

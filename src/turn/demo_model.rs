@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::core::chat::demo::{demo_script, demo_tools, run_demo_tool, DemoStep};
 use crate::core::chat::{ModelChunk, ModelRequest, ToolSpec};
-use crate::ports::chat::{CancelToken, ModelAdapter, ModelStream, Sleep, Tool};
+use crate::ports::chat::{ModelAdapter, ModelStream, Sleep, Tool, ToolContext};
 use crate::ports::{LocalFuture, PortError};
 
 /// The deterministic demo model (design §8).
@@ -98,7 +98,7 @@ impl Tool for DemoTool {
     fn execute(
         &self,
         args: Map<String, Value>,
-        _cancel: CancelToken,
+        _context: ToolContext,
     ) -> LocalFuture<'_, Result<String, PortError>> {
         let result = run_demo_tool(&self.spec.name, &args).map_err(PortError::new);
         Box::pin(async move { result })

@@ -15,7 +15,7 @@ use crate::core::chat::controller::SendError;
 use crate::core::chat::{
     Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome,
 };
-use crate::ports::chat::{CancelToken, Clock, Ids, ModelAdapter, ModelStream, Tool};
+use crate::ports::chat::{CancelToken, Clock, Ids, ModelAdapter, ModelStream, Tool, ToolContext};
 use crate::ports::PortError;
 
 use super::fault::Stage;
@@ -178,7 +178,12 @@ impl Turn<'_, '_> {
                 Some(tool) => {
                     self.controller.borrow_mut().on_tool_started(&invocation.id);
                     self.publish_if_changed();
-                    let running = tool.execute(invocation.args, self.stop.clone());
+                    let context = ToolContext {
+                        cancel: self.stop.clone(),
+                        tool_call_id: invocation.id.clone(),
+                        idempotency_key: invocation.idempotency_key.clone(),
+                    };
+                    let running = tool.execute(invocation.args, context);
                     match self.watch.until_stopped(running).await {
                         None => return Action::Done,
                         Some(Ok(text)) => Ok(text),

@@ -9,6 +9,10 @@
 //!    request ([`stop_request`])
 //! 4. then, inside [`run`], clean up once: save messages, release the lease → [`TurnEnd`]
 //!
+//! A tool confirmation resolved over HTTP ([`confirm::resolve`]) claims the decision and the
+//! lease in one CAS and opens a continuation that runs through the same [`run`];
+//! [`reconcile`] lets a host finish records a crashed continuation left behind.
+//!
 //! The shell (`src/web/chat`) only does what needs JavaScript: reading the request, calling the
 //! host's callbacks, the response stream, and turning signals into [`interrupt::Cause`]s.
 //!
@@ -17,26 +21,32 @@
 //! and the demo model and tools as port adapters ([`demo_model`]).
 
 pub mod admit;
+pub mod confirm;
 pub mod context;
 pub mod demo_model;
 pub mod driver;
+pub mod external;
 pub mod fault;
 pub mod interrupt;
 pub mod open;
 pub mod publish;
 pub mod race;
+pub mod reconcile;
 pub mod run;
+pub mod send;
 pub mod snapshot;
 mod stop;
 pub mod stop_request;
 
-pub use admit::{abandon, admit, Claim};
+pub use admit::{abandon, admit, resume_refusal, Claim};
+pub use confirm::{resolve, Resolution, ResolveRequest};
 pub use context::{ChatSetup, Ports, Submission, TurnLimits};
 pub use demo_model::{DemoModel, DemoTool};
 pub use driver::{begin_turn, drive_turn, run_turn, TurnPorts, TOOL_FAILED};
 pub use fault::{Fault, FaultReport, IgnoreFaults, Refusal, Stage};
 pub use interrupt::{Cause, Interrupt};
 pub use open::{open, Opened};
+pub use reconcile::{list_stuck, reconcile, ReconcileError};
 pub use run::{run, Turn, TurnEnd, TurnSink};
 pub use snapshot::{Line, LineEncoder};
 pub use stop_request::{request_stop, StopAnswer};

@@ -44,6 +44,41 @@ async fn try_open(
     claim: &Claim,
     deadline: &Interrupt,
 ) -> Result<Opened, Refusal> {
+    let (mut controller, history) = controller_over_history(ports, chat, claim, deadline).await?;
+    let ids = ports.ids.as_ref();
+    let first = controller
+        .send(&submission.input, ports.clock.now_ms(), &mut |p: &str| {
+            ids.next_id(p)
+        })
+        .map_err(|_| BoundaryError::InvalidEvent)?;
+    Ok(history.opened(controller, first))
+}
+
+/// The conversation a turn starts from.
+pub(crate) struct History {
+    len: usize,
+    from_memory: bool,
+}
+
+impl History {
+    pub fn opened(self, controller: ChatController, first: Action) -> Opened {
+        Opened {
+            controller,
+            first,
+            history_len: self.len,
+            history_from_memory: self.from_memory,
+        }
+    }
+}
+
+/// A controller over the saved messages (or the definition's initial messages when none are
+/// saved), loaded under `deadline`; nothing sent yet.
+pub(crate) async fn controller_over_history(
+    ports: &Ports,
+    chat: &ChatSetup,
+    claim: &Claim,
+    deadline: &Interrupt,
+) -> Result<(ChatController, History), Refusal> {
     // The sequences of this turn's lines derive from the claim; refuse before anything runs.
     TurnSequencer::new(claim.generation()).map_err(|_| BoundaryError::Internal)?;
     let loaded = deadline
@@ -55,24 +90,13 @@ async fn try_open(
                 .map_err(|e| Refusal::internal(Stage::MemoryLoad, e))
         })
         .await?;
-    let history_from_memory = !loaded.is_empty();
-    let history = if history_from_memory {
+    let from_memory = !loaded.is_empty();
+    let history = if from_memory {
         loaded
     } else {
         chat.initial_messages.clone()
     };
-    let history_len = history.len();
-    let mut controller = ChatController::new(chat.config.clone(), history);
-    let ids = ports.ids.as_ref();
-    let first = controller
-        .send(&submission.input, ports.clock.now_ms(), &mut |p: &str| {
-            ids.next_id(p)
-        })
-        .map_err(|_| BoundaryError::InvalidEvent)?;
-    Ok(Opened {
-        controller,
-        first,
-        history_len,
-        history_from_memory,
-    })
+    let len = history.len();
+    let controller = ChatController::new(chat.config.clone(), history);
+    Ok((controller, History { len, from_memory }))
 }

@@ -9,32 +9,28 @@
 //! by the log. Text deltas that are still queued merge into one chunk, so a log slower than the
 //! model gets fewer, larger appends instead of a growing queue.
 //!
+//! The sending itself (seqs, appends in flight, retries) is [`super::send::LogSender`], shared
+//! with `toChatResponse`.
+//!
 //! A stale epoch means a newer claim of this turn owns the log: the turn is stopped (fenced) and
 //! nothing more is sent. A log that keeps failing is given up for this turn (reported to the
 //! operator); the turn itself goes on for the client that sent it.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 
 use serde_json::Value;
 
 use super::context::Submission;
 use super::fault::{Fault, FaultReport, Stage};
 use super::interrupt::{Cause, Interrupt};
+use super::send::{LogSender, Producer, SendEnd, SendOptions};
 use crate::core::chat::controller::ChatState;
-use crate::core::limits::{
-    LOG_APPENDS_IN_FLIGHT_MAX, LOG_APPEND_ATTEMPTS_MAX, LOG_APPEND_RETRY_BACKOFF_MS,
-    LOG_CHUNKS_QUEUED_MAX,
-};
-use crate::core::projection::{merge_queued, TurnEncoder};
+use crate::core::projection::TurnEncoder;
 use crate::core::protocol::Message;
+use crate::core::session::{Confirmation, ConfirmationStatus};
 use crate::ports::chat::{Clock, Sleep};
-use crate::ports::log::{AppendAck, LogError, ProducerStamp, SessionLog};
-use crate::ports::CancelToken;
+use crate::ports::log::SessionLog;
 
 /// How the publisher ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,46 +48,13 @@ pub enum PumpEnd {
     Lapsed,
 }
 
-/// A chunk on its way: its text, its seq once sent, and how often it was tried.
-struct Pending {
-    text: String,
-    seq: u64,
-    attempts: u32,
-}
-
-struct State {
-    encoder: TurnEncoder,
-    /// Chunks not yet sent (no seq yet): they may still merge.
-    queue: VecDeque<Value>,
-    /// Sent chunks to send again (retryable failures), lowest seq first.
-    retry: VecDeque<Pending>,
-    next_seq: u64,
-    /// No more chunks will be offered.
-    closed: bool,
-    /// Fenced or failed: nothing more is queued or sent.
-    ended: Option<PumpEnd>,
-    waker: Option<Waker>,
-}
-
 /// Publishes one turn.
 pub struct Publisher {
-    log: Rc<dyn SessionLog>,
-    sleep: Rc<dyn Sleep>,
-    clock: Rc<dyn Clock>,
-    /// When the turn's lease lapses: nothing is sent from then on.
-    lease_expires_at: u64,
-    producer_id: String,
-    epoch: u64,
+    sender: LogSender,
+    encoder: RefCell<TurnEncoder>,
     stop: Interrupt,
     faults: Rc<dyn FaultReport>,
-    /// Fires when the publisher gives up, cancelling appends in flight.
-    cancel: CancelToken,
-    state: RefCell<State>,
 }
-
-/// What became of one send: `None` when it was not sent because the lease had lapsed.
-type Sent = Option<Result<AppendAck, LogError>>;
-type Append<'a> = Pin<Box<dyn Future<Output = (Pending, Sent)> + 'a>>;
 
 impl Publisher {
     #[allow(clippy::too_many_arguments)]
@@ -105,25 +68,20 @@ impl Publisher {
         stop: Interrupt,
         faults: Rc<dyn FaultReport>,
     ) -> Self {
+        let options = SendOptions {
+            producer: Some(Producer {
+                id: producer_id,
+                epoch,
+            }),
+            merge_deltas: true,
+            deadline: Some((clock, lease_expires_at)),
+            first_seq: 0,
+        };
         Self {
-            log,
-            sleep,
-            clock,
-            lease_expires_at,
-            producer_id,
-            epoch,
+            sender: LogSender::new(log, sleep, options),
+            encoder: RefCell::new(TurnEncoder::new()),
             stop,
             faults,
-            cancel: CancelToken::new(),
-            state: RefCell::new(State {
-                encoder: TurnEncoder::new(),
-                queue: VecDeque::new(),
-                retry: VecDeque::new(),
-                next_seq: 0,
-                closed: false,
-                ended: None,
-                waker: None,
-            }),
         }
     }
 
@@ -139,222 +97,106 @@ impl Publisher {
         now_ms: u64,
     ) {
         let chunks = {
-            let mut st = self.state.borrow_mut();
-            let mut chunks = st.encoder.begin(history, in_log, log_empty);
-            chunks.extend(st.encoder.run_started(
-                &submission.session_id,
-                &submission.turn_id,
-                now_ms,
-            ));
-            chunks.extend(st.encoder.diff(state, now_ms));
+            let mut encoder = self.encoder.borrow_mut();
+            let mut chunks = encoder.begin(history, in_log, log_empty);
+            chunks.extend(encoder.run_started(&submission.session_id, &submission.turn_id, now_ms));
+            chunks.extend(encoder.diff(state, now_ms));
             chunks
         };
-        self.enqueue(chunks);
+        self.push(chunks);
     }
 
     /// Diffs that needed the whole-conversation fallback (tests and benchmarks).
     pub fn fallbacks(&self) -> u64 {
-        self.state.borrow().encoder.fallbacks()
+        self.encoder.borrow().fallbacks()
     }
 
     /// A new controller state: its difference from what was published is queued.
     pub fn offer(&self, state: &ChatState, now_ms: u64) {
-        let chunks = {
-            let mut st = self.state.borrow_mut();
-            if st.ended.is_some() || st.closed {
-                return;
-            }
-            st.encoder.diff(state, now_ms)
-        };
-        self.enqueue(chunks);
-    }
-
-    /// The turn is over: its last difference and the run's end are queued; nothing follows.
-    pub fn end(&self, state: &ChatState, now_ms: u64) {
-        let chunks = {
-            let mut st = self.state.borrow_mut();
-            if st.ended.is_some() || st.closed {
-                return;
-            }
-            let mut chunks = st.encoder.diff(state, now_ms);
-            chunks.extend(st.encoder.run_ended(state, now_ms));
-            st.closed = true;
-            chunks
-        };
-        self.enqueue(chunks);
-        self.wake();
-    }
-
-    fn enqueue(&self, chunks: Vec<Value>) {
-        if chunks.is_empty() {
+        if self.sender.is_closed() {
             return;
         }
-        let overflow = {
-            let mut st = self.state.borrow_mut();
-            for chunk in chunks {
-                merge_queued(&mut st.queue, chunk);
-            }
-            st.queue.len() > LOG_CHUNKS_QUEUED_MAX
+        let chunks = self.encoder.borrow_mut().diff(state, now_ms);
+        self.push(chunks);
+    }
+
+    /// The state of confirmation records the turn changed (a continuation's claimed record).
+    pub fn confirmations(&self, records: &[Confirmation], now_ms: u64) {
+        if self.sender.is_closed() {
+            return;
+        }
+        let chunks = self.encoder.borrow_mut().confirmations(records, now_ms);
+        self.push(chunks);
+    }
+
+    /// The turn is over: its last difference, the records it changed (`changed`: a resolved one
+    /// now final, new pending ones) and the run's end (interrupted by the pending ones) are
+    /// queued; nothing follows.
+    pub fn end(&self, state: &ChatState, changed: &[Confirmation], now_ms: u64) {
+        if self.sender.is_closed() {
+            return;
+        }
+        let waiting: Vec<Confirmation> = changed
+            .iter()
+            .filter(|c| c.status == ConfirmationStatus::Pending)
+            .cloned()
+            .collect();
+        let chunks = {
+            let mut encoder = self.encoder.borrow_mut();
+            let mut chunks = encoder.diff(state, now_ms);
+            chunks.extend(encoder.confirmations(changed, now_ms));
+            chunks.extend(encoder.run_ended(state, &waiting, now_ms));
+            chunks
         };
-        if overflow {
-            self.give_up(PumpEnd::Failed(
-                "the session log fell too far behind".into(),
-            ));
-        }
-        self.wake();
+        self.push(chunks);
+        self.sender.close();
     }
 
-    fn wake(&self) {
-        if let Some(waker) = self.state.borrow_mut().waker.take() {
-            waker.wake();
-        }
-    }
-
-    fn give_up(&self, end: PumpEnd) {
-        {
-            let mut st = self.state.borrow_mut();
-            if st.ended.is_some() {
-                return;
-            }
-            st.queue.clear();
-            st.retry.clear();
-            st.ended = Some(end.clone());
-        }
-        self.cancel.cancel();
-        match end {
-            PumpEnd::Fenced { .. } => self.stop.fire(Cause::Fenced),
-            PumpEnd::Lapsed => self.stop.fire(Cause::LeaseLapsed),
-            PumpEnd::Failed(reason) => self.faults.report(&Fault::new(
-                Stage::SessionLog,
-                crate::ports::PortError::new(reason),
-            )),
-            PumpEnd::Drained | PumpEnd::TimedOut => {}
-        }
-        self.wake();
+    /// Queues chunks (a sender that fell too far behind gives up; `pump` reports it).
+    fn push(&self, chunks: Vec<Value>) {
+        self.sender.push(chunks);
     }
 
     /// Sends queued chunks until the turn ended and every chunk was acknowledged, or the
     /// publisher gave up.
     pub async fn pump(&self) -> PumpEnd {
-        let mut in_flight: Vec<Append<'_>> = Vec::new();
-        std::future::poll_fn(|cx: &mut Context<'_>| loop {
-            if let Some(end) = self.state.borrow().ended.clone() {
-                return Poll::Ready(end);
-            }
-            if self.lapsed() && self.has_unsent() {
-                self.give_up(PumpEnd::Lapsed);
-                continue;
-            }
-            while in_flight.len() < LOG_APPENDS_IN_FLIGHT_MAX {
-                match self.next_to_send() {
-                    Some(pending) => in_flight.push(self.send(pending)),
-                    None => break,
+        let end = self.sender.pump().await;
+        self.conclude(&end)
+    }
+
+    /// What an end means for the turn: a fenced turn stops, a lapsed one stops writing, a failed
+    /// log is reported to the operator (the turn itself goes on for the client that sent it).
+    fn conclude(&self, end: &SendEnd) -> PumpEnd {
+        let fault = |reason: String| {
+            self.faults.report(&Fault::new(
+                Stage::SessionLog,
+                crate::ports::PortError::new(reason.clone()),
+            ));
+            PumpEnd::Failed(reason)
+        };
+        match end {
+            SendEnd::Drained => PumpEnd::Drained,
+            SendEnd::Fenced { current_epoch } => {
+                self.stop.fire(Cause::Fenced);
+                PumpEnd::Fenced {
+                    current_epoch: *current_epoch,
                 }
             }
-            let mut progressed = false;
-            let mut index = 0;
-            while index < in_flight.len() {
-                match in_flight[index].as_mut().poll(cx) {
-                    Poll::Ready((pending, result)) => {
-                        drop(in_flight.swap_remove(index));
-                        self.settle(pending, result);
-                        progressed = true;
-                    }
-                    Poll::Pending => index += 1,
+            SendEnd::Lapsed => {
+                self.stop.fire(Cause::LeaseLapsed);
+                PumpEnd::Lapsed
+            }
+            SendEnd::Overflow => fault("the session log fell too far behind".into()),
+            SendEnd::Failed(error) => fault(match error {
+                crate::ports::log::LogError::Retryable(_)
+                | crate::ports::log::LogError::SequenceGap { .. } => {
+                    format!(
+                        "an append failed {} times",
+                        crate::core::limits::LOG_APPEND_ATTEMPTS_MAX
+                    )
                 }
-            }
-            if progressed {
-                continue;
-            }
-            let st = &mut *self.state.borrow_mut();
-            if st.ended.is_none()
-                && st.closed
-                && st.queue.is_empty()
-                && st.retry.is_empty()
-                && in_flight.is_empty()
-            {
-                st.ended = Some(PumpEnd::Drained);
-                return Poll::Ready(PumpEnd::Drained);
-            }
-            st.waker = Some(cx.waker().clone());
-            return Poll::Pending;
-        })
-        .await
-    }
-
-    fn lapsed(&self) -> bool {
-        self.clock.now_ms() >= self.lease_expires_at
-    }
-
-    fn has_unsent(&self) -> bool {
-        let st = self.state.borrow();
-        !st.queue.is_empty() || !st.retry.is_empty()
-    }
-
-    /// The next chunk to send: a retry first (it holds an earlier seq), else the oldest queued
-    /// chunk, which gets the next seq now.
-    fn next_to_send(&self) -> Option<Pending> {
-        let mut st = self.state.borrow_mut();
-        if let Some(pending) = st.retry.pop_front() {
-            return Some(pending);
-        }
-        let chunk = st.queue.pop_front()?;
-        let seq = st.next_seq;
-        st.next_seq += 1;
-        Some(Pending {
-            text: chunk.to_string(),
-            seq,
-            attempts: 0,
-        })
-    }
-
-    fn send(&self, mut pending: Pending) -> Append<'_> {
-        let stamp = ProducerStamp {
-            id: self.producer_id.clone(),
-            epoch: self.epoch,
-            seq: pending.seq,
-        };
-        let backoff_ms = u64::from(pending.attempts) * LOG_APPEND_RETRY_BACKOFF_MS;
-        pending.attempts += 1;
-        Box::pin(async move {
-            if backoff_ms > 0 {
-                self.sleep.sleep(backoff_ms).await;
-            }
-            // Checked at the last moment: a retry may have waited past the lease.
-            if self.lapsed() {
-                return (pending, None);
-            }
-            let chunks = std::slice::from_ref(&pending.text);
-            let result = self.log.append(chunks, Some(&stamp), &self.cancel).await;
-            (pending, Some(result))
-        })
-    }
-
-    fn settle(&self, pending: Pending, sent: Sent) {
-        let Some(result) = sent else {
-            return self.give_up(PumpEnd::Lapsed);
-        };
-        let retry = match result {
-            Ok(_) => return,
-            Err(LogError::StaleEpoch { current_epoch }) => {
-                return self.give_up(PumpEnd::Fenced { current_epoch });
-            }
-            // An earlier chunk is still on its way (appends in flight can arrive out of order).
-            Err(LogError::SequenceGap { expected, received }) if expected < received => true,
-            Err(LogError::Retryable(_)) => true,
-            Err(e) => return self.give_up(PumpEnd::Failed(e.to_string())),
-        };
-        if retry && pending.attempts >= LOG_APPEND_ATTEMPTS_MAX {
-            return self.give_up(PumpEnd::Failed(format!(
-                "an append failed {} times",
-                pending.attempts
-            )));
-        }
-        let mut st = self.state.borrow_mut();
-        let at = st.retry.iter().position(|p| p.seq > pending.seq);
-        match at {
-            Some(i) => st.retry.insert(i, pending),
-            None => st.retry.push_back(pending),
+                other => other.to_string(),
+            }),
         }
     }
 }

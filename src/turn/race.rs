@@ -99,7 +99,7 @@ pub fn fired(token: &CancelToken) -> impl Future<Output = ()> + '_ {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::ports::LocalFuture;

@@ -8,7 +8,10 @@
 //!
 //! Cleanup, whatever ended the turn: the publisher's last appends, the canonical messages saved
 //! to `ChatMemory`, and the lease released by CAS with the turn's outcome — each bounded by its
-//! own cleanup budget — and only then the response's last line.
+//! own cleanup budget — and only then the response's last line. The release also writes the
+//! turn's confirmations: a `pending` record for each call the turn left waiting for a person
+//! (only when its messages were saved: a record must name a call the conversation holds), and,
+//! for a continuation, the final state of the record it resolved.
 
 use std::cell::{Cell, Ref, RefCell};
 use std::rc::Rc;
@@ -22,9 +25,11 @@ use super::open::Opened;
 use super::publish::{Publisher, PumpEnd};
 use super::race::{fired, join, race, Budget, Either};
 use super::stop_request::watch_for_stop;
-use crate::core::chat::controller::{Action, ChatController, ChatState};
+use crate::core::chat::controller::{waiting_calls, Action, ChatController, ChatState};
 use crate::core::protocol::BoundaryError;
-use crate::core::session::{release_turn, TurnOutcome};
+use crate::core::session::{
+    final_status, records_for_waiting_calls, settle_turn, Confirmation, TurnOutcome, TurnSettlement,
+};
 use crate::ports::chat::Tool;
 use crate::ports::CancelToken;
 
@@ -51,6 +56,12 @@ pub struct Turn {
     /// The first interruption that did not stop the turn (the sender left while a log keeps the
     /// turn going): it still decides the sender's last line.
     sender_lost: Cell<Option<Cause>>,
+    /// The confirmations the sender's snapshots show: the session's records that are not final
+    /// (as claimed), then, once the turn's work is done, its resolved record's final state and
+    /// the records it proposes.
+    confirmations: RefCell<Vec<Confirmation>>,
+    /// The `pending` records for the calls this turn left waiting (set when its work is done).
+    proposed: RefCell<Vec<Confirmation>>,
 }
 
 /// How a turn ended.
@@ -76,6 +87,13 @@ impl Turn {
         claim: Claim,
         opened: Opened,
     ) -> Rc<Self> {
+        let confirmations = claim
+            .envelope
+            .confirmations
+            .iter()
+            .filter(|c| !c.status.is_final())
+            .cloned()
+            .collect();
         Rc::new(Self {
             ports,
             limits,
@@ -87,7 +105,46 @@ impl Turn {
             history_from_memory: opened.history_from_memory,
             stop: Interrupt::new(),
             sender_lost: Cell::new(None),
+            confirmations: RefCell::new(confirmations),
+            proposed: RefCell::new(Vec::new()),
         })
+    }
+
+    /// The confirmations a snapshot shows now (see the field).
+    pub fn confirmations(&self) -> Ref<'_, Vec<Confirmation>> {
+        self.confirmations.borrow()
+    }
+
+    /// The turn's work is done: decides the records its release writes (the resolved one's
+    /// final state, pending ones for the calls it left waiting), shows them in its snapshots,
+    /// and returns them (for the log).
+    fn settle_confirmations(&self) -> Vec<Confirmation> {
+        let now_ms = self.ports.clock.now_ms();
+        let proposed = {
+            let state = self.state();
+            let new_messages = &state.messages[self.history_len.min(state.messages.len())..];
+            records_for_waiting_calls(
+                &self.claim.envelope,
+                &waiting_calls(new_messages),
+                now_ms,
+                self.limits.confirmation_ttl_ms,
+            )
+        };
+        let resolved = self.claim.resolves.clone().map(|record| Confirmation {
+            status: final_status(record.status).unwrap_or(record.status),
+            ..record
+        });
+        let mut changed: Vec<Confirmation> = resolved.into_iter().collect();
+        changed.extend(proposed.iter().cloned());
+        let mut view = self.confirmations.borrow_mut();
+        for record in &changed {
+            match view.iter_mut().find(|c| c.token == record.token) {
+                Some(shown) => *shown = record.clone(),
+                None => view.push(record.clone()),
+            }
+        }
+        *self.proposed.borrow_mut() = proposed;
+        changed
     }
 
     /// The controller's state now (for the shell's line encoder).
@@ -105,6 +162,10 @@ impl Turn {
 
     pub fn ports(&self) -> &Ports {
         &self.ports
+    }
+
+    pub fn limits(&self) -> TurnLimits {
+        self.limits
     }
 
     pub fn has_log(&self) -> bool {
@@ -154,20 +215,21 @@ pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
             turn.history_from_memory && turn.claim.log_tail.is_some() && !turn.claim.resync;
         let history = &state.messages[..turn.history_len.min(state.messages.len())];
         let log_empty = turn.claim.log_tail.is_none();
-        publisher.start(
-            &turn.submission,
-            history,
-            in_log,
-            log_empty,
-            &state,
-            turn.ports.clock.now_ms(),
-        );
+        let now_ms = turn.ports.clock.now_ms();
+        publisher.start(&turn.submission, history, in_log, log_empty, &state, now_ms);
+        if let Some(record) = &turn.claim.resolves {
+            publisher.confirmations(std::slice::from_ref(record), now_ms);
+        }
     }
     let driven = CancelToken::new();
     let drive = async {
         drive(&turn, &*sink, publisher.as_ref()).await;
+        let changed = turn.settle_confirmations();
+        if !changed.is_empty() {
+            sink.changed();
+        }
         if let Some(publisher) = &publisher {
-            publisher.end(&turn.state(), turn.ports.clock.now_ms());
+            publisher.end(&turn.state(), &changed, turn.ports.clock.now_ms());
         }
         driven.cancel();
     };
@@ -272,7 +334,7 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
     } else {
         TurnOutcome::Indeterminate
     };
-    let released = release(turn, outcome).await;
+    let released = release(turn, outcome, saved).await;
     let stopped_by = turn.stop.cause();
     let last_line = closing_line(stopped_by.or(turn.sender_lost.get()), saved, released);
     sink.close(last_line);
@@ -294,18 +356,33 @@ fn lease_lapsed(turn: &Turn) -> bool {
         .is_some_and(|active| now_ms >= active.expires_at)
 }
 
-/// The release CAS on the claim's cursor: `Some(true)` written, `Some(false)` lost to another
-/// writer (the lease had lapsed and was taken), `None` failed or ran out of budget.
-async fn release(turn: &Turn, outcome: TurnOutcome) -> Option<bool> {
+/// The release CAS on the claim's cursor, with the turn's confirmations (proposals only when
+/// its messages were `saved`): `Some(true)` written, `Some(false)` lost to another writer (the
+/// lease had lapsed and was taken), `None` failed or ran out of budget.
+async fn release(turn: &Turn, outcome: TurnOutcome, saved: bool) -> Option<bool> {
     let ports = &turn.ports;
     let claimed = &turn.claim.envelope;
-    let next = release_turn(
+    let proposed = turn.proposed.borrow().clone();
+    let settlement = TurnSettlement {
+        outcome,
+        resolved: turn.claim.resolves.as_ref().map(|r| r.token.as_str()),
+        proposed: if saved { &proposed } else { &[] },
+    };
+    let (next, refused) = settle_turn(
         claimed,
         &turn.submission.turn_id,
-        outcome,
+        settlement,
         ports.clock.now_ms(),
     )
     .ok()?;
+    for record in refused {
+        let full = crate::ports::PortError::new(format!(
+            "the session holds {} unfinished confirmations: call {} gets none and cannot be approved",
+            crate::core::limits::CONFIRMATIONS_MAX,
+            record.tool_call_id
+        ));
+        ports.faults.report(&Fault::new(Stage::SessionSave, full));
+    }
     let value = next.to_value();
     let budget = Budget::new(ports.sleep.as_ref(), turn.limits.cleanup_budget_ms);
     match budget

@@ -8,6 +8,7 @@ use crate::core::protocol::{
     TurnDiagnostic, TurnEvent, TurnStatus, Usage,
 };
 use crate::core::sequence::{CursorTooLarge, TurnSequencer};
+use crate::core::session::Confirmation;
 use crate::ports::chat::{Clock, Ids};
 
 /// One line of the response body, encoded when a reader takes it.
@@ -38,12 +39,14 @@ impl LineEncoder {
     }
 
     /// The NDJSON line for `line`, or `None` when an intermediate snapshot has no sequence left
-    /// (a newer one follows; the last line always has one).
+    /// (a newer one follows; the last line always has one). `confirmations` go into a snapshot
+    /// as they are (see [`snapshot_payload`]).
     pub fn encode(
         &mut self,
         line: Line,
         is_last: bool,
         state: &ChatState,
+        confirmations: &[Confirmation],
         clock: &dyn Clock,
         ids: &dyn Ids,
     ) -> Option<String> {
@@ -60,15 +63,16 @@ impl LineEncoder {
             emitted_at: format_iso_millis_at(clock.now_ms()),
         };
         let body = match line {
-            Line::State => EventBody::Snapshot(snapshot_payload(state)),
+            Line::State => EventBody::Snapshot(snapshot_payload(state, confirmations)),
             Line::Diagnostic(error) => EventBody::Diagnostic(in_stream(error)),
         };
         Some(encode_turn_event_line(&TurnEvent { envelope, body }))
     }
 }
 
-/// The snapshot payload of a state: its messages, status, usage and error.
-pub fn snapshot_payload(state: &ChatState) -> SnapshotPayload {
+/// The snapshot payload of a state: its messages, status, usage and error, and the session's
+/// confirmations the turn shows (its [`crate::turn::Turn::confirmations`]).
+pub fn snapshot_payload(state: &ChatState, confirmations: &[Confirmation]) -> SnapshotPayload {
     let status = match state.status {
         ChatStatus::Error => TurnStatus::Error,
         ChatStatus::Streaming => TurnStatus::Streaming,
@@ -87,6 +91,7 @@ pub fn snapshot_payload(state: &ChatState) -> SnapshotPayload {
             .error
             .map(|_| BoundaryError::ChatTurnFailed.diagnostic()),
         lineage: Some(Lineage::Submit),
+        confirmations: confirmations.to_vec(),
     }
 }
 

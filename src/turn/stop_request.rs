@@ -76,12 +76,7 @@ pub async fn request_stop(
         .await?;
     let now_ms = ports.clock.now_ms();
     let resumed = crate::core::session::resume_session(stored.as_ref(), &chat.identity, now_ms)
-        .map_err(|e| {
-            Refusal::internal(
-                Stage::SessionResume,
-                crate::ports::PortError::new(e.to_string()),
-            )
-        })?;
+        .map_err(super::admit::resume_refusal)?;
     let envelope = resumed.envelope;
     if let Some(done) = envelope.terminal_turn(turn_id) {
         return Ok(StopAnswer::Ended(done.outcome));

@@ -31,3 +31,19 @@ pub fn from_json(value: &Value) -> JsValue {
 pub fn js_error(message: &str) -> JsValue {
     js_sys::Error::new(message).into()
 }
+
+/// Messages as AgentsKit's `Message` objects: canonical JSON, but `createdAt` a `Date` (what
+/// AgentsKit adapters and memories take and `snapshotMessages` returns).
+pub fn messages_with_dates(messages: &[crate::core::protocol::Message]) -> JsValue {
+    let array = js_sys::Array::from(&from_json(&crate::core::protocol::messages_to_value(
+        messages,
+    )));
+    for message in array.iter() {
+        let key = JsValue::from_str("createdAt");
+        if let Ok(created_at) = js_sys::Reflect::get(&message, &key) {
+            // Canonical `createdAt` is ISO text that round-trips through Date, so always valid.
+            let _ = js_sys::Reflect::set(&message, &key, &js_sys::Date::new(&created_at));
+        }
+    }
+    array.into()
+}

@@ -7,16 +7,8 @@
 //! returns, Rust's panic count stays raised, so a second panic traps without a message. A host
 //! should treat the module as poisoned after the first one and reload it.
 
-use wasm_bindgen::prelude::*;
-
 /// Prefix of every message thrown for a panic (hosts can match on it).
 pub const PANIC_MESSAGE_PREFIX: &str = "turnkeep internal error (a bug, please report it): ";
-
-/// Runs once when the module is instantiated (wasm-bindgen `start`).
-#[wasm_bindgen(start)]
-pub fn start() {
-    install_panic_hook();
-}
 
 /// Replaces the panic hook with one that throws `Error(PANIC_MESSAGE_PREFIX + panic info)`.
 pub fn install_panic_hook() {

@@ -11,11 +11,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::core::limits::RESOLVE_READS_MAX;
 use crate::core::projection::html::{render_conversation_html, render_messages_html};
 use crate::core::projection::{render_parts, Projection};
 use crate::core::protocol::messages_to_value;
-use crate::ports::log::{ReadFrom, SessionLog};
+use crate::ports::log::SessionLog;
+use crate::turn::external::read_projection;
 use crate::web::adapters::host::token_of;
 use crate::web::adapters::http_log::HttpLog;
 use crate::web::adapters::session_log::log_error_to_js;
@@ -23,8 +23,8 @@ use crate::web::adapters::JsSessionLog;
 use crate::web::convert::{from_json, js_error, to_json};
 use crate::web::js::{get, get_fn, set};
 
-/// `{ messages, renderParts, nativeMessages, activeRunId }` of a projection (`activeRunId`: the
-/// run started and not ended, `null` when none).
+/// `{ messages, renderParts, nativeMessages, confirmations, activeRunId }` of a projection
+/// (`activeRunId`: the run started and not ended, `null` when none).
 pub(crate) fn snapshot_of(projection: &Projection) -> Object {
     let out = Object::new();
     let messages: Vec<_> = projection.to_messages();
@@ -43,6 +43,8 @@ pub(crate) fn snapshot_of(projection: &Projection) -> Object {
             .active_run()
             .map_or(JsValue::NULL, JsValue::from_str),
     );
+    let confirmations = serde_json::to_value(projection.confirmations()).unwrap_or(Value::Null);
+    set(&out, "confirmations", from_json(&confirmations));
     out
 }
 
@@ -66,7 +68,8 @@ fn feed_all(projection: &mut Projection, chunks: &JsValue) -> Result<(), JsValue
     Ok(())
 }
 
-/// `projectChatSnapshot(chunks)` → `{ messages, renderParts, nativeMessages, activeRunId }`.
+/// `projectChatSnapshot(chunks)` → `{ messages, renderParts, nativeMessages, confirmations,
+/// activeRunId }`.
 #[wasm_bindgen(js_name = projectChatSnapshot)]
 pub fn project_chat_snapshot(chunks: JsValue) -> Result<JsValue, JsValue> {
     let mut projection = Projection::new();
@@ -99,17 +102,26 @@ pub(crate) fn projection_from(
 impl ChatProjectionHandle {
     /// `new ChatProjection(initialMessages?)`: empty, or starting from messages the client
     /// already holds (a seed's `messages` or `nativeMessages`, any TanStack UI messages).
-    /// `options.activeRunId`: the run still going when the messages were taken.
+    /// `options.activeRunId`: the run still going when the messages were taken;
+    /// `options.confirmations`: the tool confirmations known then (a seed's `confirmations`).
     #[wasm_bindgen(constructor)]
     pub fn new(
         initial_messages: JsValue,
         options: JsValue,
     ) -> Result<ChatProjectionHandle, JsValue> {
         let run = get(&options, "activeRunId").as_string();
-        Ok(ChatProjectionHandle {
-            inner: projection_from(&initial_messages, run.as_deref())
-                .map_err(|m| js_error(&format!("ChatProjection: {m}")))?,
-        })
+        let inner = projection_from(&initial_messages, run.as_deref())
+            .map_err(|m| js_error(&format!("ChatProjection: {m}")))?;
+        let confirmations = get(&options, "confirmations");
+        let inner = if confirmations.is_undefined() || confirmations.is_null() {
+            inner
+        } else {
+            let seed = to_json(&confirmations).map_err(|m| {
+                js_error(&format!("ChatProjection: options.confirmations: {m}"))
+            })?;
+            inner.with_confirmations(&seed)
+        };
+        Ok(ChatProjectionHandle { inner })
     }
 
     /// Feeds one chunk (a value or its JSON text).
@@ -125,7 +137,7 @@ impl ChatProjectionHandle {
         feed_all(&mut self.inner, &chunks)
     }
 
-    /// `{ messages, renderParts, nativeMessages }` now.
+    /// `{ messages, renderParts, nativeMessages, confirmations, activeRunId }` now.
     pub fn snapshot(&self) -> JsValue {
         snapshot_of(&self.inner).into()
     }
@@ -137,6 +149,13 @@ impl ChatProjectionHandle {
         let parts =
             serde_json::to_value(render_parts(self.inner.messages())).unwrap_or(Value::Null);
         messages_html_js(parts.as_array().map_or(&[][..], Vec::as_slice))
+    }
+
+    /// The tool confirmations the log shows now (`snapshot().confirmations`, without building
+    /// the rest of a snapshot).
+    #[wasm_bindgen(getter)]
+    pub fn confirmations(&self) -> JsValue {
+        from_json(&serde_json::to_value(self.inner.confirmations()).unwrap_or(Value::Null))
     }
 
     /// The run started and not yet ended, if any.
@@ -153,7 +172,7 @@ impl ChatProjectionHandle {
 }
 
 /// `resolveChatSnapshot({ target })` → Promise of `{ messages, renderParts, nativeMessages,
-/// offset }`. `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
+/// confirmations, activeRunId, offset }`. `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
 /// the options of one (`{ url, headers?, fetch? }`). `offset` is `null` for an empty log; pass it
 /// to the live connection so seed and live continue one log.
 #[wasm_bindgen(js_name = resolveChatSnapshot)]
@@ -177,33 +196,27 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
     };
     let cancel = token_of(&get(&options, "signal"));
     Ok(future_to_promise(async move {
-        let mut projection = Projection::new();
-        let mut offset: Option<String> = None;
-        for _ in 0..RESOLVE_READS_MAX {
-            let from = offset.as_deref().map_or(ReadFrom::Start, ReadFrom::After);
-            let read = log
-                .read(from, 0, &cancel)
-                .await
-                .map_err(|e| log_error_to_js(&e))?;
-            projection.feed_all(&read.chunks);
-            let moved = read.offset.is_some() && read.offset != offset;
-            if read.offset.is_some() {
-                offset = read.offset;
-            }
-            if read.up_to_date || read.chunks.is_empty() || !moved {
-                let out = snapshot_of(&projection);
-                set(
-                    &out,
-                    "offset",
-                    offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
-                );
-                return Ok(out.into());
-            }
-        }
-        Err(js_error(
-            "resolveChatSnapshot: the log is longer than this reader reads at once",
-        ))
+        resolve_snapshot(log, cancel).await.map(JsValue::from)
     }))
+}
+
+/// Reads `log` from its start and projects it: `{ messages, renderParts, nativeMessages,
+/// confirmations, activeRunId, offset }` (what `resolveChatSnapshot` resolves to; the demo
+/// Worker's session view too).
+pub(crate) async fn resolve_snapshot(
+    log: Rc<dyn SessionLog>,
+    cancel: crate::ports::CancelToken,
+) -> Result<js_sys::Object, JsValue> {
+    let (projection, offset) = read_projection(log.as_ref(), &cancel)
+        .await
+        .map_err(|e| log_error_to_js(&e))?;
+    let out = snapshot_of(&projection);
+    set(
+        &out,
+        "offset",
+        offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+    );
+    Ok(out)
 }
 
 fn parts_of(render_parts: &JsValue) -> Result<Vec<Value>, JsValue> {

@@ -36,10 +36,27 @@ pub fn drive(
         assert!(c.revision() >= last, "revision went down");
         revisions.push(c.revision());
     };
-    let mut action = controller
+    let action = controller
         .send(input, NOW_MS, &mut ids)
         .expect("send accepted");
     seen(controller, &mut revisions);
+    drive_from(controller, action, model, tool, &mut ids, revisions)
+}
+
+/// Performs `action` and every action after it until the turn ends (see [`drive`]).
+pub fn drive_from(
+    controller: &mut ChatController,
+    mut action: Action,
+    model: &mut dyn FnMut(&ModelRequest) -> Vec<DemoStep>,
+    tool: &mut dyn FnMut(&ToolInvocation) -> ToolOutcome,
+    ids: &mut dyn turnkeep::core::chat::IdSource,
+    mut revisions: Vec<u64>,
+) -> Vec<u64> {
+    let seen = |c: &ChatController, revisions: &mut Vec<u64>| {
+        let last = *revisions.last().expect("non-empty");
+        assert!(c.revision() >= last, "revision went down");
+        revisions.push(c.revision());
+    };
     for _ in 0..1000 {
         action = match action {
             Action::CallModel(request) => {
@@ -55,7 +72,7 @@ pub fn drive(
                         break;
                     }
                 }
-                let next = next.unwrap_or_else(|| controller.on_model_end(NOW_MS, &mut ids));
+                let next = next.unwrap_or_else(|| controller.on_model_end(NOW_MS, ids));
                 seen(controller, &mut revisions);
                 next
             }
@@ -66,12 +83,7 @@ pub fn drive(
                 }
                 let mut next = Action::Continue;
                 for invocation in &invocations {
-                    next = controller.on_tool_result(
-                        &invocation.id,
-                        tool(invocation),
-                        NOW_MS,
-                        &mut ids,
-                    );
+                    next = controller.on_tool_result(&invocation.id, tool(invocation), NOW_MS, ids);
                     seen(controller, &mut revisions);
                 }
                 next

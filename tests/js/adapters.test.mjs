@@ -10,7 +10,7 @@ import {
   __sessionStorageConformanceForTest,
   __sessionStorageForTest,
   __streamModelForTest,
-} from '../../pkg/turnkeep.js';
+} from '../support/test-hooks.mjs';
 
 const CREATED_AT = '2026-01-01T00:00:00.000Z';
 const msg = (id, role, content) => ({ id, role, content, status: 'complete', createdAt: CREATED_AT });

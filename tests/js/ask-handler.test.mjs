@@ -382,10 +382,10 @@ test('the built-in BM25 retriever over the shipped docs corpus finds the section
     ['What does scripts/setup.sh install?', 'readme.two-commands'],
     ['How do I deploy the Worker to Cloudflare?', 'readme.the-demo-worker-cloudflare-workers-locally'],
     ['Does src/core read a clock or draw randomness?', 'architecture.invariants'],
-    ['What must src/core never import?', 'architecture.invariants'],
+    ['Which crates must src/core never import (web-sys, js-sys, wasm-bindgen, worker)?', 'architecture.invariants'],
     ['How are snapshot sequences computed from the claim cursor?', 'architecture.snapshot-sequences-o1-storage-writes-per-turn'],
     ['Where does src/cloudflare fit in the code map?', 'architecture.code-map'],
-    ['How do I serve a handler from node:http with toNodeHandler?', 'readme.using-the-package'],
+    ['How do I serve a handler from node:http with toNodeHandler?', 'readme.in-the-browser-and-in-node'],
   ];
   for (const [query, section] of cases) {
     const sources = retriever.retrieve({ query, site: trusted });

@@ -50,6 +50,7 @@ const E = {
   timeout: { status: 408, code: 'SERVER_TIMEOUT', message: 'The chat request timed out.', retryable: true },
   cancelled: { status: 499, code: 'REQUEST_CANCELLED', message: 'The chat request was cancelled.', retryable: true },
   internal: { status: 500, code: 'SERVER_INTERNAL', message: 'The chat request failed.', retryable: true },
+  incompatible: { status: 409, code: 'SESSION_INCOMPATIBLE_DEFINITION', message: 'The stored session cannot be resumed by this chat definition.', retryable: false },
 };
 
 /** The in-stream form of a row: a diagnostic payload, always retryable. */
@@ -240,7 +241,7 @@ describe('the diagnostics table, before the stream', () => {
   check('500 when storage.save throws', { options: { sessionStorage: () => ({ load: async () => undefined, save: throws }) } }, E.internal);
   check('500 when storage.save answers neither true nor false', { options: { sessionStorage: () => ({ load: async () => undefined, save: async () => 'ok' }) } }, E.internal);
   check('500 for a corrupt stored session', { options: { sessionStorage: () => ({ load: async () => '{not json', save: async () => true }) } }, E.internal);
-  check('500 for a stored session of another definition', { seed: envelope({ definitionId: 'other' }) }, E.internal);
+  check('409 SESSION_INCOMPATIBLE_DEFINITION for a stored session of another definition', { seed: envelope({ definitionId: 'other' }) }, E.incompatible);
 
   test('500 when memory.load fails after the claim, and the lease is freed for a retry', async () => {
     const memory = { ...recordingMemory(), load: async () => { throw new Error('down'); } };
@@ -575,8 +576,8 @@ describe('snapshots: coalescing and sequences', () => {
       assert.deepEqual(turn.faults, []);
       assert.equal(turn.diagnostics.length, 0);
       for (const line of turn.text.trimEnd().split('\n')) {
-        const accepted = cursor.accept(line);
-        assert.ok(accepted, `turn ${i}: the cursor accepted ${line.slice(0, 120)}`);
+        assert.ok(cursor.apply(line), `turn ${i}: the cursor accepted ${line.slice(0, 120)}`);
+        const accepted = cursor.getSnapshot();
         assert.ok(accepted.sequence > previous);
         previous = accepted.sequence;
         snapshots += 1;
@@ -584,7 +585,7 @@ describe('snapshots: coalescing and sequences', () => {
       assert.equal(assistantText(turn.last.payload.messages), words(n));
       if (turn.snapshots.length < n) coalescedTurns += 1;
     }
-    assert.equal(cursor.lastSequence, previous);
+    assert.equal(cursor.getSnapshot().sequence, previous);
     assert.ok(coalescedTurns > 0, 'some turns had snapshots dropped by coalescing');
     assert.ok(snapshots >= 100);
     const stored = await storage.stored('long');

@@ -15,7 +15,7 @@ import {
   createOpenAICompatibleModel,
   defineChat,
 } from '../../js/node.mjs';
-import { __streamModelForTest } from '../../pkg/turnkeep.js';
+import { __streamModelForTest } from '../support/test-hooks.mjs';
 import { startOpenAIFixtureServer } from '../support/openai-fixture-server.mjs';
 
 let server;

@@ -19,10 +19,18 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
 
   const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', dir, ...quiet], { cwd: root }));
   const files = packed[0].files.map((f) => f.path);
-  for (const needed of ['package.json', 'README.md', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/index.d.ts', 'js/testing/session-storage-conformance.mjs', 'js/redis.mjs', 'js/redis.d.ts', 'js/postgres.mjs', 'js/postgres.d.ts', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm']) {
+  for (const needed of ['package.json', 'README.md', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/edge-light.mjs', 'js/protocol.mjs', 'js/index.d.ts', 'js/testing/session-storage-conformance.mjs', 'js/testing/session-log-conformance.mjs', 'js/errors.mjs', 'js/redis.mjs', 'js/redis.d.ts', 'js/postgres.mjs', 'js/postgres.d.ts', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm']) {
     assert.ok(files.includes(needed), `tarball lacks ${needed}: ${files.join(', ')}`);
   }
   assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('target/')), 'tarball must not carry Rust sources or build output');
+  // Lean package (scripts/build.sh): no demo Worker, no Worker build, and the shipped wasm
+  // exports neither the Durable Object stores nor the test hooks.
+  assert.deepEqual(files.filter((f) => f.startsWith('js/cloudflare/') || f.startsWith('pkg-worker/')), []);
+  const glue = readFileSync(join(root, 'pkg/turnkeep.js'), 'utf8');
+  for (const name of ['ChatSessionStore', 'SessionStreamCore', '__streamModelForTest', '__sessionStorageForTest']) {
+    assert.ok(!glue.includes(name), `the npm glue exports ${name}`);
+  }
+  assert.ok(!glue.includes('import.meta.url'), 'the glue must not point bundlers at a second copy of the wasm');
 
   const project = join(dir, 'app');
   execFileSync('mkdir', ['-p', project]);
@@ -41,8 +49,15 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
   writeFileSync(join(project, 'stores.mjs'), STORES_SCRIPT);
   const stores = JSON.parse(execFileSync(process.execPath, ['stores.mjs'], { cwd: project, encoding: 'utf8' }));
   assert.deepEqual(stores, {
-    redis: ['REDIS_PREFIX_DEFAULT', 'createRedisChatMemory', 'createRedisSessionStorage'],
-    postgres: ['POSTGRES_MIGRATION_SQL', 'createPostgresChatMemory', 'createPostgresSessionStorage', 'migratePostgres'],
+    redis: ['REDIS_PREFIX_DEFAULT', 'createRedisChatMemory', 'createRedisSessionLog', 'createRedisSessionLogStore', 'createRedisSessionStorage'],
+    postgres: [
+      'POSTGRES_MIGRATION_SQL',
+      'createPostgresChatMemory',
+      'createPostgresSessionLog',
+      'createPostgresSessionLogStore',
+      'createPostgresSessionStorage',
+      'migratePostgres',
+    ],
     badClient: ['SERVER_INVALID_CONFIG', 'SERVER_INVALID_CONFIG'],
   });
 });

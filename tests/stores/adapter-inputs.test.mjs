@@ -5,12 +5,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { createPostgresChatMemory, createPostgresSessionStorage, migratePostgres } from '../../js/postgres.mjs';
-import { createRedisChatMemory, createRedisSessionStorage } from '../../js/redis.mjs';
+import {
+  createPostgresChatMemory,
+  createPostgresSessionLog,
+  createPostgresSessionLogStore,
+  createPostgresSessionStorage,
+  migratePostgres,
+} from '../../js/postgres.mjs';
+import { createRedisChatMemory, createRedisSessionLog, createRedisSessionLogStore, createRedisSessionStorage } from '../../js/redis.mjs';
 import { readFileSync } from 'node:fs';
 
 import {
   STORE_KEY_PART_CHARS_MAX,
+  STORE_LOG_COMMIT_JSON_BYTES_MAX,
   STORE_MESSAGES_JSON_BYTES_MAX,
   STORE_SESSION_JSON_BYTES_MAX,
   utf8Bytes,
@@ -56,6 +63,10 @@ const CONFIG_CASES = [
   ['postgres: unknown client', () => createPostgresSessionStorage({ client: { run() {} } }), /client must be a pg Pool or Client, a postgres.js sql/],
   ['postgres: scope too long', () => createPostgresSessionStorage({ client: sql, scope: 'x'.repeat(257) }), /scope must be a string of at most 256/],
   ['postgres: memory without a session', () => createPostgresChatMemory({ client: sql, sessionId: '' }), /sessionId must be a non-empty string/],
+  ['redis: log without a session', () => createRedisSessionLog({ client: redis }), /createRedisSessionLogStore: sessionId must be a non-empty string/],
+  ['redis: log store, unknown client', () => createRedisSessionLogStore({ client: { query() {} }, sessionId: 's' }), /client must be a node-redis client/],
+  ['postgres: log without a session', () => createPostgresSessionLog({ client: sql, sessionId: 7 }), /createPostgresSessionLogStore: sessionId must be a non-empty string/],
+  ['postgres: log store, scope not a string', () => createPostgresSessionLogStore({ client: sql, sessionId: 's', scope: {} }), /scope must be a string/],
 ];
 
 for (const [what, call, message] of CONFIG_CASES) {
@@ -157,6 +168,7 @@ test('the stores\' bounds are the ones named in src/core/limits.rs', () => {
   assert.equal(STORE_MESSAGES_JSON_BYTES_MAX, named('STORE_MESSAGES_JSON_BYTES_MAX'));
   assert.equal(STORE_KEY_PART_CHARS_MAX, named('STORE_KEY_PART_CHARS_MAX'));
   assert.equal(PUSH_VALUES_MAX, named('REDIS_SCRIPT_PUSH_VALUES_MAX'));
+  assert.equal(STORE_LOG_COMMIT_JSON_BYTES_MAX, named('STORE_LOG_COMMIT_JSON_BYTES_MAX'));
 });
 
 test('UTF-8 lengths are counted exactly', () => {
@@ -174,4 +186,106 @@ test('a save over a bound is refused before anything is sent', async () => {
   const half = 'é'.repeat(STORE_MESSAGES_JSON_BYTES_MAX / 4); // 2 bytes each: two of these are just over
   await assert.rejects(memory.save([{ content: half }, { content: half }]), /the messages take \d+ bytes of JSON, more than the 33554432/);
   assert.equal(client.calls.length, 0);
+});
+
+// ---- The session-log item stores (head / commit / items), called as src/web/adapters/log_store.rs does.
+
+const LOG_STORES = {
+  redis: (reply) => {
+    const client = evalClient(reply);
+    return { client, store: createRedisSessionLogStore({ client, sessionId: 's1' }), sent: () => client.calls.map((c) => c.args) };
+  },
+  postgres: (rows) => {
+    const client = queryClient(rows);
+    return { client, store: createPostgresSessionLogStore({ client, sessionId: 's1' }), sent: () => client.calls.map((c) => c.params) };
+  },
+};
+const HEAD = JSON.stringify({ version: 3, length: 5, producers: { p: [0, 2] } });
+
+for (const [name, make] of Object.entries(LOG_STORES)) {
+  const ok = name === 'redis' ? 1 : [{ committed: '1', written: '2' }];
+
+  test(`${name} log store: a commit with bad arguments is refused before anything is sent`, async () => {
+    const { client, store } = make(ok);
+    const CASES = [
+      [[-1, ['{}'], HEAD], /expectedVersion must be null or a non-negative safe integer/],
+      [[2, '{}', HEAD], /items must be an array of JSON texts/],
+      [[2, [{}], HEAD], /items must be an array of JSON texts/],
+      [[2, ['{}'], '{not json'], /head must be the JSON text of a log head/],
+      [[2, ['{}'], JSON.stringify({ version: 3 })], /head must be the JSON text of a log head/],
+      [[2, ['{}', '{}'], JSON.stringify({ version: 3, length: 1 })], /a length of at least the items/],
+      [[2, ['{}'], { version: 3, length: 5 }], /head must be the JSON text/],
+    ];
+    for (const [args, message] of CASES) await assert.rejects(store.commit(...args), message, JSON.stringify(args));
+    await assert.rejects(store.items(-1, 10), /from and limit must be non-negative safe integers/);
+    await assert.rejects(store.items(0, 1.5), /from and limit must be non-negative safe integers/);
+    assert.deepEqual(await store.items(4, 0), [], 'nothing asked, nothing sent');
+    assert.equal(client.calls.length, 0);
+  });
+
+  test(`${name} log store: the version and the head's count travel as decimal text, the head verbatim`, async () => {
+    const { store, sent } = make(ok);
+    assert.equal(await store.commit(2, ['{"a":1}', '{"b":2}'], HEAD), true);
+    assert.equal(await store.commit(null, ['{"a":1}', '{"b":2}'], HEAD), true);
+    const [update, create] = sent();
+    if (name === 'redis') {
+      assert.deepEqual(update, ['2', '3', HEAD, '3', '{"a":1}', '{"b":2}']);
+      assert.deepEqual(create.slice(0, 4), ['', '3', HEAD, '3']);
+    } else {
+      assert.deepEqual(update, ['', 's1', '3', '5', HEAD, ['{"a":1}', '{"b":2}'], '2']);
+      assert.deepEqual(create, ['', 's1', '3', '5', HEAD, ['{"a":1}', '{"b":2}']]);
+    }
+  });
+
+  test(`${name} log store: an aborted signal stops every call before it is sent`, async () => {
+    const { client, store } = make(ok);
+    const signal = AbortSignal.abort();
+    await assert.rejects(store.head({ signal }), { name: 'AbortError' });
+    await assert.rejects(store.commit(2, ['{}'], HEAD, { signal }), { name: 'AbortError' });
+    await assert.rejects(store.items(0, 10, { signal }), { name: 'AbortError' });
+    assert.equal(client.calls.length, 0);
+  });
+
+  test(`${name} log store: a failing client becomes an error naming the store, with the cause kept`, async () => {
+    const cause = new Error('connection reset');
+    const { store } = make(cause);
+    for (const [method, call] of [['head', () => store.head()], ['commit', () => store.commit(2, ['{}'], HEAD)], ['items', () => store.items(0, 5)]]) {
+      await assert.rejects(call(), (error) => {
+        assert.equal(error.message, `turnkeep/${name} sessionLog.${method}: connection reset`);
+        assert.equal(error.cause, cause);
+        return true;
+      });
+    }
+  });
+
+  test(`${name} log store: a commit over the bound is refused before anything is sent`, async () => {
+    const { client, store } = make(ok);
+    const half = 'é'.repeat(STORE_LOG_COMMIT_JSON_BYTES_MAX / 4);
+    await assert.rejects(store.commit(2, [half, half, '{}'], HEAD), /the items take \d+ bytes of JSON, more than the 67108864/);
+    assert.equal(client.calls.length, 0);
+  });
+}
+
+test('redis log store: replies it cannot read are errors, never a guess; decoded JSON comes back as text', async () => {
+  for (const reply of ['1', null, 2, 'OK']) {
+    await assert.rejects(createRedisSessionLogStore({ client: evalClient(reply), sessionId: 's' }).commit(2, ['{}'], HEAD), /expected 0 or 1/);
+  }
+  await assert.rejects(createRedisSessionLogStore({ client: evalClient(-1), sessionId: 's' }).commit(2, ['{}'], HEAD), /do not match the head's length/);
+  await assert.rejects(createRedisSessionLogStore({ client: evalClient('x'), sessionId: 's' }).items(0, 5), /expected a list/);
+  // A client that decodes JSON itself (Upstash by default) hands values: they come back as JSON text.
+  const decoding = createRedisSessionLogStore({ client: evalClient([{ type: 'CUSTOM', value: 1 }]), sessionId: 's' });
+  assert.deepEqual(await decoding.items(0, 5), ['{"type":"CUSTOM","value":1}']);
+  assert.equal(await createRedisSessionLogStore({ client: evalClient(JSON.parse(HEAD)), sessionId: 's' }).head(), HEAD);
+  assert.equal(await createRedisSessionLogStore({ client: evalClient(null), sessionId: 's' }).head(), null);
+});
+
+test('postgres log store: a commit answer that is not "nothing" or "the head and every item" is an error', async () => {
+  for (const rows of [[{ committed: '1', written: '1' }], [{ committed: '0', written: '2' }], [], [{ committed: '2', written: '2' }]]) {
+    await assert.rejects(createPostgresSessionLogStore({ client: queryClient(rows), sessionId: 's' }).commit(2, ['{}', '{}'], HEAD), /expected 0 or 1 head and 2 items/);
+  }
+  assert.equal(await createPostgresSessionLogStore({ client: queryClient([{ committed: 0, written: 0 }]), sessionId: 's' }).commit(2, ['{}'], HEAD), false);
+  const gap = createPostgresSessionLogStore({ client: queryClient([{ position: '4', item: '{}' }, { position: '6', item: '{}' }]), sessionId: 's' });
+  await assert.rejects(gap.items(4, 10), /position 5 is missing from the stored log/);
+  const late = createPostgresSessionLogStore({ client: queryClient([{ position: '5', item: '{}' }]), sessionId: 's' });
+  await assert.rejects(late.items(4, 10), /position 4 is missing/);
 });

@@ -2,7 +2,9 @@
 // CLIENT KILL, PostgreSQL pg_terminate_backend). With a client that does not reconnect, the
 // turn ends with a versioned diagnostic, nothing of it is saved (the history read back is the
 // one before it, whole and valid), and its lease still expires, after which the session takes
-// turns again. With a client that reconnects, the same kill costs nothing.
+// turns again. The session log (every turn is published to it) reads back as whole chunks
+// that project to no more than was sent, and once the next turn re-syncs it, it projects to
+// the saved messages again. With a client that reconnects, the same kill costs nothing.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -10,13 +12,19 @@ import postgres from 'postgres';
 import { createClient } from 'redis';
 
 import * as pkg from '../../js/node.mjs';
-import { createPostgresChatMemory, createPostgresSessionStorage, migratePostgres } from '../../js/postgres.mjs';
-import { createRedisChatMemory, createRedisSessionStorage } from '../../js/redis.mjs';
+import { createPostgresChatMemory, createPostgresSessionLog, createPostgresSessionStorage, migratePostgres } from '../../js/postgres.mjs';
+import { createRedisChatMemory, createRedisSessionLog, createRedisSessionStorage } from '../../js/redis.mjs';
 import { chatRequest, DIAGNOSTIC, readTurn, sleep, SNAPSHOT, submitEvent } from '../support/chat-harness.mjs';
 import { startPostgres, startRedis } from '../support/databases.mjs';
 
 /** Short budgets so the lease (timeout + 3 × cleanup = 2.1 s) expires within the test. */
 const HANDLER_TIMING = { timeoutMs: 1_500, cleanupTimeoutMs: 200 };
+/**
+ * The healthy handler's: its turns never need to expire, and a cleanup that waits for the last
+ * log appends gets room on a loaded machine (200 ms can run out, and the turn is then recorded
+ * `indeterminate`, as it should be).
+ */
+const HEALTHY_TIMING = { timeoutMs: 5_000, cleanupTimeoutMs: 5_000 };
 
 const servers = {};
 before(async () => {
@@ -42,6 +50,7 @@ const DATABASES = {
     stores: (client, sessionId, prefix) => ({
       storage: createRedisSessionStorage({ client, prefix }),
       memory: createRedisChatMemory({ client, prefix, sessionId }),
+      log: createRedisSessionLog({ client, prefix, sessionId }),
     }),
   },
   postgres: {
@@ -62,6 +71,7 @@ const DATABASES = {
     stores: (client, sessionId, scope) => ({
       storage: createPostgresSessionStorage({ client, scope }),
       memory: createPostgresChatMemory({ client, scope, sessionId }),
+      log: createPostgresSessionLog({ client, scope, sessionId }),
     }),
   },
 };
@@ -88,7 +98,7 @@ async function adminPostgres(pid) {
 }
 
 /** A chat handler (demo model) whose stores go through `client`. */
-function handlerOver(db, client, namespace) {
+function handlerOver(db, client, namespace, timing = HANDLER_TIMING) {
   return pkg.createChatHandler({
     resolveDefinition: (_context, sessionId) =>
       pkg.defineChat({
@@ -98,7 +108,8 @@ function handlerOver(db, client, namespace) {
         memory: db.stores(client, sessionId, namespace).memory,
       }),
     sessionStorage: () => db.stores(client, 's', namespace).storage,
-    ...HANDLER_TIMING,
+    sessionLog: (_context, sessionId) => db.stores(client, sessionId, namespace).log,
+    ...timing,
   });
 }
 
@@ -112,7 +123,7 @@ for (const [name, db] of Object.entries(DATABASES)) {
   test(`${name}: a connection killed mid-turn gives a diagnostic, saves nothing half-way, and the lease still expires`, async (t) => {
     const namespace = `loss-${name}`;
     const healthy = await db.open(t, { reconnect: true });
-    const fresh = handlerOver(db, healthy.client, namespace);
+    const fresh = handlerOver(db, healthy.client, namespace, HEALTHY_TIMING);
     const first = await turn(fresh, 't1', 'hello');
     assert.equal(first.last.payload.status, 'complete');
     const history = first.last.payload.messages;
@@ -130,17 +141,22 @@ for (const [name, db] of Object.entries(DATABASES)) {
 
     // Read back over a healthy connection: a valid envelope still holding t2's lease, and the
     // history from before t2, whole.
-    const { storage, memory } = db.stores(healthy.client, 's', namespace);
+    const { storage, memory, log } = db.stores(healthy.client, 's', namespace);
     const stored = pkg.decodeSessionSnapshot(await storage.load('s'));
-    assert.equal(stored.ok, true, JSON.stringify(stored.error));
-    assert.equal(stored.session.activeTurn?.turnId, 't2');
+    assert.equal(stored.ok, true, JSON.stringify(stored.diagnostic));
+    assert.equal(stored.snapshot.activeTurn?.turnId, 't2');
     assert.deepEqual(await memory.load(), history);
+    // The log holds whole chunks: the history, then as much of t2 as was sent before the kill.
+    const cut = await pkg.resolveChatSnapshot({ target: log });
+    assert.deepEqual(cut.messages.slice(0, 2), history);
+    assert.ok(cut.messages.length <= 4, `${cut.messages.length} messages`);
+    if (cut.messages.length === 4) assert.match(cut.messages[3].content, /^(w\d+( w\d+)*)?$/);
 
     const busy = await turn(fresh, 't3', 'anyone?');
     assert.equal(busy.status, 409);
     assert.equal(busy.body.error.code, 'SESSION_BUSY');
 
-    await sleep(Math.max(0, stored.session.activeTurn.expiresAt - Date.now()) + 50);
+    await sleep(Math.max(0, stored.snapshot.activeTurn.expiresAt - Date.now()) + 50);
     const resumed = await turn(fresh, 't4', 'back again');
     assert.equal(resumed.status, 200, 'the expired lease is claimed');
     assert.equal(resumed.last.event, SNAPSHOT);
@@ -148,18 +164,24 @@ for (const [name, db] of Object.entries(DATABASES)) {
     assert.deepEqual(resumed.last.payload.messages.slice(0, 2), history);
     assert.deepEqual(await memory.load(), resumed.last.payload.messages);
     const final = pkg.decodeSessionSnapshot(await storage.load('s'));
-    assert.equal(final.session.activeTurn, undefined);
+    assert.equal(final.snapshot.activeTurn, undefined);
+    assert.deepEqual(final.snapshot.terminalTurns.map((x) => [x.turnId, x.outcome]), [['t1', 'completed'], ['t4', 'completed']]);
+    const synced = await pkg.resolveChatSnapshot({ target: log });
+    assert.deepEqual(synced.messages, resumed.last.payload.messages, 'the next turn re-synced the log');
   });
 
   test(`${name}: a client that reconnects carries the turn over the same kill`, async (t) => {
     const namespace = `heal-${name}`;
     const victim = await db.open(t, { reconnect: true });
-    const handler = handlerOver(db, victim.client, namespace);
+    const handler = handlerOver(db, victim.client, namespace, HEALTHY_TIMING);
     const healed = await turn(handler, 't1', '/words 20', { onLine: async (_event, n) => n === 1 && victim.kill() });
     assert.equal(healed.last.event, SNAPSHOT);
     assert.equal(healed.last.payload.status, 'complete');
-    const { storage, memory } = db.stores(victim.client, 's', namespace);
+    const { storage, memory, log } = db.stores(victim.client, 's', namespace);
     assert.deepEqual(await memory.load(), healed.last.payload.messages);
-    assert.equal(pkg.decodeSessionSnapshot(await storage.load('s')).session.activeTurn, undefined);
+    assert.deepEqual((await pkg.resolveChatSnapshot({ target: log })).messages, healed.last.payload.messages);
+    const { snapshot } = pkg.decodeSessionSnapshot(await storage.load('s'));
+    assert.equal(snapshot.activeTurn, undefined);
+    assert.deepEqual(snapshot.terminalTurns.map((x) => x.outcome), ['completed'], 'messages and log both whole');
   });
 }

@@ -1,7 +1,8 @@
 // Two Node processes, each `toNodeHandler(createChatHandler(...))` with the demo model
 // (examples/durable-node/serve.mjs), serve the same sessions through one real Redis, then
-// through one real PostgreSQL. Each process uses a different client library, so the two also
-// prove that the stored format does not depend on the client.
+// through one real PostgreSQL: the lease, the history and the session log (every turn is
+// published to it) live in the database. Each process uses a different client library, so the
+// two also prove that the stored format does not depend on the client.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -14,6 +15,9 @@ const SERVE = fileURLToPath(new URL('../../examples/durable-node/serve.mjs', imp
 /** How long a server process may take to print its URL. */
 const SERVE_READY_MS_MAX = 20_000;
 const AUTH = { authorization: 'Bearer tenant-a' };
+/** Polls of a session view that waits for something a running turn publishes. */
+const VIEW_POLLS_MAX = 100;
+const VIEW_POLL_MS = 10;
 
 const databases = {};
 /** The two server processes of each store, started once for the file by the first test that needs them. */
@@ -54,7 +58,7 @@ for (const { store, urlVar, clients } of SETUPS) {
     }
   });
 
-  test(`${store}: a turn started on one process is visible (lease, then history) from the other`, async (t) => {
+  test(`${store}: a turn started on one process is visible from the other (lease, the log as it streams, then history)`, async (t) => {
     const [a, b] = await startPair(store, urlVar, clients);
     const first = await send(a, 'shared', 'turn-1', 'hello there');
     assert.equal(first.status, 200);
@@ -68,6 +72,13 @@ for (const { store, urlVar, clients } of SETUPS) {
     assert.equal(during.session.activeTurn?.turnId, 'turn-2', 'B sees the lease A claimed');
     assert.ok(during.session.activeTurn.expiresAt > Date.now(), 'the lease is unexpired');
     assert.deepEqual(during.messages.map((m) => m.content), ['hello there', 'echo: hello there'], 'B sees the history saved before the turn');
+    // …and the turn itself, in the log, as A publishes it (read through B's resolveChatSnapshot).
+    const live = await viewUntil(b, 'shared', (view) => view.streamMessages[3]?.content);
+    assert.deepEqual(live.streamMessages.slice(0, 2), during.messages, 'the log holds the history too');
+    assert.equal(live.streamMessages[2].content, '/words 60', "the running turn's user message");
+    assert.equal(live.streamMessages[3].role, 'assistant');
+    assert.match(live.streamMessages[3].content, /^w1( w\d+)*$/, 'its answer so far');
+    assert.equal(live.streamMessages[3].status, 'streaming', 'still streaming');
     const busy = await send(b, 'shared', 'turn-3', 'me too');
     assert.equal(busy.status, 409);
     assert.equal((await busy.json()).error.code, 'SESSION_BUSY');
@@ -77,10 +88,39 @@ for (const { store, urlVar, clients } of SETUPS) {
     assert.equal(afterwards.session.activeTurn, null);
     assert.deepEqual(afterwards.session.terminalTurns.map((x) => x.turnId), ['turn-1', 'turn-2']);
     assert.equal(afterwards.messages.length, 4);
+    assert.deepEqual(afterwards.streamMessages, afterwards.messages, "B's projection of the log equals the saved messages");
     const next = await send(b, 'shared', 'turn-3', 'and now?');
     assert.equal(next.status, 200, 'B continues the conversation A wrote');
     assert.equal(lastLine(await next.text()).payload.messages.length, 6);
-    assert.equal((await sessionView(a, 'shared')).messages.length, 6);
+    const fromA = await sessionView(a, 'shared');
+    assert.equal(fromA.messages.length, 6);
+    assert.deepEqual(fromA.streamMessages, fromA.messages, "A's projection of the log B wrote to equals the saved messages");
+  });
+
+  test(`${store}: client.turn.stop sent to one process stops the turn running on the other`, async (t) => {
+    const [a, b] = await startPair(store, urlVar, clients);
+    const running = await send(a, 'stop', 'turn-1', '/words 1000'); // 15 s of words unless stopped
+    assert.equal(running.status, 200);
+    const reader = running.body.getReader();
+    await reader.read(); // the turn is under way on A
+    const stop = await post(b, stopEvent('stop', 'turn-1'));
+    assert.equal(stop.status, 202);
+    assert.deepEqual((await stop.json()).stop, { version: 1, turnId: 'turn-1', state: 'stopping' });
+    let text = '';
+    const decoder = new TextDecoder();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
+    const last = lastLine(text);
+    assert.equal(last.event, 'server.turn.snapshot', "A's response ends with a snapshot");
+    const answer = last.payload.messages.at(-1).content.split(' ');
+    assert.ok(answer.length < 1000, `the turn stopped early (${answer.length} words)`);
+
+    const view = await sessionView(b, 'stop');
+    assert.deepEqual(view.session.terminalTurns.map((x) => [x.turnId, x.outcome]), [['turn-1', 'completed']]);
+    assert.deepEqual(view.messages, last.payload.messages, 'the partial answer was saved');
+    assert.deepEqual(view.streamMessages, view.messages, 'the log projects to the saved messages');
+    const again = await post(a, stopEvent('stop', 'turn-1'));
+    assert.equal(again.status, 200);
+    assert.deepEqual((await again.json()).stop, { version: 1, turnId: 'turn-1', state: 'ended', outcome: 'completed' });
   });
 }
 
@@ -125,17 +165,31 @@ function serveProcess(env) {
 }
 
 function send(server, sessionId, turnId, input) {
-  return fetch(`${server.url}api/chat`, {
-    method: 'POST',
-    headers: { ...AUTH, 'content-type': 'application/json' },
-    body: JSON.stringify(submitEvent({ sessionId, turnId, input })),
-  });
+  return post(server, submitEvent({ sessionId, turnId, input }));
+}
+
+function post(server, event) {
+  return fetch(`${server.url}api/chat`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify(event) });
+}
+
+function stopEvent(sessionId, turnId) {
+  return { ...submitEvent({ sessionId, turnId }), eventId: `stop-${turnId}`, event: 'client.turn.stop', payload: {} };
 }
 
 async function sessionView(server, sessionId) {
   const response = await fetch(`${server.url}api/sessions/${sessionId}`, { headers: AUTH });
   assert.equal(response.status, 200);
   return response.json();
+}
+
+/** B's session view once `ready(view)` holds (polled: A publishes as it goes). */
+async function viewUntil(server, sessionId, ready) {
+  for (let attempt = 0; attempt < VIEW_POLLS_MAX; attempt += 1) {
+    const view = await sessionView(server, sessionId);
+    if (ready(view)) return view;
+    await new Promise((resolve) => setTimeout(resolve, VIEW_POLL_MS));
+  }
+  throw new Error(`the session view of ${sessionId} never became ready`);
 }
 
 function lastLine(ndjson) {

@@ -3,8 +3,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { createPostgresChatMemory, createPostgresSessionStorage, migratePostgres, POSTGRES_MIGRATION_SQL } from '../../js/postgres.mjs';
+import {
+  createPostgresChatMemory,
+  createPostgresSessionLog,
+  createPostgresSessionStorage,
+  migratePostgres,
+  POSTGRES_MIGRATION_SQL,
+} from '../../js/postgres.mjs';
 import { postgresClient } from '../../js/stores/postgres/client.mjs';
+import { LOG_SQL, postgresLogStore } from '../../js/stores/postgres/session-log.mjs';
 import { postgresSessionStorage, SESSION_SQL } from '../../js/stores/postgres/session-storage.mjs';
 import { startPostgres } from '../support/databases.mjs';
 import { POSTGRES_CLIENTS } from './clients.mjs';
@@ -27,11 +34,16 @@ const UPSERT = `INSERT INTO turnkeep_sessions (scope, session_id, cursor, envelo
 ON CONFLICT (scope, session_id) DO UPDATE SET cursor = excluded.cursor, envelope = excluded.envelope RETURNING cursor`;
 const LAST_WRITE_WINS = { ...SESSION_SQL, create: UPSERT, update: UPSERT.replace('$4', '$4 WHERE $5::bigint IS NOT NULL') };
 
+/** The log store with `AND version = $7` taken out of its commit. */
+const UNCHECKED_COMMIT = { ...LOG_SQL, update: LOG_SQL.update.replace('AND version = $7', 'AND $7::bigint IS NOT NULL') };
+
 storeSuite({
   server: () => server,
   clients: POSTGRES_CLIENTS,
   sessionStorage: (client, scope) => createPostgresSessionStorage({ client, scope }),
   chatMemory: (client, scope, sessionId) => createPostgresChatMemory({ client, scope, sessionId }),
+  sessionLog: (client, scope, sessionId) => createPostgresSessionLog({ client, scope, sessionId }),
+  uncheckedLogStore: (client, scope, sessionId) => postgresLogStore(postgresClient('test', client).query, scope, sessionId, UNCHECKED_COMMIT),
   lastWriteWins: (client, scope) => postgresSessionStorage(postgresClient('test', client).query, scope, LAST_WRITE_WINS),
   // One autocommitted statement per message, the count last: each statement atomic, the save not.
   splitWriter(client, scope, sessionId) {
@@ -63,8 +75,32 @@ for (const kind of Object.keys(POSTGRES_CLIENTS)) {
   });
 }
 
-test('the migration is exported as SQL text that creates the three tables', () => {
-  for (const table of ['turnkeep_sessions', 'turnkeep_conversations', 'turnkeep_messages']) {
+test('the migration is exported as SQL text that creates the five tables', () => {
+  for (const table of ['turnkeep_sessions', 'turnkeep_conversations', 'turnkeep_messages', 'turnkeep_log_heads', 'turnkeep_log_items']) {
     assert.match(POSTGRES_MIGRATION_SQL, new RegExp(`CREATE TABLE IF NOT EXISTS ${table} \\(`));
   }
+});
+
+test('a log with a missing item row fails the read instead of shifting later offsets', async (t) => {
+  const { client, close } = await POSTGRES_CLIENTS['pg (Pool)'](server.url);
+  t.after(close);
+  const log = createPostgresSessionLog({ client, scope: 'holes', sessionId: 's1' });
+  for (const value of [0, 1, 2]) await log.append([JSON.stringify({ type: 'CUSTOM', value })]);
+  await client.query("DELETE FROM turnkeep_log_items WHERE scope = 'holes' AND position = 1");
+  await assert.rejects(log.read({}), (error) => {
+    assert.match(String(error.cause?.message ?? error.message), /position 1 is missing from the stored log/);
+    return true;
+  });
+});
+
+test('the log\'s first commit and its racing twin: one inserts the head, the other writes nothing', async (t) => {
+  const { client, close } = await POSTGRES_CLIENTS['postgres (porsager)'](server.url);
+  t.after(close);
+  const store = postgresLogStore(postgresClient('test', client).query, 'first', 's1');
+  const head = (n) => JSON.stringify({ version: 1, length: 1, producers: {}, n });
+  const results = await Promise.all(Array.from({ length: 16 }, (_, n) => store.commit(null, [JSON.stringify({ n })], head(n))));
+  assert.equal(results.filter(Boolean).length, 1);
+  const winner = results.indexOf(true);
+  assert.equal(await store.head(), head(winner));
+  assert.deepEqual(await store.items(0, 10), [JSON.stringify({ n: winner })]);
 });

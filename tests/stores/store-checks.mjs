@@ -69,3 +69,49 @@ export async function checkWholeReads(writer, reader, versions, rounds) {
   await Promise.all([reading, writing]);
   return loads;
 }
+
+/** Retries of one append that lost its compare-and-set too often ('retryable', as the publisher retries). */
+const APPEND_RETRIES_MAX = 20;
+
+/**
+ * `writers` producers append `batches` two-chunk batches each, all at once, writer i through
+ * `logs[i % logs.length]`; a 'retryable' refusal (too many lost races) is retried as is, which
+ * the producer stamp makes safe. Then everything stored must be every batch exactly once, its
+ * two chunks side by side, each writer's batches in order.
+ * @returns the number of chunks read back
+ */
+export async function checkConcurrentWriters(logs, { writers, batches }) {
+  const signal = new AbortController().signal;
+  const append = async (log, writer, seq) => {
+    const chunks = ['a', 'b'].map((part) => JSON.stringify({ type: 'CUSTOM', name: 'writer', value: `${writer}/${seq}/${part}` }));
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await log.append(chunks, { producer: { id: `writer-${writer}`, epoch: 0, seq }, signal });
+      } catch (error) {
+        if (error?.kind !== 'retryable' || attempt >= APPEND_RETRIES_MAX) throw error;
+      }
+    }
+  };
+  await Promise.all(
+    Array.from({ length: writers }, async (_, writer) => {
+      for (let seq = 0; seq < batches; seq += 1) await append(logs[writer % logs.length], writer, seq);
+    }),
+  );
+  const stored = [];
+  for (let offset, i = 0; i < 1_000; i += 1) {
+    const read = await logs.at(-1).read(offset === undefined ? { signal } : { offset, signal });
+    stored.push(...read.chunks.map((c) => (typeof c === 'string' ? JSON.parse(c) : c).value));
+    if (read.upToDate) break;
+    offset = read.offset;
+  }
+  assert.equal(stored.length, writers * batches * 2, `stored ${stored.length} chunks`);
+  const next = new Map();
+  for (let i = 0; i < stored.length; i += 2) {
+    const [writer, seq, part] = stored[i].split('/');
+    assert.equal(part, 'a', `chunk ${i} (${stored[i]}) starts no batch`);
+    assert.equal(stored[i + 1], `${writer}/${seq}/b`, `the batch ${writer}/${seq} was split`);
+    assert.equal(Number(seq), next.get(writer) ?? 0, `writer ${writer}'s batches out of order or twice`);
+    next.set(writer, Number(seq) + 1);
+  }
+  return stored.length;
+}

@@ -1,11 +1,13 @@
 // The tests every durable store adapter must pass, registered once per adapter file against the
-// real server that file started. A third store (the session log) adds its cases here, so every
+// real server that file started: session storage, chat memory and the session log, so every
 // database gets them alike.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { createStoreSessionLog } from '../../js/node.mjs';
+import { CASES as LOG_CASES, checkSessionLog } from '../../js/testing/session-log-conformance.mjs';
 import { CASES, checkSessionStorage } from '../../js/testing/session-storage-conformance.mjs';
-import { checkThenAct, checkWholeReads, conversation, RACE_CASES, WRITE_CASES } from './store-checks.mjs';
+import { checkConcurrentWriters, checkThenAct, checkWholeReads, conversation, RACE_CASES, WRITE_CASES } from './store-checks.mjs';
 
 /**
  * @param {object} adapter
@@ -20,7 +22,23 @@ import { checkThenAct, checkWholeReads, conversation, RACE_CASES, WRITE_CASES } 
  *   compare-and-set replaced by an unconditional write
  * @param {(client, namespace: string, sessionId: string) => { save(messages): Promise<void> }} adapter.splitWriter
  *   a chat memory writer that saves in several commands (what the adapter must not do)
+ * @param {(client, namespace: string, sessionId: string) => object} adapter.sessionLog the
+ *   adapter's session log (createRedisSessionLog, createPostgresSessionLog)
+ * @param {(client, namespace: string, sessionId: string) => object} adapter.uncheckedLogStore
+ *   the log's item store with the version check taken out of its commit
  */
+/** Log objects sharing one log in the races below, as that many processes would. */
+const PROCESSES = 4;
+
+/** One log reached through several log objects: appends take turns among them, reads use the first. */
+function sharedLog(logs) {
+  let next = 0;
+  return {
+    append: (chunks, options) => logs[next++ % logs.length].append(chunks, options),
+    read: (options) => logs[0].read(options),
+  };
+}
+
 export function storeSuite(adapter) {
   const kinds = Object.keys(adapter.clients);
   const [writerKind, readerKind] = kinds;
@@ -56,7 +74,48 @@ export function storeSuite(adapter) {
       await memory.save([]);
       assert.deepEqual(await memory.load(), []);
     });
+
+    test(`${kind}: the session log passes the SessionLog conformance suite`, async (t) => {
+      const client = await open(t, kind);
+      const report = await checkSessionLog(() => adapter.sessionLog(client, fresh(kind), 's'));
+      assert.deepEqual(report.failed, [], report.failed.map((f) => `${f.name}: ${f.detail}`).join('\n'));
+      assert.deepEqual(report.passed, Object.values(LOG_CASES));
+    });
   }
+
+  // One log object runs its appends one at a time, so the races that matter are between log
+  // objects: other processes, or a zombie turn and its successor. These run the suite through
+  // PROCESSES log objects on two connections sharing one log.
+  test(`the session log reached through ${PROCESSES} log objects on two connections passes the SessionLog conformance suite`, async (t) => {
+    const clients = [await open(t, writerKind), await open(t, readerKind)];
+    const report = await checkSessionLog(() => {
+      const namespace = fresh('shared');
+      return sharedLog(Array.from({ length: PROCESSES }, (_, i) => adapter.sessionLog(clients[i % 2], namespace, 's')));
+    });
+    assert.deepEqual(report.failed, [], report.failed.map((f) => `${f.name}: ${f.detail}`).join('\n'));
+    assert.deepEqual(report.passed, Object.values(LOG_CASES));
+  });
+
+  test(`a log store whose commit skips the version check fails the SessionLog conformance suite (${PROCESSES} log objects)`, async (t) => {
+    const clients = [await open(t, writerKind), await open(t, readerKind)];
+    const report = await checkSessionLog(() => {
+      const namespace = fresh('unchecked');
+      const stores = Array.from({ length: PROCESSES }, (_, i) => adapter.uncheckedLogStore(clients[i % 2], namespace, 's'));
+      return sharedLog(stores.map((store) => createStoreSessionLog({ store })));
+    });
+    // Racing copies are stored more than once (or hit a duplicate key); appends that take turns
+    // among the objects write on heads another object has moved, so offsets go wrong as well.
+    const failed = report.failed.map((f) => f.name);
+    assert.ok(failed.includes(LOG_CASES.racingReplays), `failed: ${failed.join('; ')}`);
+    assert.ok(failed.includes(LOG_CASES.offsetsIncrease), `failed: ${failed.join('; ')}`);
+  });
+
+  test(`writers on two connections (${writerKind}, ${readerKind}) append at once: every batch stored once, whole, each writer's in order`, async (t) => {
+    const namespace = fresh('writers');
+    const logs = [adapter.sessionLog(await open(t, writerKind), namespace, 's'), adapter.sessionLog(await open(t, readerKind), namespace, 's')];
+    const chunks = await checkConcurrentWriters(logs, { writers: 8, batches: 6 });
+    assert.equal(chunks, 8 * 6 * 2);
+  });
 
   test('the last-write-wins variant on the same server fails the conformance suite', async (t) => {
     const client = await open(t);

@@ -1,6 +1,7 @@
 // turnkeep/redis on an edge runtime: a Worker in real workerd (Miniflare 4) uses the Cloudflare
 // build of `@upstash/redis` (HTTP) and passes the SessionStorage conformance suite, 32 racing
-// saves included. Upstash's hosted service cannot be reached here, so the Worker talks to the
+// saves included, and the SessionLog conformance suite (the log's fencing runs in the package's
+// wasm, loaded through its `workerd` entry). Upstash's hosted service cannot be reached here, so the Worker talks to the
 // REST stand-in (tests/support/upstash-rest-proxy.mjs) in front of a real redis-server.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 
+import { CASES as LOG_CASES } from '../../js/testing/session-log-conformance.mjs';
 import { CASES } from '../../js/testing/session-storage-conformance.mjs';
 import { startRedis } from '../support/databases.mjs';
 import { removeDir, tempDir } from '../support/temp-dir.mjs';
@@ -33,8 +35,9 @@ after(async () => {
   if (dir) removeDir(dir);
 });
 
-test('in workerd, turnkeep/redis over @upstash/redis passes the conformance suite', async (t) => {
-  // Bundled the way wrangler resolves a Worker's imports (export conditions workerd, worker, browser).
+test('in workerd, turnkeep/redis over @upstash/redis passes the storage and log conformance suites', async (t) => {
+  // Bundled the way wrangler resolves a Worker's imports (export conditions workerd, worker,
+  // browser; the package's .wasm beside the script, loaded as a compiled module).
   const scriptPath = join(dir, 'worker.mjs');
   await build({
     entryPoints: [fileURLToPath(new URL('./fixtures/upstash-worker.mjs', import.meta.url))],
@@ -44,12 +47,14 @@ test('in workerd, turnkeep/redis over @upstash/redis passes the conformance suit
     platform: 'neutral',
     conditions: ['workerd', 'worker', 'browser'],
     mainFields: ['module', 'main'],
+    loader: { '.wasm': 'copy' },
     logLevel: 'silent',
   });
   const mf = new Miniflare({
     modules: true,
     modulesRoot: dir,
     scriptPath,
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate,
     bindings: { UPSTASH_URL: proxy.url, UPSTASH_TOKEN: proxy.token },
   });
@@ -58,8 +63,10 @@ test('in workerd, turnkeep/redis over @upstash/redis passes the conformance suit
   const response = await mf.dispatchFetch('http://localhost/', { method: 'POST' });
   const body = await response.text();
   assert.equal(response.status, 200, body);
-  const { report, memoryRoundTrip } = JSON.parse(body);
+  const { report, memoryRoundTrip, logReport } = JSON.parse(body);
   assert.deepEqual(report.failed, []);
   assert.deepEqual(report.passed, Object.values(CASES));
   assert.equal(memoryRoundTrip, true);
+  assert.deepEqual(logReport.failed, []);
+  assert.deepEqual(logReport.passed, Object.values(LOG_CASES));
 });

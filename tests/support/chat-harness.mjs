@@ -245,7 +245,7 @@ function checkLine(pkg, line, faults) {
   }
   if (JSON.stringify(parsed) !== line) faults.push(`not compact JSON: ${line.slice(0, 80)}`);
   const decoded = pkg.decodeTurnEvent(line);
-  if (!decoded.ok) faults.push(`decodeTurnEvent rejected a line: ${decoded.error.code} ${decoded.error.message}`);
+  if (!decoded.ok) faults.push(`decodeTurnEvent rejected a line: ${decoded.diagnostic.code} ${decoded.diagnostic.message}`);
   return parsed;
 }
 

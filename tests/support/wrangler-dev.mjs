@@ -5,9 +5,9 @@
 // A port picked free can be taken again before wrangler binds it: wrangler picks its own
 // inspector port the same way, and test files run in parallel. When wrangler exits because its
 // address is in use, the launch is retried on a new port (unless the caller fixed the port).
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { spawnServer } from './spawn-server.mjs';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const OFFLINE_ENV = {
@@ -32,15 +32,17 @@ export function freePort() {
 }
 
 /**
- * `wrangler dev --ip 127.0.0.1 --port <port> --persist-to <persistDir> [--var K:V ...]`.
- * Resolves when wrangler prints "Ready on" with `{ url, port, output(), stop() }`; `stop()` ends
- * its whole process group (wrangler and its workerd child) and waits for it.
+ * `wrangler dev --ip 127.0.0.1 --port <port> --persist-to <persistDir> [--var K:V ...]` in `cwd`
+ * (default the repository root, i.e. the demo Worker; an example app passes its own directory
+ * and uses its own wrangler). Resolves when wrangler prints "Ready on" with
+ * `{ url, port, output(), stop() }`; `stop()` ends its whole process group (wrangler and its
+ * workerd child) and waits for it.
  */
-export async function startWranglerDev({ persistDir, port, vars = {} }) {
+export async function startWranglerDev({ persistDir, port, vars = {}, cwd = ROOT }) {
   for (let attempt = 1; ; attempt += 1) {
     const chosen = port ?? (await freePort());
     try {
-      return await launch({ persistDir, port: chosen, vars });
+      return await launch({ persistDir, port: chosen, vars, cwd });
     } catch (error) {
       const retry = port === undefined && error.addressInUse && attempt < LAUNCH_ATTEMPTS_MAX;
       if (!retry) throw error;
@@ -48,47 +50,17 @@ export async function startWranglerDev({ persistDir, port, vars = {} }) {
   }
 }
 
-async function launch({ persistDir, port, vars }) {
+async function launch({ persistDir, port, vars, cwd }) {
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistDir,
     '--show-interactive-dev-session=false'];
   for (const [key, value] of Object.entries(vars)) args.push('--var', `${key}:${value}`);
-  const child = spawn(`${ROOT}node_modules/.bin/wrangler`, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...OFFLINE_ENV, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // own process group, so stop() reaches workerd too
+  const { output, stop } = await spawnServer({
+    command: `${cwd}/node_modules/.bin/wrangler`,
+    args,
+    cwd,
+    env: OFFLINE_ENV,
+    ready: /Ready on http/,
+    timeoutMs: READY_TIMEOUT_MS,
   });
-  let output = '';
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-    }
-    await exited;
-  };
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stop().finally(() => reject(new Error(`wrangler dev was not ready in time:\n${output}`)));
-    }, READY_TIMEOUT_MS);
-    const onData = (chunk) => {
-      output += chunk;
-      if (/Ready on http/.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    exited.then((code) => {
-      clearTimeout(timer);
-      const error = new Error(`wrangler dev exited (${code}) before it was ready:\n${output}`);
-      error.addressInUse = /Address already in use/.test(output);
-      reject(error);
-    });
-  });
-  return { url: `http://127.0.0.1:${port}`, port, output: () => output, stop };
+  return { url: `http://127.0.0.1:${port}`, port, output, stop };
 }

@@ -4,6 +4,8 @@
 //! fault injector — deterministically. Nothing here reads the real clock.
 #![allow(dead_code)]
 
+pub mod faults;
+
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -82,6 +84,7 @@ impl Ids for World {
 }
 
 /// `Sleep` on the world's clock.
+#[derive(Clone)]
 pub struct SimSleep(pub Rc<World>);
 
 impl Sleep for SimSleep {
@@ -232,7 +235,7 @@ pub fn chat_setup(session_id: &str) -> ChatSetup {
             session_id: session_id.into(),
             definition_id: "demo".into(),
             definition_revision: 1,
-            initial_conversation_state: None,
+            conversation: None,
         },
         config: ChatConfig {
             tools: demo_tools(),
@@ -253,4 +256,128 @@ pub fn submission(session_id: &str, turn_id: &str, input: &str) -> Submission {
 pub const LIMITS: TurnLimits = TurnLimits {
     lease_ms: 45_000,
     cleanup_budget_ms: 5_000,
+    confirmation_ttl_ms: 60_000,
 };
+
+/// The demo `transfer` tool (it requires confirmation), counting every run and the idempotency
+/// key it was given, so a test can say how often the tool ran.
+pub struct CountingTransfer {
+    spec: turnkeep::core::chat::ToolSpec,
+    pub runs: RefCell<Vec<Option<String>>>,
+}
+
+impl CountingTransfer {
+    pub fn new() -> Rc<Self> {
+        let spec = demo_tools()
+            .into_iter()
+            .find(|t| t.name == "transfer")
+            .expect("the demo has transfer");
+        Rc::new(Self {
+            spec,
+            runs: RefCell::new(Vec::new()),
+        })
+    }
+
+    pub fn count(&self) -> usize {
+        self.runs.borrow().len()
+    }
+}
+
+/// The demo tools with `transfer` counted: `lookup` as the demo has it, then `transfer`.
+pub fn tools_counting(transfer: &Rc<CountingTransfer>) -> Rc<Vec<Box<dyn Tool>>> {
+    let lookup = DemoTool::all().into_iter().next().expect("lookup");
+    Rc::new(vec![
+        Box::new(lookup) as Box<dyn Tool>,
+        Box::new(Shared(transfer.clone())),
+    ])
+}
+
+/// How many seeds a simulation runs: `TURNKEEP_SIM_SEEDS`, else `default`.
+pub fn seeds(default: u64) -> u64 {
+    std::env::var("TURNKEEP_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A shared tool behind a `Box<dyn Tool>` (the ports own their tools).
+pub struct Shared<T: Tool>(pub Rc<T>);
+
+impl<T: Tool> Tool for Shared<T> {
+    fn spec(&self) -> &turnkeep::core::chat::ToolSpec {
+        self.0.spec()
+    }
+    fn execute(
+        &self,
+        args: serde_json::Map<String, serde_json::Value>,
+        context: turnkeep::ports::chat::ToolContext,
+    ) -> LocalFuture<'_, Result<String, turnkeep::ports::PortError>> {
+        self.0.execute(args, context)
+    }
+}
+
+impl Tool for CountingTransfer {
+    fn spec(&self) -> &turnkeep::core::chat::ToolSpec {
+        &self.spec
+    }
+    fn execute(
+        &self,
+        args: serde_json::Map<String, serde_json::Value>,
+        context: turnkeep::ports::chat::ToolContext,
+    ) -> LocalFuture<'_, Result<String, turnkeep::ports::PortError>> {
+        self.runs.borrow_mut().push(context.idempotency_key.clone());
+        let result = turnkeep::core::chat::demo::run_demo_tool("transfer", &args)
+            .map_err(turnkeep::ports::PortError::new);
+        Box::pin(async move { result })
+    }
+}
+
+/// Session storage whose every call takes `lag_ms` of virtual time, so that concurrent clients
+/// all read before any of them writes (a real race on the compare-and-set), and whose saves fail
+/// from the moment `fail_saves` is set.
+pub struct LaggyStorage {
+    pub inner: Rc<MemorySessionStorage>,
+    pub sleep: SimSleep,
+    pub lag_ms: u64,
+    pub fail_saves: Cell<bool>,
+}
+
+impl LaggyStorage {
+    pub fn new(world: &Rc<World>, inner: Rc<MemorySessionStorage>, lag_ms: u64) -> Rc<Self> {
+        Rc::new(Self {
+            inner,
+            sleep: SimSleep(world.clone()),
+            lag_ms,
+            fail_saves: Cell::new(false),
+        })
+    }
+}
+
+impl SessionStorage for LaggyStorage {
+    fn load<'a>(
+        &'a self,
+        session_id: &'a str,
+        cancel: &'a turnkeep::ports::CancelToken,
+    ) -> LocalFuture<'a, Result<Option<serde_json::Value>, turnkeep::ports::PortError>> {
+        Box::pin(async move {
+            self.sleep.sleep(self.lag_ms).await;
+            self.inner.load(session_id, cancel).await
+        })
+    }
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a serde_json::Value,
+        expected_cursor: Option<u64>,
+        cancel: &'a turnkeep::ports::CancelToken,
+    ) -> LocalFuture<'a, Result<bool, turnkeep::ports::PortError>> {
+        Box::pin(async move {
+            self.sleep.sleep(self.lag_ms).await;
+            if self.fail_saves.get() {
+                return Err(turnkeep::ports::PortError::new(
+                    "injected: the store is down",
+                ));
+            }
+            self.inner.save(snapshot, expected_cursor, cancel).await
+        })
+    }
+}

@@ -31,12 +31,12 @@ macro_rules! all_export_tests {
             snapshot_cursor_accepts_only_newer_snapshots_of_its_session,
             snapshot_cursor_rejects_a_bad_session_id,
             decode_session_snapshot_table,
-            resume_chat_session_table,
-            resume_chat_session_throws_for_a_malformed_call,
         );
         wasm_tests!(
             async memory_session_storage_is_compare_and_set,
-            memory_session_storage_rejects_bad_calls
+            memory_session_storage_rejects_bad_calls,
+            resume_chat_session_claims_and_releases_by_compare_and_set,
+            resume_chat_session_rejects_what_it_cannot_resume
         );
     };
 }
@@ -85,6 +85,12 @@ fn error_message(error: &JsValue) -> String {
     String::from(error.unchecked_ref::<js_sys::Error>().message())
 }
 
+/// `object` with `key` set to `value`.
+fn with(object: JsValue, key: &str, value: JsValue) -> JsValue {
+    Reflect::set(&object, &key.into(), &value).unwrap();
+    object
+}
+
 /// A JS object that contains itself (JSON.stringify throws on it).
 fn cyclic() -> JsValue {
     let o = Object::new();
@@ -95,6 +101,14 @@ fn cyclic() -> JsValue {
 pub fn version_is_the_crate_version() {
     assert_eq!(web::version(), env!("CARGO_PKG_VERSION"));
 }
+
+/// The reference decoder's texts (AgentsKit Chat's `decodeTurnEvent`).
+const REFERENCE_MESSAGES: [&str; 4] = [
+    "Turn event is not valid JSON.",
+    "Turn event uses an unsupported protocol version.",
+    "Turn event kind is unknown.",
+    "Turn event payload is invalid.",
+];
 
 /// `Ok(event kind)` or `Err((code, echoed eventId))`.
 type DecodeExpected<'a> = Result<&'a str, (&'a str, Option<&'a str>)>;
@@ -115,20 +129,21 @@ fn check_decode(name: &str, input: JsValue, expected: DecodeExpected) {
         Err((code, event_id)) => {
             assert_eq!(get(&out, "ok"), JsValue::FALSE, "{name}: {}", text(&out));
             assert_eq!(
-                get(&out, "error.code").as_string().as_deref(),
+                get(&out, "diagnostic.code").as_string().as_deref(),
                 Some(code),
                 "{name}: {}",
                 text(&out)
             );
-            assert_eq!(get(&out, "error.retryable"), JsValue::FALSE, "{name}");
+            assert_eq!(get(&out, "diagnostic.retryable"), JsValue::FALSE, "{name}");
+            let message = get(&out, "diagnostic.message")
+                .as_string()
+                .unwrap_or_default();
             assert!(
-                get(&out, "error.message")
-                    .as_string()
-                    .is_some_and(|m| !m.is_empty()),
-                "{name}"
+                REFERENCE_MESSAGES.contains(&message.as_str()),
+                "{name}: {message}"
             );
             assert_eq!(
-                get(&out, "error.eventId").as_string().as_deref(),
+                get(&out, "diagnostic.eventId").as_string().as_deref(),
                 event_id,
                 "{name}"
             );
@@ -184,6 +199,20 @@ pub fn decode_turn_event_table() {
         (
             "a BigInt",
             js_sys::BigInt::from(5u32).into(),
+            Err((invalid, None)),
+        ),
+        (
+            "NaN inside (refused, not turned into null)",
+            with(parse(SUBMIT), "extra", JsValue::from_f64(f64::NAN)),
+            Err((invalid, None)),
+        ),
+        (
+            "a function inside (refused, not dropped)",
+            with(
+                parse(SUBMIT),
+                "extra",
+                js_sys::Function::new_no_args("").into(),
+            ),
             Err((invalid, None)),
         ),
     ];
@@ -257,8 +286,8 @@ pub fn encode_turn_event_throws_a_clear_error() {
 
 pub fn snapshot_cursor_accepts_only_newer_snapshots_of_its_session() {
     let mut cursor = web::create_turn_snapshot_cursor("s1".into()).unwrap();
-    assert_eq!(cursor.last_sequence(), None);
-    // (input, accepted?, lastSequence afterwards)
+    assert_eq!(cursor.get_snapshot(), JsValue::UNDEFINED);
+    // (input, accepted?, sequence of getSnapshot() afterwards)
     let steps: Vec<(JsValue, bool, Option<f64>)> = vec![
         (DIAGNOSTIC.into(), false, None),
         (parse(&snapshot("s1", 5)), true, Some(5.0)),
@@ -270,18 +299,19 @@ pub fn snapshot_cursor_accepts_only_newer_snapshots_of_its_session() {
         (snapshot("s1", 7).into(), true, Some(7.0)),
     ];
     for (i, (input, accepted, last)) in steps.into_iter().enumerate() {
-        let out = cursor.accept(input);
-        assert_eq!(!out.is_undefined(), accepted, "step {i}: {}", text(&out));
-        if accepted {
-            assert_eq!(
-                get(&out, "event").as_string().as_deref(),
-                Some("server.turn.snapshot")
+        assert_eq!(cursor.apply(input), accepted, "step {i}");
+        let current = cursor.get_snapshot();
+        assert_eq!(get(&current, "sequence").as_f64(), last, "step {i}");
+        if last.is_some() {
+            assert!(
+                Object::is_frozen(current.unchecked_ref::<Object>()),
+                "step {i}: frozen"
             );
-            assert_eq!(get(&out, "sequence").as_f64(), last, "step {i}");
+            assert!(Object::is_frozen(
+                get(&current, "payload.messages").unchecked_ref::<Object>()
+            ));
         }
-        assert_eq!(cursor.last_sequence(), last, "step {i}");
     }
-    assert_eq!(cursor.session_id(), "s1");
 }
 
 pub fn snapshot_cursor_rejects_a_bad_session_id() {
@@ -318,146 +348,30 @@ pub fn decode_session_snapshot_table() {
             Ok(cursor) => {
                 assert_eq!(get(&out, "ok"), JsValue::TRUE, "{name}: {}", text(&out));
                 assert_eq!(
-                    get(&out, "session.cursor").as_f64(),
+                    get(&out, "snapshot.cursor").as_f64(),
                     Some(cursor as f64),
                     "{name}"
                 );
                 assert_eq!(
-                    get(&out, "session.version").as_f64(),
+                    get(&out, "snapshot.version").as_f64(),
                     Some(1.0),
                     "{name}: always v1"
                 );
                 assert_eq!(
-                    get(&out, "session.protocol").as_string().as_deref(),
+                    get(&out, "snapshot.protocol").as_string().as_deref(),
                     Some("agentskit.chat.session")
                 );
             }
             Err(code) => {
                 assert_eq!(get(&out, "ok"), JsValue::FALSE, "{name}: {}", text(&out));
                 assert_eq!(
-                    get(&out, "error.code").as_string().as_deref(),
+                    get(&out, "diagnostic.code").as_string().as_deref(),
                     Some(code),
                     "{name}"
                 );
-                assert_eq!(get(&out, "error.retryable"), JsValue::FALSE, "{name}");
+                assert_eq!(get(&out, "diagnostic.retryable"), JsValue::FALSE, "{name}");
             }
         }
-    }
-}
-
-fn identity(session_id: &str, revision: u32) -> JsValue {
-    parse(&format!(
-        r#"{{"sessionId":"{session_id}","definitionId":"demo","definitionRevision":{revision}}}"#
-    ))
-}
-
-/// (name, stored, identity, `Ok(expectedCursor)` or `Err(code)`).
-type ResumeCase<'a> = (&'a str, JsValue, JsValue, Result<Option<f64>, &'a str>);
-
-pub fn resume_chat_session_table() {
-    let now = JsValue::from_f64(1_783_738_800_000.0);
-    let cases: Vec<ResumeCase> = vec![
-        (
-            "absent (undefined)",
-            JsValue::UNDEFINED,
-            identity("s1", 1),
-            Ok(None),
-        ),
-        ("absent (null)", JsValue::NULL, identity("s1", 1), Ok(None)),
-        (
-            "stored v1",
-            parse(SESSION_V1),
-            identity("s1", 1),
-            Ok(Some(3.0)),
-        ),
-        (
-            "stored v0 text",
-            SESSION_V0.into(),
-            identity("s1", 1),
-            Ok(Some(2.0)),
-        ),
-        (
-            "foreign session",
-            parse(SESSION_V1),
-            identity("s2", 1),
-            Err("SESSION_FOREIGN"),
-        ),
-        (
-            "other revision",
-            parse(SESSION_V1),
-            identity("s1", 2),
-            Err("SESSION_INCOMPATIBLE_DEFINITION"),
-        ),
-        (
-            "corrupt",
-            "{".into(),
-            identity("s1", 1),
-            Err("SESSION_INVALID_SNAPSHOT"),
-        ),
-        (
-            "bad identity",
-            JsValue::NULL,
-            identity("bad id", 1),
-            Err("SESSION_INVALID_IDENTITY"),
-        ),
-    ];
-    for (name, stored, id, expected) in cases {
-        let out = web::resume_chat_session(stored, id, now.clone()).expect("well-formed call");
-        match expected {
-            Ok(cursor) => {
-                assert_eq!(get(&out, "ok"), JsValue::TRUE, "{name}: {}", text(&out));
-                assert_eq!(get(&out, "expectedCursor").as_f64(), cursor, "{name}");
-                assert_eq!(
-                    get(&out, "session.sessionId").as_string().as_deref(),
-                    Some("s1"),
-                    "{name}"
-                );
-                let has_key = Reflect::has(&out, &"expectedCursor".into()).unwrap();
-                assert_eq!(
-                    has_key,
-                    cursor.is_some(),
-                    "{name}: expectedCursor present only for a stored session"
-                );
-            }
-            Err(code) => {
-                assert_eq!(get(&out, "ok"), JsValue::FALSE, "{name}: {}", text(&out));
-                assert_eq!(
-                    get(&out, "error.code").as_string().as_deref(),
-                    Some(code),
-                    "{name}: {}",
-                    text(&out)
-                );
-            }
-        }
-    }
-    let fresh = web::resume_chat_session(JsValue::NULL, identity("s1", 1), now).unwrap();
-    assert_eq!(get(&fresh, "session.cursor").as_f64(), Some(0.0));
-    assert_eq!(
-        get(&fresh, "session.updatedAt").as_string().as_deref(),
-        Some("2026-07-11T03:00:00.000Z")
-    );
-}
-
-pub fn resume_chat_session_throws_for_a_malformed_call() {
-    let now = JsValue::from_f64(0.0);
-    let cases: Vec<(JsValue, JsValue, &str)> = vec![
-        (JsValue::UNDEFINED, now.clone(), "identity"),
-        (
-            parse(r#"{"definitionId":"demo"}"#),
-            now.clone(),
-            "sessionId",
-        ),
-        (identity("s1", 1), JsValue::from_f64(-1.0), "nowMs"),
-        (identity("s1", 1), JsValue::from_f64(1.5), "nowMs"),
-        (identity("s1", 1), JsValue::from_str("0"), "nowMs"),
-    ];
-    for (id, now_ms, needle) in cases {
-        let err = web::resume_chat_session(JsValue::NULL, id, now_ms).expect_err("must throw");
-        let message = error_message(&err);
-        assert!(
-            message.starts_with("resumeChatSession:") && message.contains(needle),
-            "{message}"
-        );
     }
 }
 
@@ -514,6 +428,122 @@ pub async fn memory_session_storage_rejects_bad_calls() {
         assert!(
             err.starts_with("MemorySessionStorage.") && err.contains(needle),
             "{err}"
+        );
+    }
+}
+
+/// Calls `object[method](args...)` as a JS caller would and awaits the promise it returns.
+async fn call(object: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f: js_sys::Function = Reflect::get(object, &method.into())
+        .unwrap()
+        .unchecked_into();
+    let array: js_sys::Array = args.iter().collect();
+    let promise: js_sys::Promise = f.apply(object, &array)?.unchecked_into();
+    JsFuture::from(promise).await
+}
+
+fn resume_options(session_id: &str, storage: &JsValue) -> JsValue {
+    let options = Object::new();
+    Reflect::set(&options, &"sessionId".into(), &session_id.into()).unwrap();
+    Reflect::set(&options, &"storage".into(), storage).unwrap();
+    options.into()
+}
+
+pub async fn resume_chat_session_claims_and_releases_by_compare_and_set() {
+    let storage: JsValue = web::create_memory_session_storage().into();
+    let definition = parse(r#"{"id":"demo"}"#);
+    let session = JsFuture::from(web::resume_chat_session(
+        definition.clone(),
+        resume_options("s1", &storage),
+    ))
+    .await
+    .expect("a new session resumes");
+    let cursor = |s: &JsValue| {
+        let f: js_sys::Function = Reflect::get(s, &"getCursor".into())
+            .unwrap()
+            .unchecked_into();
+        f.call0(s).unwrap().as_f64()
+    };
+    assert_eq!(cursor(&session), Some(0.0));
+    let lease = JsValue::from_f64(45_000.0);
+    // (method, turn, expected result, cursor afterwards)
+    let steps: Vec<(&str, &str, JsValue, f64)> = vec![
+        ("claimTurn", "t1", JsValue::TRUE, 1.0),
+        ("claimTurn", "t2", JsValue::FALSE, 1.0), // busy
+        ("releaseTurn", "t1", JsValue::UNDEFINED, 2.0),
+        ("claimTurn", "t1", JsValue::FALSE, 2.0), // replayed
+        ("claimTurn", "t2", JsValue::TRUE, 3.0),
+    ];
+    for (method, turn, expected, after) in steps {
+        let second = if method == "claimTurn" {
+            lease.clone()
+        } else {
+            "completed".into()
+        };
+        let got = call(&session, method, &[turn.into(), second])
+            .await
+            .expect(method);
+        assert_eq!(got, expected, "{method} {turn}");
+        assert_eq!(cursor(&session), Some(after), "{method} {turn}");
+    }
+    let stored = settle(web::create_memory_session_storage().load("s1".into())).await;
+    assert_eq!(stored, Ok(JsValue::UNDEFINED), "stores are independent");
+    let other = JsFuture::from(web::resume_chat_session(
+        definition,
+        resume_options("s1", &storage),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        cursor(&other),
+        Some(3.0),
+        "a second client resumes from the stored cursor"
+    );
+}
+
+pub async fn resume_chat_session_rejects_what_it_cannot_resume() {
+    let storage = web::create_memory_session_storage();
+    settle(storage.save(parse(SESSION_V1), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let storage: JsValue = storage.into();
+    let cases = [
+        (
+            r#"{"id":"other"}"#,
+            "s1",
+            "Session snapshot is incompatible with this chat definition.",
+        ),
+        (
+            r#"{"id":"demo","revision":2}"#,
+            "s1",
+            "Session snapshot is incompatible with this chat definition.",
+        ),
+        (
+            r#"{"id":"demo"}"#,
+            "bad id",
+            "Chat session identity is invalid.",
+        ),
+        (
+            r#"{"id":"demo","revision":0}"#,
+            "s1",
+            "Chat definition revision is invalid.",
+        ),
+    ];
+    for (definition, session_id, message) in cases {
+        let err = JsFuture::from(web::resume_chat_session(
+            parse(definition),
+            resume_options(session_id, &storage),
+        ))
+        .await
+        .expect_err("must reject");
+        assert_eq!(error_message(&err), message, "{definition}");
+        assert_eq!(
+            get(&err, "code").as_string().as_deref(),
+            Some("AK_CONFIG_INVALID")
+        );
+        assert_eq!(
+            get(&err, "name").as_string().as_deref(),
+            Some("ConfigError")
         );
     }
 }

@@ -183,7 +183,7 @@ test('a new tab shows the whole conversation from the server-rendered HTML (Java
     'first question',
     'echo: first question',
     '/tool cats',
-    'lookupcomplete{"query":"cats"}result for cats',
+    'lookupcomplete{"query":"cats"}→ result for cats',
     'found: result for cats',
   ]);
   assert.equal(await page.locator('.tool-card .tool-result').textContent(), 'result for cats');

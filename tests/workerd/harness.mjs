@@ -5,7 +5,6 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
-import { submitEvent } from '../support/chat-harness.mjs';
 import { ROOT as root } from '../support/wrangler-dev.mjs';
 
 export { root };
@@ -51,30 +50,11 @@ export function filesUnder(dir) {
   return out;
 }
 
-let turnCounter = 0;
-
-/** A `client.turn.submit` body (tests/support/chat-harness.mjs's event, stamped now); `turnId` defaults to a fresh one. */
-export function submitBody(sessionId, input, turnId = `turn-${process.pid}-${Date.now()}-${++turnCounter}`) {
-  return JSON.stringify(submitEvent({ sessionId, turnId, input, extra: { emittedAt: new Date().toISOString() } }));
-}
-
-/** POST /api/chat as `tenant` (no Authorization header when tenant is undefined). */
-export function postTurn(url, tenant, sessionId, input, init = {}) {
-  const headers = { 'content-type': 'application/json' };
-  if (tenant !== undefined) headers.authorization = `Bearer ${tenant}`;
-  return fetch(`${url}/api/chat`, { method: 'POST', headers, body: submitBody(sessionId, input), ...init });
-}
+export { ndjson, postTurn, submitBody } from '../support/http-chat.mjs';
 
 /** GET /api/sessions/:sessionId as `tenant`, parsed. */
 export async function getSession(url, tenant, sessionId) {
   const response = await fetch(`${url}/api/sessions/${sessionId}`, { headers: { authorization: `Bearer ${tenant}` } });
   if (response.status !== 200) throw new Error(`GET session: ${response.status} ${await response.text()}`);
   return response.json();
-}
-
-/** The NDJSON lines of a finished response, parsed. */
-export async function ndjson(response) {
-  const text = await response.text();
-  if (!text.endsWith('\n')) throw new Error(`NDJSON body does not end with a newline: ${JSON.stringify(text.slice(-80))}`);
-  return text.slice(0, -1).split('\n').map((line) => JSON.parse(line));
 }

@@ -3,8 +3,8 @@
 // upstream and when the upstream connection closes.
 import { createChatStreamProxy } from '../../js/workerd.mjs';
 
-export { ChatSession } from '../../js/cloudflare/chat-session.mjs';
-export { SessionStream } from '../../js/cloudflare/session-stream.mjs';
+// The demo Worker's Durable Object classes (wrangler.toml binds them; unused here).
+export { ChatSession, SessionStream } from '../../js/cloudflare/worker.mjs';
 
 let proxy;
 

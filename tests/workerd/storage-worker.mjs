@@ -1,10 +1,35 @@
-// A test Worker that drives the ChatSession Durable Object directly: the storage conformance
-// suite runs here, inside workerd, against the same adapter the demo Worker hands to
-// createChatHandler (tenantSessionStorage → RPC → ChatSessionStore's SQL transaction).
+// A test Worker that drives the ChatSession Durable Object (src/cloudflare/chat_session.rs, the
+// demo Worker's class) directly over RPC: the storage conformance suite runs here, inside
+// workerd, against the object's compare-and-set (one SQL transaction per save). The adapter is
+// the same RPC calls the Worker's Rust SessionStorage makes (src/cloudflare/session_ports.rs).
 import { checkSessionStorage } from '../../js/testing/session-storage-conformance.mjs';
-import { chatSessionStub, sessionChatMemory, tenantSessionStorage } from '../../js/cloudflare/storage.mjs';
 
-export { ChatSession } from '../../js/cloudflare/chat-session.mjs';
+export { ChatSession, SessionStream } from '../../js/cloudflare/worker.mjs';
+
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** The stub of the object holding `sessionId` of `tenant` (named `<tenant>/<sessionId>`). */
+function chatSessionStub(namespace, tenant, sessionId) {
+  if (!SAFE_ID.test(String(tenant)) || !SAFE_ID.test(String(sessionId))) throw new TypeError('tenant and session id must be SafeIds');
+  return namespace.get(namespace.idFromName(`${tenant}/${sessionId}`));
+}
+
+/** SessionStorage of one tenant: each call goes to the object of the session it names. */
+function tenantSessionStorage(namespace, tenant) {
+  return {
+    load: (sessionId) => chatSessionStub(namespace, tenant, sessionId).loadSession(sessionId),
+    save(snapshot, expectedCursor) {
+      const sessionId = (typeof snapshot === 'string' ? JSON.parse(snapshot) : snapshot)?.sessionId;
+      return chatSessionStub(namespace, tenant, sessionId).saveSession(snapshot, expectedCursor ?? null);
+    },
+    delete: (sessionId) => chatSessionStub(namespace, tenant, sessionId).deleteSession(sessionId),
+  };
+}
+
+function sessionChatMemory(namespace, tenant, sessionId) {
+  const stub = chatSessionStub(namespace, tenant, sessionId);
+  return { load: () => stub.loadMessages(), save: (messages) => stub.saveMessages(messages) };
+}
 
 let run = 0;
 

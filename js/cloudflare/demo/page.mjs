@@ -10,12 +10,20 @@
 // - Send posts `client.turn.submit`; the turn's own answer (NDJSON snapshots, read through the
 //   wasm snapshot cursor) fills the status line, while the conversation comes from the stream,
 //   as in every other tab. Stop posts `client.turn.stop` for the running turn, from any tab.
-import { ChatProjection, createChatConnection } from '/turnkeep/js/browser.mjs';
+// - A tool call waiting for a person gets an Approve / Reject card in its tool card's
+//   `.tool-confirmation` slot, from the confirmations the pane's projection shows (the seed's,
+//   then the stream's); a decision posts `client.confirmation.resolve`, and the continuation
+//   reaches every tab through the stream.
+import { ChatProjection, createChatConnection, createTurnSnapshotCursor } from '/turnkeep/js/browser.mjs';
 
 const $ = (id) => document.getElementById(id);
 const seed = JSON.parse($('seed').textContent);
 const tenant = document.body.dataset.tenant;
 const { sessionId } = seed;
+// The session and tenant this browser showed last (the server remembers the session in a
+// cookie too: `GET /` comes back to it).
+localStorage.setItem('turnkeep.session', sessionId);
+localStorage.setItem('turnkeep.tenant', tenant);
 
 const connection = createChatConnection({
   target: {
@@ -34,21 +42,34 @@ addEventListener('pagehide', () => {
   connection.dispose();
 });
 
-for (const pane of document.querySelectorAll('.pane')) follow(pane);
+// Tool confirmations: records the log shows as final; this tab's decisions in flight.
+const FINAL = new Set(['approved', 'rejected', 'expired']);
+/** Posts of a decision answered `409 SESSION_BUSY` (a turn runs, or is storing the record). */
+const BUSY_ATTEMPTS = 6;
+const deciding = new Set(); // tokens this tab is deciding now
+const problems = new Map(); // token → the diagnostic its last decision got
+
+const panes = [...document.querySelectorAll('.pane')].map(follow);
 showState();
 
 /** One pane: its own reader of the shared connection, its own projection, its own redraws. */
 function follow(pane) {
   const list = pane.querySelector('.messages');
   const state = connection.snapshot();
-  const projection = new ChatProjection(state.messages, { activeRunId: state.activeRunId ?? undefined });
+  const projection = new ChatProjection(state.messages, {
+    activeRunId: state.activeRunId ?? undefined,
+    confirmations: seed.confirmations,
+  });
   const shown = new Map(); // message id → the markup now in the DOM
+  const view = { list, projection };
   let scheduled = false;
   const draw = () => {
     scheduled = false;
     patch(list, shown, projection.renderMessages());
+    fillSlots(view);
     showState();
   };
+  fillSlots(view);
   (async () => {
     for await (const chunk of connection.subscribe(leaving.signal)) {
       projection.feed(chunk);
@@ -58,6 +79,7 @@ function follow(pane) {
       }
     }
   })().catch((error) => showDiagnostic(diagnosticOf(error), true));
+  return view;
 }
 
 /** Makes `list` hold `messages` ([{ id, html }]) in order, replacing only what changed. */
@@ -101,6 +123,120 @@ function showState() {
   $('stop').disabled = !activeRunId;
   if (activeRunId) setStatus('streaming');
   else if ($('status').textContent === 'streaming') setStatus('idle');
+}
+
+// ---- Tool confirmations (client.confirmation.resolve) ----
+
+
+/** Puts a card in every `.tool-confirmation` slot of `view`'s list whose call the log asks about. */
+function fillSlots({ list, projection }) {
+  const byCall = new Map(projection.confirmations.map((c) => [c.toolCallId, c]));
+  for (const slot of list.querySelectorAll('.tool-confirmation')) {
+    const record = byCall.get(slot.dataset.toolCallId);
+    if (!record) continue; // the server's text stays
+    const key = [record.token, record.status, deciding.has(record.token), problems.get(record.token)?.code].join(' ');
+    if (slot.dataset.card === key) continue;
+    slot.dataset.card = key;
+    slot.replaceChildren(FINAL.has(record.status) ? `${record.status}.` : card(record));
+  }
+}
+
+const refreshCards = () => panes.forEach(fillSlots);
+
+function card(record) {
+  const node = el('div', 'confirm-card');
+  node.dataset.token = record.token;
+  node.dataset.status = record.status;
+  const what = el('div', 'what');
+  const pending = record.status === 'pending';
+  const expired = pending && record.expiresAt !== undefined && record.expiresAt <= Date.now();
+  const until = record.expiresAt === undefined ? '' : new Date(record.expiresAt).toLocaleTimeString();
+  const when = !pending
+    ? `${record.status}…`
+    : expired
+      ? `expired at ${until} (approving now resolves it as expired)`
+      : `waits for your decision${until ? ` until ${until}` : ''}`;
+  what.append('The model wants to run ', el('code', '', `${record.action ?? 'a tool'}(${JSON.stringify(record.input)})`), el('div', 'when', when));
+  node.append(what);
+  if (pending) {
+    for (const [decision, label] of [['approve', 'Approve'], ['reject', 'Reject']]) {
+      const button = el('button', decision, label);
+      button.type = 'button';
+      button.disabled = deciding.has(record.token);
+      button.onclick = () => decide(record, decision);
+      node.append(button);
+    }
+  }
+  const problem = problems.get(record.token);
+  if (problem) node.append(el('div', 'problem', `${problem.code}: ${problem.message}`));
+  return node;
+}
+
+/** The decision, posted again while the session is busy. */
+async function postDecision(record, decision) {
+  for (let attempt = 1; ; attempt++) {
+    const event = {
+      protocol: 'agentskit.chat.turn', version: 1, eventId: `evt-${crypto.randomUUID()}`, sessionId,
+      // The token names the record; the proposing turn's id is informational, so it stands in.
+      turnId: record.token, sequence: 0, emittedAt: new Date().toISOString(),
+      event: 'client.confirmation.resolve', payload: { token: record.token, decision },
+    };
+    const response = await fetch('/api/chat', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tenant}` },
+      body: JSON.stringify(event),
+      signal: leaving.signal,
+    });
+    if (response.status !== 409 || attempt === BUSY_ATTEMPTS) return response;
+    const body = await response.clone().json().catch(() => ({}));
+    if (body.error?.code !== 'SESSION_BUSY') return response;
+    await response.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+  }
+}
+
+/**
+ * Posts the decision. The request that wins streams the continuation (its snapshots fill the
+ * status line; the conversation arrives through the stream, in every tab); any other answer is
+ * the record's state, which the stream shows too.
+ */
+async function decide(record, decision) {
+  deciding.add(record.token);
+  problems.delete(record.token);
+  refreshCards();
+  try {
+    const response = await postDecision(record, decision);
+    const type = response.headers.get('content-type') ?? '';
+    if (response.ok && type.startsWith('application/x-ndjson')) {
+      const cursor = createTurnSnapshotCursor(sessionId);
+      for await (const line of lines(response.body)) if (cursor.apply(line)) showSnapshot(cursor.getSnapshot());
+    } else {
+      const body = await response.json().catch(() => ({}));
+      if (!body.confirmation) problems.set(record.token, body.error ?? { code: `HTTP_${response.status}`, message: 'The decision failed.' });
+    }
+  } catch (error) {
+    if (error.name !== 'AbortError') problems.set(record.token, { code: 'NETWORK', message: `The decision could not be sent: ${error.message}` });
+  } finally {
+    deciding.delete(record.token);
+    refreshCards();
+  }
+}
+
+/** The lines of an NDJSON body, as text (the snapshot cursor decodes them). */
+async function* lines(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let newline;
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      yield buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+    }
+  }
+  if (buffer.trim() !== '') yield buffer;
 }
 
 let sending = false;
@@ -207,7 +343,8 @@ $('tenant').addEventListener('change', () => {
   location.reload();
 });
 
-// Live: Send works from here on (it stays disabled in the server-rendered page until now).
+// Live: the composer works from here on (disabled in the server-rendered page until now).
+$('input').disabled = false;
 $('send').disabled = false;
 $('send').removeAttribute('title');
 document.documentElement.dataset.live = 'true';

@@ -5,19 +5,27 @@
 
 import { checkSessionId, expectedCursor, sessionRecord, storeCall, throwIfAborted } from '../common.mjs';
 
+/**
+ * The compare half of every compare-and-set script here, as Lua: returns 0, changing nothing,
+ * unless field `field` of hash KEYS[1] is ARGV[1] (ARGV[1] '' : the field must not exist yet).
+ */
+export function luaExpectField(field) {
+  return `
+local stored = redis.call('HGET', KEYS[1], '${field}')
+if ARGV[1] == '' then
+  if stored then return 0 end
+elseif stored ~= ARGV[1] then
+  return 0
+end`;
+}
+
 /** The scripts of a conformant store (a test swaps in broken ones to prove the suite trips). */
 export const SESSION_SCRIPTS = Object.freeze({
   // KEYS[1] the session hash. Returns the envelope text, or nil.
   load: "return redis.call('HGET', KEYS[1], 'envelope')",
   // KEYS[1] the session hash; ARGV: expected cursor ('' = only if absent), new cursor, envelope.
   // Returns 1 when written, 0 on conflict.
-  save: `
-local stored = redis.call('HGET', KEYS[1], 'cursor')
-if ARGV[1] == '' then
-  if stored then return 0 end
-elseif stored ~= ARGV[1] then
-  return 0
-end
+  save: `${luaExpectField('cursor')}
 redis.call('HSET', KEYS[1], 'cursor', ARGV[2], 'envelope', ARGV[3])
 return 1`,
   // KEYS[1] the session hash. Returns 1 when a record existed.

@@ -3,7 +3,8 @@
 //! that deleting (or expiring) it while forks exist soft-deletes it (410) and the last fork to go
 //! lets it be purged.
 //!
-//! The shell drives a fork PUT in three steps, because each crosses to the source's object:
+//! The object's shell (`shell.rs`) drives a fork PUT in three steps, because each crosses to the
+//! source's object (over RPC):
 //! `forkAcquire` at the source (one reference taken if it is live), `putFork(…, commit=false)`
 //! here (the decision; on success, which rows to copy), `exportRows` / `rowStartingAt` at the
 //! source with `importRows` here, then `putFork(…, commit=true)`. A rejected fork releases its
@@ -27,11 +28,9 @@ use crate::core::streams::create::{
 };
 use crate::core::streams::offset::Offset;
 
-#[wasm_bindgen]
 impl SessionStreamCore {
     /// Source side: takes one fork reference if the stream is live and describes it:
     /// `{state: "live" | "deleted" | "missing", contentType, expiry, tail}`.
-    #[wasm_bindgen(js_name = forkAcquire)]
     pub fn fork_acquire(&mut self, now_ms: f64) -> Result<JsValue, JsValue> {
         let out = Object::new();
         let state = self.state(now_ms.max(0.0) as u64)?;
@@ -57,7 +56,6 @@ impl SessionStreamCore {
 
     /// Source side: a fork let go. Returns the name of this stream's own source when this
     /// stream was purged as a result (the shell releases there too), else `undefined`.
-    #[wasm_bindgen(js_name = forkRelease)]
     pub fn fork_release(&mut self) -> Result<Option<String>, JsValue> {
         let Some(meta) = &mut self.store.meta else {
             return Ok(None);
@@ -72,7 +70,6 @@ impl SessionStreamCore {
     }
 
     /// Source side: stored rows ending in `(from, upto]`, one page (`[{start, end, data}]`).
-    #[wasm_bindgen(js_name = exportRows)]
     pub fn export_rows(&self, from: f64, upto: f64) -> Result<Array, JsValue> {
         let rows = self.store.rows_after(
             from as u64,
@@ -83,7 +80,6 @@ impl SessionStreamCore {
     }
 
     /// Source side: the row starting at `start` (the append a sub-offset cuts into), or null.
-    #[wasm_bindgen(js_name = rowStartingAt)]
     pub fn row_starting_at(&self, start: f64) -> Result<JsValue, JsValue> {
         Ok(self
             .store
@@ -93,7 +89,6 @@ impl SessionStreamCore {
     }
 
     /// Fork side: stores copied rows.
-    #[wasm_bindgen(js_name = importRows)]
     pub fn import_rows(&mut self, rows: Array) -> Result<(), JsValue> {
         for row in rows.iter() {
             let row = row_from_js(&row).ok_or_else(|| JsValue::from_str("malformed fork row"))?;
@@ -107,7 +102,6 @@ impl SessionStreamCore {
     /// `copyUpto`; with `commit`, the copied rows are in place and `sub_row` is the source row a
     /// sub-offset cuts into (or null), and the fork is created.
     #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = putFork)]
     pub fn put_fork(
         &mut self,
         url: &str,
@@ -116,11 +110,11 @@ impl SessionStreamCore {
         source: JsValue,
         sub_row: JsValue,
         commit: bool,
-        now_ms: f64,
-    ) -> Result<JsValue, JsValue> {
+        now_ms: u64,
+    ) -> Result<Reply, JsValue> {
         let ctx = Ctx {
             req: Req { url, headers },
-            now_ms: now_ms.max(0.0) as u64,
+            now_ms,
             jitter_seconds: 0,
         };
         let reply = self.fork_step(&ctx, body, &source, &sub_row, commit)?;

@@ -1,13 +1,16 @@
-//! The `SessionStream` Durable Object's protocol handling (design §5): one object per stream,
-//! serving the Durable Streams HTTP protocol from its SQLite storage. Every decision comes from
-//! `crate::core::streams`; this module reads the stored state, commits the decision in one
+//! The `SessionStream` Durable Object (design §5): one object per stream, serving the Durable
+//! Streams HTTP protocol from its SQLite storage. Every protocol decision comes from
+//! `crate::core::streams`; the core here reads the stored state, commits the decision in one
 //! synchronous run of SQL (so it is durable before the shell answers: the runtime's output gate
 //! holds the response until the write is confirmed) and describes the answer.
 //!
-//! The JS shell (`js/cloudflare/session-stream.mjs`) owns what needs the event loop: waiting
-//! long-polls, open SSE responses, and calls to other streams' objects (forks).
-//!
-//! - `object`: the wasm-bindgen export `SessionStreamCore` and the request dispatch.
+//! - [`route`] (host-tested): the Worker's side of the streams routes — preflight, token, name,
+//!   declared size, the chat-stream proxy, the security headers.
+//! - [`timing`] (host-tested): long-poll, producer-gap retry and SSE lifecycle as step functions
+//!   of an injected clock.
+//! - `shell`: the `#[durable_object]` itself, which performs those decisions and the core's
+//!   answers: waiters, timers, the SSE writer, RPC to other streams' objects (forks).
+//! - `object`: `SessionStreamCore` and the request dispatch.
 //! - `read`: GET (catch-up, `offset=now`, long-poll) and SSE chunks; `append`: POST; `write`:
 //!   PUT, HEAD, DELETE; `fork`: fork creation and the source side of fork references.
 //! - `store`: the tables, over `ctx.storage.sql` (`crate::cloudflare::sql`, shared with the
@@ -22,18 +25,22 @@ mod fork;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // host: only its tests use it
 mod fork_prefix;
 #[cfg(target_arch = "wasm32")]
-pub mod object;
+mod object;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod query;
 #[cfg(target_arch = "wasm32")]
 mod read;
 #[cfg(target_arch = "wasm32")]
-mod reply;
+pub(crate) mod reply;
 #[cfg(target_arch = "wasm32")]
 mod request;
+pub mod route;
+#[cfg(target_arch = "wasm32")]
+pub(crate) mod shell;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod sse;
 #[cfg(target_arch = "wasm32")]
 mod store;
+pub mod timing;
 #[cfg(target_arch = "wasm32")]
 mod write;

@@ -1,6 +1,6 @@
-//! `SessionStreamCore`: the Rust half of one `SessionStream` Durable Object. The JS class builds
-//! one per object instance with `new SessionStreamCore(ctx.storage)` and passes each request in
-//! with `handle`; every answer is a plain object (see `reply::Reply::into_js`).
+//! `SessionStreamCore`: one stream's protocol state over its SQLite storage. The object's shell
+//! (`shell.rs`) opens one per object instance and passes each request in with `handle`, inside
+//! one storage transaction; every answer is a [`Reply`] the shell performs.
 
 use wasm_bindgen::prelude::*;
 use web_sys::Headers;
@@ -11,7 +11,6 @@ use super::store::Store;
 use crate::cloudflare::sql::Sql;
 
 /// One stream's state and storage.
-#[wasm_bindgen]
 pub struct SessionStreamCore {
     pub(super) store: Store,
     /// A source reference freed while answering (the stream expired or was deleted); handed to
@@ -35,12 +34,10 @@ pub(super) struct Ctx<'a> {
     pub jitter_seconds: u32,
 }
 
-#[wasm_bindgen]
 impl SessionStreamCore {
-    /// Opens (and if needed creates) the stream's tables in `ctx.storage`.
-    #[wasm_bindgen(constructor)]
-    pub fn new(storage: JsValue) -> Result<SessionStreamCore, JsValue> {
-        let sql = Sql::from_storage(&storage).map_err(|m| {
+    /// Opens (and if needed creates) the stream's tables in the object's storage.
+    pub fn open(storage: &worker::Storage) -> Result<SessionStreamCore, JsValue> {
+        let sql = Sql::from_storage(storage).map_err(|m| {
             JsValue::from(js_sys::Error::new(&format!("new SessionStreamCore: {m}")))
         })?;
         let store = Store::open(sql)?;
@@ -60,13 +57,13 @@ impl SessionStreamCore {
         url: &str,
         headers: &Headers,
         body: &[u8],
-        now_ms: f64,
+        now_ms: u64,
         jitter_seconds: u32,
         waited: bool,
-    ) -> Result<JsValue, JsValue> {
+    ) -> Result<Reply, JsValue> {
         let ctx = Ctx {
             req: Req { url, headers },
-            now_ms: now_ms.max(0.0) as u64,
+            now_ms,
             jitter_seconds,
         };
         let reply = match method {
@@ -80,25 +77,15 @@ impl SessionStreamCore {
         };
         Ok(self.finish(reply))
     }
-
-    /// The current tail offset, or `undefined` when the stream does not exist: lets the shell
-    /// tell whether a woken waiter has anything new.
-    #[wasm_bindgen(js_name = tailOffset)]
-    pub fn tail_offset(&self) -> Option<String> {
-        self.store
-            .meta
-            .as_ref()
-            .map(|m| m.tail_offset().to_string())
-    }
 }
 
 impl SessionStreamCore {
-    /// Attaches any pending source release to the reply and converts it.
-    pub(super) fn finish(&mut self, mut reply: Reply) -> JsValue {
+    /// Attaches any pending source release to the reply.
+    pub(super) fn finish(&mut self, mut reply: Reply) -> Reply {
         if let Some(source) = self.pending_release.take() {
             reply.effects.release_source = Some(source);
         }
-        reply.into_js()
+        reply
     }
 
     /// The stream's state at `now_ms`, applying expiry: an expired stream with forks becomes
@@ -158,30 +145,4 @@ impl SessionStreamCore {
             _ => Reply::not_found(),
         }
     }
-}
-
-/// The named limits the JS shell enforces before a request reaches the object (body size) or
-/// while it waits (long-poll, SSE), so both halves read them from `core::limits`.
-#[wasm_bindgen(js_name = sessionStreamLimits)]
-pub fn session_stream_limits() -> JsValue {
-    use crate::core::limits;
-    let obj = js_sys::Object::new();
-    let pairs = [
-        ("appendBytesMax", limits::STREAM_APPEND_BYTES_MAX),
-        ("streamBytesMax", limits::STREAM_BYTES_MAX),
-        ("producersMax", limits::STREAM_PRODUCERS_MAX as u64),
-        ("longPollMsDefault", limits::STREAM_LONG_POLL_MS_DEFAULT),
-        ("longPollMsMax", limits::STREAM_LONG_POLL_MS_MAX),
-        ("sseConnectionMsMax", limits::STREAM_SSE_CONNECTION_MS_MAX),
-        ("producerGapWaitMs", limits::STREAM_PRODUCER_GAP_WAIT_MS),
-        ("streamNameBytesMax", limits::STREAM_NAME_BYTES_MAX as u64),
-        (
-            "cursorJitterSecondsMax",
-            u64::from(limits::STREAM_CURSOR_JITTER_SECONDS_MAX),
-        ),
-    ];
-    for (key, value) in pairs {
-        super::reply::set(&obj, key, JsValue::from_f64(value as f64));
-    }
-    obj.into()
 }

@@ -63,9 +63,52 @@ pub fn etag(created_ms: u64, start: &str, end: &str, closed: bool) -> String {
     format!("\"{created_ms:x}:{start}:{end}{suffix}\"")
 }
 
+/// `url` with every `offset` parameter replaced by one `offset=<offset>` (what a long-poll asks
+/// again with after a wait: `offset=now` must not move on to a later tail). `offset` is an
+/// offset the core printed (digits, `_`, or `-1`), so it needs no escaping.
+pub fn with_offset(url: &str, offset: &str) -> String {
+    let (base, fragment) = match url.split_once('#') {
+        Some((base, fragment)) => (base, Some(fragment)),
+        None => (url, None),
+    };
+    let (path, query) = base.split_once('?').unwrap_or((base, ""));
+    let mut pairs: Vec<&str> = query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .filter(|pair| percent_decode(pair.split('=').next().unwrap_or_default()) != "offset")
+        .collect();
+    let own = format!("offset={offset}");
+    pairs.push(&own);
+    let mut out = format!("{path}?{}", pairs.join("&"));
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_offset_replaces_every_offset_and_keeps_the_rest() {
+        let cases = [
+            ("http://h/v1/stream/a", "http://h/v1/stream/a?offset=0_5"),
+            (
+                "http://h/a?offset=now&live=long-poll",
+                "http://h/a?live=long-poll&offset=0_5",
+            ),
+            (
+                "http://h/a?offset=1&cursor=9&offset=2",
+                "http://h/a?cursor=9&offset=0_5",
+            ),
+            ("http://h/a?%6Fffset=now#x", "http://h/a?offset=0_5#x"),
+        ];
+        for (url, expected) in cases {
+            assert_eq!(with_offset(url, "0_5"), expected, "{url}");
+        }
+    }
 
     fn check(url: &str, key: &str, expected: &[&str]) {
         assert_eq!(query_all(url, key), expected, "{url} {key}");

@@ -1,12 +1,11 @@
 //! GET: catch-up reads (`ETag` / `If-None-Match`), `offset=now`, long-poll (the shell waits; this
 //! side decides) and the start of SSE, whose chunks `sseChunk` renders.
 
-use js_sys::Object;
 use wasm_bindgen::prelude::*;
 
 use super::object::{Ctx, SessionStreamCore, State};
 use super::query::etag;
-use super::reply::{set, Reply};
+use super::reply::Reply;
 use super::sse::{base64, push_control, push_data, Control};
 use super::store::{Meta, Row};
 use crate::core::limits;
@@ -135,23 +134,31 @@ impl SessionStreamCore {
     }
 }
 
-#[wasm_bindgen]
+/// One piece of an SSE response.
+#[derive(Debug, Default)]
+pub struct SseChunk {
+    /// The events to write (may be empty).
+    pub text: String,
+    /// Where the next chunk starts (absent: unchanged).
+    pub offset: Option<String>,
+    /// The stream is closed and read to its end, or gone: end the response.
+    pub done: bool,
+    /// A source reference freed while rendering (the stream expired): release it there.
+    pub release_source: Option<String>,
+}
+
 impl SessionStreamCore {
     /// Renders the SSE events for everything after `offset` (one `data` + one `control` per
     /// stored append). With nothing new, renders one control event when `control_if_empty`
-    /// (the first chunk, or a keep-alive after a quiet wait). Returns
-    /// `{text, offset, done, releaseSource?}`: `done` when the stream is closed and read to its
-    /// end, or gone.
-    #[wasm_bindgen(js_name = sseChunk)]
+    /// (the first chunk, or a keep-alive after a quiet wait).
     pub fn sse_chunk(
         &mut self,
         offset: &str,
-        cursor: Option<String>,
-        now_ms: f64,
+        cursor: Option<&str>,
+        now_ms: u64,
         jitter_seconds: u32,
         control_if_empty: bool,
-    ) -> Result<JsValue, JsValue> {
-        let now_ms = now_ms.max(0.0) as u64;
+    ) -> Result<SseChunk, JsValue> {
         let (State::Live, Some(from)) = (self.state(now_ms)?, OffsetQuery::parse(offset).ok())
         else {
             return Ok(self.end_chunk());
@@ -162,8 +169,7 @@ impl SessionStreamCore {
         };
         let from = from.resolve(Offset::ZERO, meta.tail_offset());
         let rows = self.rows_from(meta, from)?;
-        let out = Object::new();
-        let cursor = response_cursor(now_ms, cursor.as_deref(), jitter_seconds);
+        let cursor = response_cursor(now_ms, cursor, jitter_seconds);
         let mut text = String::new();
         let mut last = from.to_string();
         let (json, binary) = (
@@ -195,29 +201,23 @@ impl SessionStreamCore {
         let at_tail = rows
             .last()
             .map_or(from.byte_offset >= meta.tail, |r| r.end >= meta.tail);
-        set(&out, "text", JsValue::from_str(&text));
-        set(&out, "offset", JsValue::from_str(&last));
-        set(&out, "done", JsValue::from_bool(meta.closed && at_tail));
-        Ok(self.with_release(out))
-    }
-}
-
-impl SessionStreamCore {
-    /// The chunk that ends an SSE response: the stream is gone (or the offset unreadable).
-    fn end_chunk(&mut self) -> JsValue {
-        let out = Object::new();
-        set(&out, "text", JsValue::from_str(""));
-        set(&out, "done", JsValue::TRUE);
-        self.with_release(out)
+        let done = meta.closed && at_tail;
+        Ok(SseChunk {
+            text,
+            offset: Some(last),
+            done,
+            release_source: self.pending_release.take(),
+        })
     }
 
-    /// Hands a source reference freed while rendering (the stream expired) to the shell, on
-    /// every chunk, the last one included.
-    fn with_release(&mut self, out: Object) -> JsValue {
-        if let Some(source) = self.pending_release.take() {
-            set(&out, "releaseSource", JsValue::from_str(&source));
+    /// The chunk that ends an SSE response: the stream is gone (or the offset unreadable). It
+    /// hands on a source reference freed while rendering, as every chunk does.
+    fn end_chunk(&mut self) -> SseChunk {
+        SseChunk {
+            done: true,
+            release_source: self.pending_release.take(),
+            ..SseChunk::default()
         }
-        out.into()
     }
 }
 

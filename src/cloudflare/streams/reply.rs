@@ -1,14 +1,16 @@
-//! What the Rust side hands back to the JS shell for one request: a status, headers, a body, and
-//! the follow-up work only the shell can do (wake waiters, wait, stream SSE, talk to another
-//! stream's object). Built as a plain JS object so one wasm call answers one request.
+//! What the core hands the object's shell for one request: a status, headers, a body, and the
+//! follow-up work the shell performs (wake waiters, wait, stream SSE, talk to another stream's
+//! object).
 
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use js_sys::{Object, Reflect};
 use wasm_bindgen::JsValue;
+
+use super::route::SECURITY_HEADERS;
 
 use crate::core::streams::Rejection;
 
 /// Follow-up work for the shell.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Effects {
     /// Data or closure changed: wake long-poll and SSE waiters.
     pub wake: bool,
@@ -32,6 +34,7 @@ pub struct Effects {
 }
 
 /// One answer.
+#[derive(Debug)]
 pub struct Reply {
     pub status: u16,
     pub headers: Vec<(&'static str, String)>,
@@ -99,48 +102,33 @@ impl Reply {
         )
     }
 
-    /// The JS object `{status, headers: [name, value, …], body: Uint8Array, …effects}`.
-    pub fn into_js(self) -> JsValue {
-        let obj = Object::new();
-        set(&obj, "status", JsValue::from(self.status));
-        let headers = Array::new();
+    /// The HTTP answer, with the browser security headers (`route::SECURITY_HEADERS`), built
+    /// once as the runtime will send it; `body` replaces the reply's own bytes (an SSE stream).
+    /// 204 and 304 never carry a body.
+    pub fn into_response(
+        self,
+        body: Option<web_sys::ReadableStream>,
+    ) -> Result<worker::Response, JsValue> {
+        let headers = web_sys::Headers::new()?;
+        for (name, value) in SECURITY_HEADERS {
+            headers.set(name, value)?;
+        }
         for (name, value) in &self.headers {
-            headers.push(&JsValue::from_str(name));
-            headers.push(&JsValue::from_str(value));
+            headers.append(name, value)?;
         }
-        set(&obj, "headers", headers.into());
-        if !self.body.is_empty() {
-            set(&obj, "body", Uint8Array::from(self.body.as_slice()).into());
-        }
-        let e = self.effects;
-        if e.wake {
-            set(&obj, "wake", JsValue::TRUE);
-        }
-        if let Some(offset) = e.wait {
-            set(&obj, "wait", JsValue::from_str(&offset));
-        }
-        if let Some((offset, base64)) = e.sse {
-            set(&obj, "sseOffset", JsValue::from_str(&offset));
-            set(&obj, "sseBase64", JsValue::from_bool(base64));
-        }
-        if let Some(source) = e.need_source {
-            set(&obj, "needSource", JsValue::from_str(&source));
-        }
-        if let Some(source) = e.release_source {
-            set(&obj, "releaseSource", JsValue::from_str(&source));
-        }
-        if e.gap {
-            set(&obj, "gap", JsValue::TRUE);
-        }
-        if let Some((upto, with_sub)) = e.copy_upto {
-            set(&obj, "copyUpto", JsValue::from_f64(upto as f64));
-            set(&obj, "copySubRow", JsValue::from_bool(with_sub));
-        }
-        obj.into()
+        let builder = worker::Response::builder()
+            .with_status(self.status)
+            .with_headers(worker::Headers(headers));
+        Ok(match body {
+            _ if self.status == 204 || self.status == 304 => builder.empty(),
+            Some(stream) => builder.stream(stream),
+            None if self.body.is_empty() => builder.empty(),
+            None => builder.fixed(self.body),
+        })
     }
 }
 
+/// Sets `obj[key] = value` on a fresh plain object (cannot fail).
 pub fn set(obj: &Object, key: &str, value: JsValue) {
-    // Setting a property on a fresh plain object cannot fail.
     let _ = Reflect::set(obj, &JsValue::from_str(key), &value);
 }

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::core::chat::model::Usage;
 use crate::core::checks::{format_iso_millis_at, parse_iso_millis_utc};
 use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+use crate::core::session::{confirmation_token, Confirmation};
 
 pub const RUN_STARTED: &str = "RUN_STARTED";
 pub const RUN_FINISHED: &str = "RUN_FINISHED";
@@ -29,6 +30,12 @@ pub const APPROVAL_REQUESTED: &str = "approval-requested";
 pub const TOOL_CALL_STATUS: &str = "turnkeep.tool-call";
 /// A client asked to stop a turn (`client.turn.stop`); `value: { turnId }`.
 pub const STOP_REQUESTED: &str = "turnkeep.stop-requested";
+/// A confirmation record's state as a turn knows it: `value` is the record (`token`,
+/// `toolCallId`, `action`, `input`, `expiresAt` in epoch ms, `status`).
+pub const CONFIRMATION: &str = "turnkeep.confirmation";
+/// The `reason` and `metadata.kind` of an approval interrupt (as TanStack AI writes them).
+pub const INTERRUPT_REASON_TOOL_CALL: &str = "tool_call";
+pub const INTERRUPT_KIND_APPROVAL: &str = "approval";
 
 /// The `type` of a chunk, if it has one.
 pub fn chunk_type(chunk: &Value) -> Option<&str> {
@@ -52,19 +59,65 @@ pub fn run_started(run_id: &str, thread_id: &str, now_ms: u64) -> Value {
 }
 
 /// The run ended normally. `finishReason` at the top (TanStack 0.8) and in `metadata.tanstack`
-/// (0.58); usage as TanStack's object form.
-pub fn run_finished(run_id: &str, thread_id: &str, usage: &Usage, now_ms: u64) -> Value {
-    json!({
+/// (0.58); usage as TanStack's object form. A run that leaves calls waiting for a person ends
+/// with AG-UI's interrupt outcome (one approval interrupt per record, `id` = its token) and
+/// `finishReason: "tool_calls"`, as TanStack AI 0.58 ends an approval-paused run.
+pub fn run_finished(
+    run_id: &str,
+    thread_id: &str,
+    usage: &Usage,
+    interrupts: &[(Confirmation, String)],
+    now_ms: u64,
+) -> Value {
+    let reason = if interrupts.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    let mut chunk = json!({
         "type": RUN_FINISHED,
         "runId": run_id,
         "threadId": thread_id,
-        "finishReason": "stop",
+        "finishReason": reason,
         "usage": {
             "promptTokens": usage.prompt_tokens,
             "completionTokens": usage.completion_tokens,
             "totalTokens": usage.total_tokens,
         },
-        "metadata": { "tanstack": { "finishReason": "stop" } },
+        "metadata": { "tanstack": { "finishReason": reason } },
+        "timestamp": now_ms,
+    });
+    if !interrupts.is_empty() {
+        let list: Vec<Value> = interrupts
+            .iter()
+            .map(|(record, tool_name)| approval_interrupt(record, tool_name))
+            .collect();
+        chunk["outcome"] = json!({ "type": "interrupt", "interrupts": list });
+    }
+    chunk
+}
+
+/// One AG-UI `Interrupt` asking a person to approve `record`'s call (`expiresAt` as ISO-8601).
+fn approval_interrupt(record: &Confirmation, tool_name: &str) -> Value {
+    json!({
+        "id": record.token,
+        "reason": INTERRUPT_REASON_TOOL_CALL,
+        "toolCallId": record.tool_call_id,
+        "expiresAt": format_iso_millis_at(record.expires_at),
+        "metadata": {
+            "kind": INTERRUPT_KIND_APPROVAL,
+            "toolName": tool_name,
+            "input": Value::Object(record.input.clone()),
+        },
+    })
+}
+
+/// A confirmation record's state (see [`CONFIRMATION`]).
+pub fn confirmation_state(record: &Confirmation, now_ms: u64) -> Value {
+    json!({
+        "type": CUSTOM,
+        "name": CONFIRMATION,
+        "value": serde_json::to_value(record).unwrap_or(Value::Null),
         "timestamp": now_ms,
     })
 }
@@ -132,8 +185,9 @@ pub fn tool_call(parent_id: &str, call: &ToolCall, now_ms: u64) -> Vec<Value> {
     ]
 }
 
-/// TanStack's approval request for a call that needs a person (`approval.id`: the call id until
-/// a confirmation token exists).
+/// TanStack's approval request for a call that needs a person (the 0.8 way; 0.58 reads the
+/// run's interrupt outcome). `approval.id` is the call's confirmation token, which
+/// `client.confirmation.resolve` takes.
 pub fn approval_requested(call: &ToolCall, now_ms: u64) -> Value {
     json!({
         "type": CUSTOM,
@@ -142,7 +196,7 @@ pub fn approval_requested(call: &ToolCall, now_ms: u64) -> Value {
             "toolCallId": call.id,
             "toolName": call.name,
             "input": Value::Object(call.args.clone()),
-            "approval": { "id": call.id },
+            "approval": { "id": confirmation_token(&call.id), "needsApproval": true },
         },
         "timestamp": now_ms,
     })
@@ -188,7 +242,7 @@ pub fn tool_result(message: &Message, tool_name: &str) -> Vec<Value> {
         "toolCallId": call_id,
         "messageId": message.id,
         "role": "tool",
-        "content": message.content,
+        "content": result_content(message),
         "timestamp": created_ms(message),
         "createdAt": message.created_at,
     });
@@ -233,12 +287,35 @@ pub fn ui_messages(messages: &[Message]) -> Vec<Value> {
     out
 }
 
+/// A tool message's content as TanStack carries it: the output, or `{"error": ...}` as JSON
+/// text for a failed call (what `chat()` writes and its processor reads).
+fn result_content(message: &Message) -> String {
+    if message.status == MessageStatus::Error {
+        json!({ "error": message.content }).to_string()
+    } else {
+        message.content.clone()
+    }
+}
+
+/// The error inside a failed result's content (`{"error": ...}`), else the content itself.
+pub fn result_error(content: &str) -> String {
+    serde_json::from_str::<Value>(content)
+        .ok()
+        .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| content.to_owned())
+}
+
+/// A tool output as TanStack's processor keeps it: parsed when it is JSON, else the text.
+pub fn output_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
 fn tool_result_part(message: &Message) -> Value {
     let failed = message.status == MessageStatus::Error;
     let mut part = json!({
         "type": "tool-result",
         "toolCallId": message.tool_call_id.clone().unwrap_or_default(),
-        "content": message.content,
+        "content": result_content(message),
         "state": if failed { "error" } else { "complete" },
     });
     if failed {
@@ -278,7 +355,7 @@ pub fn native_message(message: &Message) -> Value {
             "state": ui_tool_state(call.status),
         });
         if let Some(result) = &call.result {
-            part["output"] = Value::String(result.clone());
+            part["output"] = output_value(result);
         }
         if let Some(error) = &call.error {
             part["output"] = json!({ "error": error });

@@ -15,6 +15,7 @@ use super::chunks::*;
 use super::reduce::Projection;
 use crate::core::chat::controller::{ChatState, ChatStatus};
 use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+use crate::core::session::Confirmation;
 
 /// Turns one turn's states into chunks.
 #[derive(Clone, Debug, Default)]
@@ -50,8 +51,14 @@ impl TurnEncoder {
         self.emit(vec![run_started(run_id, thread_id, now_ms)])
     }
 
-    /// The run's last chunk: finished, or failed with the turn's error.
-    pub fn run_ended(&mut self, state: &ChatState, now_ms: u64) -> Vec<Value> {
+    /// The run's last chunk: finished (interrupted by `interrupts`, the confirmations this run
+    /// leaves waiting, if any), or failed with the turn's error.
+    pub fn run_ended(
+        &mut self,
+        state: &ChatState,
+        interrupts: &[Confirmation],
+        now_ms: u64,
+    ) -> Vec<Value> {
         let Some((run_id, thread_id)) = self.run.take() else {
             return Vec::new();
         };
@@ -59,9 +66,28 @@ impl TurnEncoder {
             (ChatStatus::Error, Some(error)) => {
                 run_error(&run_id, error.code(), &error.message(), now_ms)
             }
-            _ => run_finished(&run_id, &thread_id, &state.usage, now_ms),
+            _ => {
+                let named: Vec<(Confirmation, String)> = interrupts
+                    .iter()
+                    .map(|record| {
+                        let name = find_call(&state.messages, &record.tool_call_id)
+                            .map_or_else(|| record.action.clone(), |c| c.name.clone());
+                        (record.clone(), name)
+                    })
+                    .collect();
+                run_finished(&run_id, &thread_id, &state.usage, &named, now_ms)
+            }
         };
         self.emit(vec![chunk])
+    }
+
+    /// The state of confirmation records this turn changed (one chunk each).
+    pub fn confirmations(&mut self, records: &[Confirmation], now_ms: u64) -> Vec<Value> {
+        let chunks = records
+            .iter()
+            .map(|record| confirmation_state(record, now_ms))
+            .collect();
+        self.emit(chunks)
     }
 
     /// The chunks from what was published to `state`'s messages.

@@ -11,7 +11,7 @@
 //!     <div class="tool-card" data-tool-call-id="c1" data-status="complete">
 //!       <div class="tool-head"><span class="tool-name">lookup</span><span class="badge">complete</span></div>
 //!       <code class="tool-args">{"query":"x"}</code>
-//!       <div class="tool-result">result for x</div>
+//!       <div class="tool-outcome"><span class="tool-mark">→ </span><span class="tool-result">result for x</span></div>
 //!     </div>
 //!   </div>
 //! </article>
@@ -116,13 +116,13 @@ fn tool_html(part: &Value) -> String {
     );
     if let Some(result) = field(part, "result") {
         html.push_str(&format!(
-            r#"<div class="tool-result">{}</div>"#,
+            r#"<div class="tool-outcome"><span class="tool-mark">→ </span><span class="tool-result">{}</span></div>"#,
             escape(result)
         ));
     }
     if let Some(error) = field(part, "error") {
         html.push_str(&format!(
-            r#"<div class="tool-error">{}</div>"#,
+            r#"<div class="tool-outcome"><span class="tool-mark">✕ </span><span class="tool-error">{}</span></div>"#,
             escape(error)
         ));
     }
@@ -173,7 +173,7 @@ mod tests {
             .contains(r#"<code class="tool-args">{&quot;q&quot;:&quot;&lt;x&gt;&quot;}</code>"#));
         assert!(html[1]
             .html
-            .contains(r#"<div class="tool-result">r&lt;1&gt;</div>"#));
+            .contains(r#"<span class="tool-mark">→ </span><span class="tool-result">r&lt;1&gt;</span>"#));
         // A call waiting for a person is drawn distinctly, with the slot for the decision.
         assert!(html[2]
             .html

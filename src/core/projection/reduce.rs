@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::chunks::*;
+use super::confirmations::{Confirmations, LogConfirmation};
 use crate::core::checks::format_iso_millis_at;
 use crate::core::protocol::message::decode_messages;
 use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
@@ -44,6 +45,8 @@ pub struct Projection {
     chunks: u64,
     /// The run (turn) started and not yet finished or failed, if any.
     active_run: Option<String>,
+    /// Tool confirmations the log asked for, and their states (a native batch keeps them).
+    confirmations: Confirmations,
 }
 
 impl Projection {
@@ -81,6 +84,13 @@ impl Projection {
         projection
     }
 
+    /// The same projection, knowing the tool confirmations a client holds already (a seed's
+    /// `confirmations`: what the chunks before the seed's offset said about them).
+    pub fn with_confirmations(mut self, seed: &Value) -> Self {
+        self.confirmations = Confirmations::from_seed(seed);
+        self
+    }
+
     /// Chunks fed so far.
     pub fn chunk_count(&self) -> u64 {
         self.chunks
@@ -91,6 +101,11 @@ impl Projection {
     /// died without ending it stays active until the next run starts.
     pub fn active_run(&self) -> Option<&str> {
         self.active_run.as_deref()
+    }
+
+    /// The tool confirmations the log shows, in order of first appearance.
+    pub fn confirmations(&self) -> &[LogConfirmation] {
+        self.confirmations.list()
     }
 
     pub fn len(&self) -> usize {
@@ -154,7 +169,8 @@ impl Projection {
             RUN_STARTED => self.active_run = str_field(chunk, "runId").map(str::to_owned),
             RUN_FINISHED => {
                 self.active_run = None;
-                self.close_open(MessageStatus::Complete)
+                self.close_open(MessageStatus::Complete);
+                self.interrupted(chunk);
             }
             RUN_ERROR => {
                 self.active_run = None;
@@ -284,8 +300,16 @@ impl Projection {
         let input = chunk.get("input").and_then(Value::as_object).cloned();
         let status = str_field(chunk, "status").and_then(parse_tool_status);
         let error = str_field(chunk, "error").map(str::to_owned);
-        // Older TanStack writers put a server tool's output on the end chunk.
-        let result = chunk.get("result").map(value_text);
+        // Older TanStack writers put a server tool's output on the end chunk; turnkeep writes a
+        // failure there as `{ error }`.
+        let failure = chunk
+            .pointer("/result/error")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let result = chunk
+            .get("result")
+            .filter(|_| failure.is_none())
+            .map(value_text);
         self.with_call(call_id, |call| {
             if let Some(args) = input {
                 call.args = args;
@@ -300,6 +324,11 @@ impl Projection {
                 call.status = ToolCallStatus::Complete;
                 call.result = Some(result);
             }
+            if let Some(failure) = failure {
+                call.status = ToolCallStatus::Error;
+                call.error = Some(failure);
+                call.result = None;
+            }
         });
     }
 
@@ -307,8 +336,17 @@ impl Projection {
         let Some(call_id) = str_field(chunk, "toolCallId") else {
             return;
         };
+        let failed = str_field(chunk, "state") == Some("output-error")
+            || chunk
+                .pointer("/metadata/tanstack/state")
+                .and_then(Value::as_str)
+                == Some("output-error");
         let content = chunk.get("content").map(value_text).unwrap_or_default();
-        let failed = str_field(chunk, "state") == Some("output-error");
+        let content = if failed {
+            result_error(&content)
+        } else {
+            content
+        };
         self.with_call(call_id, |call| {
             if failed {
                 call.status = ToolCallStatus::Error;
@@ -320,7 +358,14 @@ impl Projection {
                 call.error = None;
             }
         });
+        // turnkeep names the `tool` message; TanStack names the assistant message that made
+        // the call (its results are parts of that message), which must keep its own text.
         let message_id = str_field(chunk, "messageId")
+            .filter(|id| {
+                self.by_id
+                    .get(*id)
+                    .is_none_or(|&at| self.entries[at].message.role == Role::Tool)
+            })
             .map(str::to_owned)
             .unwrap_or_else(|| format!("tool-{call_id}"));
         let status = if failed {
@@ -346,8 +391,26 @@ impl Projection {
         }
     }
 
+    /// A run that ended waiting for approvals: the calls it names wait for a person.
+    fn interrupted(&mut self, chunk: &Value) {
+        let known = self.confirmations.list().len();
+        self.confirmations.run_finished(chunk);
+        let waiting: Vec<String> = self.confirmations.list()[known..]
+            .iter()
+            .map(|c| c.tool_call_id.clone())
+            .collect();
+        for call_id in waiting {
+            self.with_call(&call_id, |call| {
+                if matches!(call.status, ToolCallStatus::Pending) {
+                    call.status = ToolCallStatus::RequiresConfirmation;
+                }
+            });
+        }
+    }
+
     fn custom(&mut self, chunk: &Value) {
         let value = chunk.get("value").unwrap_or(&Value::Null);
+        self.confirmations.custom(str_field(chunk, "name"), value);
         let Some(call_id) = str_field(value, "toolCallId") else {
             return;
         };

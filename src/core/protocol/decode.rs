@@ -33,6 +33,9 @@ pub struct DecodeDiagnostic {
     pub message: String,
     /// The input's `eventId`, when it was a valid SafeId.
     pub event_id: Option<String>,
+    /// The input was text that does not parse as JSON (step 1), as opposed to a JSON value
+    /// that fails the schema; both are `PROTOCOL_INVALID_PAYLOAD`, with different texts.
+    pub not_json: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,6 +59,30 @@ impl DecodeDiagnostic {
     /// Decoder diagnostics are never retryable: the same input fails the same way.
     pub const fn retryable(&self) -> bool {
         false
+    }
+
+    /// The reference decoder's literal text for this failure (AgentsKit Chat's
+    /// `decodeTurnEvent`), which the JS export returns as `message`. It names no field and
+    /// quotes nothing of the input; [`message`](Self::message) is the developer detail.
+    pub const fn reference_message(&self) -> &'static str {
+        match (self.not_json, self.code) {
+            (true, _) => "Turn event is not valid JSON.",
+            (false, DecodeCode::UnsupportedVersion) => {
+                "Turn event uses an unsupported protocol version."
+            }
+            (false, DecodeCode::UnknownEvent) => "Turn event kind is unknown.",
+            (false, DecodeCode::InvalidPayload) => "Turn event payload is invalid.",
+        }
+    }
+
+    /// A value that is not JSON at all (a JS function, `NaN`, a cycle...): an invalid payload.
+    pub fn not_a_json_value() -> Self {
+        Self {
+            code: DecodeCode::InvalidPayload,
+            message: "the input is not a JSON value".to_owned(),
+            event_id: None,
+            not_json: false,
+        }
     }
 }
 
@@ -82,6 +109,7 @@ pub fn decode_turn_event_text(text: &str) -> Result<TurnEvent, DecodeDiagnostic>
             code: DecodeCode::InvalidPayload,
             message: "the input is not valid JSON".to_owned(),
             event_id: None,
+            not_json: true,
         }),
     }
 }
@@ -92,6 +120,7 @@ pub fn decode_turn_event(v: &Value) -> Result<TurnEvent, DecodeDiagnostic> {
         code,
         message,
         event_id: echoed_event_id(v),
+        not_json: false,
     };
     if let Some((code, message)) = version_or_event_mismatch(v) {
         return Err(fail(code, message.to_owned()));
@@ -203,6 +232,12 @@ fn decode_snapshot(payload: &Value) -> Result<SnapshotPayload, FieldError> {
         lineage: match o.get("lineage") {
             Some(v) => Some(decode_lineage(v, &o.path_of("lineage"))?),
             None => None,
+        },
+        confirmations: match o.get("confirmations") {
+            Some(v) => crate::core::session::decode_confirmations(v).map_err(|detail| {
+                FieldError::new(o.path_of("confirmations"), format!("is invalid: {detail}"))
+            })?,
+            None => Vec::new(),
         },
     })
 }

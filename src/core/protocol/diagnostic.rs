@@ -141,6 +141,18 @@ pub enum BoundaryError {
     TurnNotRunning,
     /// `client.turn.stop` where no session log is configured (nothing carries the request).
     StopUnavailable,
+    /// `toChatResponse`: the host's `authorize(request, sessionId)` said no.
+    Forbidden,
+    /// `toChatResponse`: `newMessages` holds something that is not a chat message.
+    InvalidMessages,
+    /// `client.confirmation.resolve` with a token this session does not hold.
+    ConfirmationNotFound,
+    /// `client.confirmation.resolve` of a record whose tool call no longer waits in the
+    /// conversation (the record stays pending; nothing ran).
+    ConfirmationUnavailable,
+    /// The stored session was written for another chat definition (id, revision, or a
+    /// conversation its statechart does not accept).
+    SessionIncompatible,
 }
 
 /// One row of the boundary table.
@@ -153,7 +165,7 @@ pub struct BoundaryRow {
 }
 
 impl BoundaryError {
-    pub const ALL: [BoundaryError; 15] = [
+    pub const ALL: [BoundaryError; 20] = [
         Self::MethodNotAllowed,
         Self::UnsupportedMediaType,
         Self::TooLarge,
@@ -169,11 +181,18 @@ impl BoundaryError {
         Self::InvalidConfig,
         Self::TurnNotRunning,
         Self::StopUnavailable,
+        Self::Forbidden,
+        Self::InvalidMessages,
+        Self::ConfirmationNotFound,
+        Self::ConfirmationUnavailable,
+        Self::SessionIncompatible,
     ];
 
     /// The table. Messages are literal wire facts (AgentsKit server); `TURN_REPLAYED`,
-    /// `TURN_NOT_RUNNING`, `TURN_STOP_UNAVAILABLE` and `SERVER_INVALID_CONFIG`'s message are
-    /// turnkeep's (additive).
+    /// `TURN_NOT_RUNNING`, `TURN_STOP_UNAVAILABLE`, `SESSION_FORBIDDEN`,
+    /// `REQUEST_INVALID_MESSAGES`, the `CONFIRMATION_*` codes, `SESSION_INCOMPATIBLE_DEFINITION`
+    /// and `SERVER_INVALID_CONFIG`'s message are turnkeep's (additive; AgentsKit answers an
+    /// incompatible stored session with `SERVER_INTERNAL`).
     #[rustfmt::skip]
     pub const fn row(self) -> BoundaryRow {
         let (status, code, message, retryable) = match self {
@@ -250,6 +269,36 @@ impl BoundaryError {
                 409,
                 "TURN_STOP_UNAVAILABLE",
                 "Stopping a turn from another request needs a session log.",
+                false,
+            ),
+            Self::Forbidden => (
+                403,
+                "SESSION_FORBIDDEN",
+                "This session is not yours to write.",
+                false,
+            ),
+            Self::InvalidMessages => (
+                400,
+                "REQUEST_INVALID_MESSAGES",
+                "The new messages must be chat messages.",
+                false,
+            ),
+            Self::ConfirmationNotFound => (
+                404,
+                "CONFIRMATION_NOT_FOUND",
+                "No such confirmation in this session.",
+                false,
+            ),
+            Self::ConfirmationUnavailable => (
+                409,
+                "CONFIRMATION_UNAVAILABLE",
+                "The tool call no longer waits for this confirmation.",
+                false,
+            ),
+            Self::SessionIncompatible => (
+                409,
+                "SESSION_INCOMPATIBLE_DEFINITION",
+                "The stored session cannot be resumed by this chat definition.",
                 false,
             ),
         };

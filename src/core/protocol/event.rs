@@ -1,10 +1,12 @@
 //! Turn events: the envelope every event carries and the three v1 event bodies.
-//! There are no confirmation, resume or ack events in v1.
+//! There are no confirmation, resume or ack events in v1 (turnkeep adds, additively, the
+//! request `client.confirmation.resolve` (`request.rs`) and a snapshot's `confirmations`).
 
 use serde::{Deserialize, Serialize};
 
 use super::diagnostic::TurnDiagnostic;
 use super::message::Message;
+use crate::core::session::Confirmation;
 
 /// The `protocol` literal of every turn event.
 pub const TURN_PROTOCOL: &str = "agentskit.chat.turn";
@@ -87,6 +89,11 @@ pub struct SnapshotPayload {
     pub error: Option<TurnDiagnostic>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lineage: Option<Lineage>,
+    /// turnkeep's additive field: the session's tool confirmations that are not final, and any
+    /// this turn resolved or created, as the envelope holds them (`{ token, action, input,
+    /// toolCallId, expiresAt, status }`). Omitted when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub confirmations: Vec<Confirmation>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -6,7 +6,11 @@
 //! - [`diagnostic`]: TurnDiagnostic and the one table of boundary failures.
 //! - [`cursor`]: the client's snapshot cursor (first snapshot, then strictly newer only).
 //! - [`field`]: the precise field-level errors every decoder here returns.
+//! - [`component`], [`content`]: component frames (`agentskit.chat.component`) and the ordered
+//!   assistant content envelope (`agentskit.chat.content`) that carries them.
 
+pub mod component;
+pub mod content;
 pub mod cursor;
 pub mod decode;
 pub mod diagnostic;
@@ -32,4 +36,4 @@ pub use message::{
     decode_messages, message_to_value, messages_to_value, FilePart, ImageDetail, ImagePart,
     MediaPart, Message, MessageStatus, MessagesError, Part, Role, ToolCall, ToolCallStatus,
 };
-pub use request::{decode_client_request, ClientRequest, RequestKind};
+pub use request::{decode_client_request, resolve_answer, ClientRequest, RequestKind};

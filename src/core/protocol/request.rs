@@ -14,6 +14,7 @@ use super::decode::{decode_envelope, decode_turn_event};
 use super::event::{Envelope, EventBody};
 use super::field::{FieldError, Obj};
 use crate::core::limits::CONFIRMATION_REASON_CHARS_MAX;
+use crate::core::session::Confirmation;
 
 pub const STOP_EVENT: &str = "client.turn.stop";
 pub const RESOLVE_EVENT: &str = "client.confirmation.resolve";
@@ -91,6 +92,28 @@ fn decode_resolve(o: &Obj<'_>) -> Result<RequestKind, FieldError> {
     })
 }
 
+/// The JSON answer to a `client.confirmation.resolve` that runs nothing (the record was not
+/// pending: another request claimed it, or it is final): `{"confirmation": {"version": 1,
+/// ...record}}` with status 200 for a final record and 202 for one still being processed (the
+/// request that claimed it has not finished; the session log and the next snapshot will say).
+pub fn resolve_answer(record: &Confirmation) -> (u16, String) {
+    #[derive(serde::Serialize)]
+    struct Answer<'a> {
+        confirmation: Versioned<'a>,
+    }
+    #[derive(serde::Serialize)]
+    struct Versioned<'a> {
+        version: u32,
+        #[serde(flatten)]
+        record: &'a Confirmation,
+    }
+    let status = if record.status.is_final() { 200 } else { 202 };
+    let body = super::encode::to_json(&Answer {
+        confirmation: Versioned { version: 1, record },
+    });
+    (status, body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,8 +170,42 @@ mod tests {
             ),
             None,
         );
+        check(
+            event(
+                RESOLVE_EVENT,
+                json!({"token": "confirm-1", "decision": "approve", "reason": "x".repeat(1025)}),
+            ),
+            None,
+        );
         let mut no_session = event(STOP_EVENT, json!({}));
         no_session.as_object_mut().unwrap().remove("sessionId");
         check(no_session, None);
+    }
+}
+
+#[cfg(test)]
+mod answer_tests {
+    use super::*;
+    use crate::core::session::ConfirmationStatus;
+    use serde_json::{json, Map};
+
+    #[test]
+    fn the_answer_is_the_versioned_record_202_while_processing() {
+        let mut record = Confirmation {
+            token: "confirm-c1".into(),
+            action: "transfer".into(),
+            input: Map::from_iter([("amount".to_string(), json!(5))]),
+            tool_call_id: "c1".into(),
+            expires_at: 10,
+            status: ConfirmationStatus::Approved,
+        };
+        let (status, body) = resolve_answer(&record);
+        assert_eq!(status, 200);
+        assert_eq!(
+            body,
+            r#"{"confirmation":{"version":1,"token":"confirm-c1","action":"transfer","input":{"amount":5},"toolCallId":"c1","expiresAt":10,"status":"approved"}}"#
+        );
+        record.status = ConfirmationStatus::Approving;
+        assert_eq!(resolve_answer(&record).0, 202);
     }
 }

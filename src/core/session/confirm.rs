@@ -58,6 +58,15 @@ pub enum ConfirmError {
     InvalidProposal(String),
     /// The session cursor cannot advance.
     CursorExhausted,
+    /// The claim's lease cannot be written (cursor or expiry past the safe range).
+    Lease(LeaseError),
+    /// Reconciliation of a record that is pending, or whose continuation still holds a live lease.
+    NotStuck {
+        token: String,
+        status: ConfirmationStatus,
+    },
+    /// Reconciliation into a status that is not final.
+    InvalidResolution(String),
 }
 
 impl std::fmt::Display for ConfirmError {
@@ -73,6 +82,13 @@ impl std::fmt::Display for ConfirmError {
             Self::NotClaimed { token } => write!(f, "confirmation {token:?} was never claimed"),
             Self::InvalidProposal(detail) => write!(f, "invalid confirmation proposal: {detail}"),
             Self::CursorExhausted => f.write_str("session cursor cannot advance past 2^53-1"),
+            Self::Lease(e) => write!(f, "{e}"),
+            Self::NotStuck { token, status } => write!(
+                f,
+                "confirmation {token:?} is {} and not stuck: nothing to reconcile",
+                status.as_str()
+            ),
+            Self::InvalidResolution(detail) => write!(f, "invalid reconciliation: {detail}"),
         }
     }
 }
@@ -97,13 +113,7 @@ pub fn begin_approve(
     now_ms: u64,
 ) -> Result<ConfirmDecision, ConfirmError> {
     step(env, session_id, token, now_ms, |record| {
-        match record.status {
-            ConfirmationStatus::Pending if now_ms >= record.expires_at => {
-                Step::To(ConfirmationStatus::Expiring)
-            }
-            ConfirmationStatus::Pending => Step::To(ConfirmationStatus::Approving),
-            _ => Step::Keep,
-        }
+        claim_status(record, true, now_ms).map_or(Step::Keep, Step::To)
     })
 }
 
@@ -116,10 +126,7 @@ pub fn begin_reject(
     now_ms: u64,
 ) -> Result<ConfirmDecision, ConfirmError> {
     step(env, session_id, token, now_ms, |record| {
-        match record.status {
-            ConfirmationStatus::Pending => Step::To(ConfirmationStatus::Rejecting),
-            _ => Step::Keep,
-        }
+        claim_status(record, false, now_ms).map_or(Step::Keep, Step::To)
     })
 }
 
@@ -132,14 +139,41 @@ pub fn finish_confirmation(
     now_ms: u64,
 ) -> Result<ConfirmDecision, ConfirmError> {
     step(env, session_id, token, now_ms, |record| {
-        match record.status {
-            ConfirmationStatus::Approving => Step::To(ConfirmationStatus::Approved),
-            ConfirmationStatus::Rejecting => Step::To(ConfirmationStatus::Rejected),
-            ConfirmationStatus::Expiring => Step::To(ConfirmationStatus::Expired),
-            ConfirmationStatus::Pending => Step::Refuse,
-            _ => Step::Keep,
+        match (record.status, final_status(record.status)) {
+            (ConfirmationStatus::Pending, _) => Step::Refuse,
+            (_, Some(status)) => Step::To(status),
+            (_, None) => Step::Keep,
         }
     })
+}
+
+/// The processing state a decision claims for a `pending` record: `approving` (or `expiring`
+/// once `now_ms >= expiresAt`) for an approval, `rejecting` for a rejection (expiry is not
+/// checked: rejecting a lapsed confirmation is harmless). `None` when the record is not pending.
+pub fn claim_status(
+    record: &Confirmation,
+    approve: bool,
+    now_ms: u64,
+) -> Option<ConfirmationStatus> {
+    match record.status {
+        ConfirmationStatus::Pending if !approve => Some(ConfirmationStatus::Rejecting),
+        ConfirmationStatus::Pending if now_ms >= record.expires_at => {
+            Some(ConfirmationStatus::Expiring)
+        }
+        ConfirmationStatus::Pending => Some(ConfirmationStatus::Approving),
+        _ => None,
+    }
+}
+
+/// The final state a processing state finishes in: `approving` → `approved`, `rejecting` →
+/// `rejected`, `expiring` → `expired`. `None` for `pending` and for final states.
+pub fn final_status(status: ConfirmationStatus) -> Option<ConfirmationStatus> {
+    match status {
+        ConfirmationStatus::Approving => Some(ConfirmationStatus::Approved),
+        ConfirmationStatus::Rejecting => Some(ConfirmationStatus::Rejected),
+        ConfirmationStatus::Expiring => Some(ConfirmationStatus::Expired),
+        _ => None,
+    }
 }
 
 /// The upstream call that belongs to a claimed processing state.

@@ -21,6 +21,23 @@ pub struct SessionDecodeError {
     pub code: SessionDecodeCode,
     /// Developer-readable, names the offending field. For logs only.
     pub detail: String,
+    /// The stored value was text that does not parse as JSON (a `SESSION_INVALID_SNAPSHOT`
+    /// with its own reference text).
+    pub not_json: bool,
+}
+
+impl SessionDecodeError {
+    /// The reference decoder's literal text (AgentsKit Chat's `decodeSessionSnapshot`), which
+    /// the JS export returns as `message`; it quotes nothing of the stored value.
+    pub const fn reference_message(&self) -> &'static str {
+        match (self.not_json, self.code) {
+            (true, _) => "Session snapshot is not valid JSON.",
+            (false, SessionDecodeCode::UnsupportedVersion) => {
+                "Session snapshot uses an unsupported version."
+            }
+            (false, SessionDecodeCode::InvalidSnapshot) => "Session snapshot payload is invalid.",
+        }
+    }
 }
 
 /// The decoder's diagnostic codes (all `retryable: false`).
@@ -56,8 +73,10 @@ pub fn decode_session_snapshot(v: &Value) -> Result<SessionEnvelope, SessionDeco
     let parsed;
     let value = match v {
         Value::String(text) => {
-            parsed = serde_json::from_str::<Value>(text)
-                .map_err(|e| invalid(format!("snapshot text is not JSON ({e})")))?;
+            parsed = serde_json::from_str::<Value>(text).map_err(|e| SessionDecodeError {
+                not_json: true,
+                ..invalid(format!("snapshot text is not JSON ({e})"))
+            })?;
             &parsed
         }
         other => other,
@@ -73,6 +92,7 @@ pub fn decode_session_snapshot(v: &Value) -> Result<SessionEnvelope, SessionDeco
         return Err(SessionDecodeError {
             code: SessionDecodeCode::UnsupportedVersion,
             detail: format!("version {n} is not supported (expected 0 or 1)"),
+            not_json: false,
         });
     }
     let v1 = decode_v1(obj);
@@ -248,6 +268,12 @@ fn decision(v: &Value, path: &str) -> Check<Decision> {
     })
 }
 
+/// A list of confirmation records as the envelope holds them (also the additive
+/// `payload.confirmations` of a turn snapshot). `Err` names the offending field.
+pub fn decode_confirmations(v: &Value) -> Result<Vec<Confirmation>, String> {
+    confirmations(v)
+}
+
 fn confirmations(v: &Value) -> Check<Vec<Confirmation>> {
     let items = array(v, "confirmations", limits::CONFIRMATIONS_MAX)?;
     let records = items
@@ -383,6 +409,7 @@ fn invalid(detail: String) -> SessionDecodeError {
     SessionDecodeError {
         code: SessionDecodeCode::InvalidSnapshot,
         detail,
+        not_json: false,
     }
 }
 

@@ -6,7 +6,7 @@
 //! pure transitions of this module, so they always satisfy the wire limits.
 
 use serde::ser::{SerializeStruct, Serializer};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// `protocol` of every v1 envelope. `wire`
@@ -105,7 +105,7 @@ pub struct Confirmation {
 }
 
 /// `pending`, a claimed processing state, or a final state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ConfirmationStatus {
     Pending,
@@ -128,6 +128,17 @@ impl TurnOutcome {
 }
 
 impl ConfirmationStatus {
+    /// `approved`, `rejected` or `expired`: nothing will change the record again.
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Approved | Self::Rejected | Self::Expired)
+    }
+
+    /// `approving`, `rejecting` or `expiring`: a request claimed the decision and is carrying
+    /// it out (or crashed doing so).
+    pub fn is_processing(self) -> bool {
+        matches!(self, Self::Approving | Self::Rejecting | Self::Expiring)
+    }
+
     /// The wire literal.
     pub fn as_str(self) -> &'static str {
         match self {

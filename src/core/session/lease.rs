@@ -80,6 +80,12 @@ pub fn claim_turn(
 /// Ends `turn_id`: clears the lease if it is this turn's (a lapsed lease may already belong to
 /// another turn), records the outcome as the newest terminal entry (dropping an older entry with
 /// the same id) and keeps only the newest `TERMINAL_TURNS_MAX`.
+///
+/// Pass the envelope this turn's claim wrote and save against its cursor, never a fresh load:
+/// the lease is matched by turn id only, so a release computed from a fresh load after this
+/// turn's lease lapsed could clear the lease of a newer request for the same turn id (a client
+/// retry). Saved against the claim's cursor, that release is a conflict instead
+/// (tests/session_lease.rs `the_simulation_catches_a_holder_that_reloads_before_releasing`).
 pub fn release_turn(
     env: &SessionEnvelope,
     turn_id: &str,
@@ -102,7 +108,8 @@ pub fn release_turn(
 
 /// Gives up `turn_id` before it ran (a failure between the claim and the stream): clears the
 /// lease if it is still this turn's, records nothing in the terminal history (so the client may
-/// retry the same turn id), cursor + 1.
+/// retry the same turn id), cursor + 1. Like [`release_turn`], save it against the claim's
+/// cursor.
 pub fn abandon_turn(
     env: &SessionEnvelope,
     turn_id: &str,
@@ -152,7 +159,7 @@ mod abandon_tests {
             session_id: "s1".into(),
             definition_id: "demo".into(),
             definition_revision: 1,
-            initial_conversation_state: None,
+            conversation: None,
         };
         let env = new_session(&identity, 0);
         let ClaimDecision::Claimed(claimed) = claim_turn(&env, "t1", 10, 1_000).unwrap() else {

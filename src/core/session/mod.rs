@@ -5,24 +5,38 @@
 //! with `now_ms`, and commits the returned envelope with a single CAS save
 //! (`crate::ports::session::SessionStorage`). The flow of one turn:
 //! `resume_session` → `claim_turn` → save → (`advance_cursor` → save)* → `release_turn` → save.
+//! A turn that leaves tool calls waiting for a person releases with [`settle_turn`], which adds
+//! their confirmation records; [`claim_resolution`] and [`settle_turn`] resolve one
+//! (`resolution.rs` has the life of a record).
 
 mod confirm;
+mod conversation;
 mod decode;
 mod envelope;
 mod lease;
+mod resolution;
 mod resume;
 
 pub use confirm::{
-    begin_approve, begin_reject, finish_confirmation, propose_confirmation, upstream_action,
-    ConfirmDecision, ConfirmError, ConfirmationProposal, UpstreamAction,
-    CONFIRMATION_EXPIRED_REASON, CONFIRMATION_TOKEN_PREFIX, PROPOSAL_TOOL_CALL_PREFIX,
+    begin_approve, begin_reject, claim_status, final_status, finish_confirmation,
+    propose_confirmation, upstream_action, ConfirmDecision, ConfirmError, ConfirmationProposal,
+    UpstreamAction, CONFIRMATION_EXPIRED_REASON, CONFIRMATION_TOKEN_PREFIX,
+    PROPOSAL_TOOL_CALL_PREFIX,
 };
-pub use decode::{decode_session_snapshot, SessionDecodeCode, SessionDecodeError};
+pub use conversation::{ChartRoute, ConversationChart};
+pub use decode::{
+    decode_confirmations, decode_session_snapshot, SessionDecodeCode, SessionDecodeError,
+};
 pub use envelope::{
     ActiveTurn, Confirmation, ConfirmationStatus, Conversation, Decision, DecisionKind,
     SessionEnvelope, TerminalTurn, TurnOutcome, SESSION_PROTOCOL, SESSION_VERSION,
 };
 pub use lease::{
     abandon_turn, advance_cursor, claim_turn, release_turn, ClaimDecision, LeaseError,
+};
+pub use resolution::{
+    abandon_resolution, claim_resolution, confirmation_action, confirmation_token,
+    reconcile_confirmation, records_for_waiting_calls, settle_turn, stuck_confirmations,
+    Reconciled, ResolutionClaim, TurnSettlement,
 };
 pub use resume::{new_session, resume_session, ResumeError, Resumed, SessionIdentity};

@@ -7,8 +7,9 @@
 
 use serde_json::Value;
 
+use super::conversation::ConversationChart;
 use super::decode::{decode_session_snapshot, SessionDecodeCode, SessionDecodeError};
-use super::envelope::{Conversation, SessionEnvelope};
+use super::envelope::SessionEnvelope;
 use crate::core::checks::{format_iso_millis_at, is_safe_id};
 use crate::core::limits;
 
@@ -19,8 +20,9 @@ pub struct SessionIdentity {
     pub definition_id: String,
     /// `definition.revision`, 1 when the definition sets none; must be > 0.
     pub definition_revision: u64,
-    /// The statechart's initial state when the definition has a conversation, else `None`.
-    pub initial_conversation_state: Option<String>,
+    /// The definition's conversation statechart, if it has one: a stored conversation must
+    /// replay through it.
+    pub conversation: Option<ConversationChart>,
 }
 
 /// A session ready for its next save.
@@ -40,10 +42,11 @@ pub enum ResumeError {
     UnsupportedVersion(SessionDecodeError),
     /// The stored envelope belongs to another session id.
     ForeignSession { stored: String, expected: String },
-    /// The stored envelope was written for another chat definition (id, revision or
-    /// conversation presence differ).
+    /// The stored envelope was written for another chat definition: id or revision differ, it
+    /// holds a conversation the definition has no statechart for, or its conversation does not
+    /// replay through the definition's statechart.
     IncompatibleDefinition { detail: String },
-    /// The expected identity itself is not valid (not a SafeId, revision 0, bad state name).
+    /// The expected identity itself is not valid (not a SafeId, revision 0, a bad statechart).
     InvalidIdentity { detail: String },
 }
 
@@ -81,7 +84,9 @@ impl std::fmt::Display for ResumeError {
 impl std::error::Error for ResumeError {}
 
 /// Resumes the session `expected` from what storage returned (`None` when absent).
-/// `now_ms` stamps a new session's `updatedAt`.
+/// `now_ms` stamps a new session's `updatedAt`. A stored session without a conversation resumed
+/// by a definition with a statechart starts the conversation at the initial state (saved with
+/// the next write).
 pub fn resume_session(
     stored: Option<&Value>,
     expected: &SessionIdentity,
@@ -98,7 +103,11 @@ pub fn resume_session(
         SessionDecodeCode::UnsupportedVersion => ResumeError::UnsupportedVersion(e),
         SessionDecodeCode::InvalidSnapshot => ResumeError::Corrupt(e),
     })?;
+    let mut envelope = envelope;
     check_compatible(&envelope, expected)?;
+    if let (None, Some(chart)) = (&envelope.conversation, &expected.conversation) {
+        envelope.conversation = Some(chart.start());
+    }
     let expected_cursor = Some(envelope.cursor);
     Ok(Resumed {
         envelope,
@@ -116,13 +125,7 @@ pub fn new_session(identity: &SessionIdentity, now_ms: u64) -> SessionEnvelope {
         cursor: 0,
         active_turn: None,
         terminal_turns: Vec::new(),
-        conversation: identity
-            .initial_conversation_state
-            .as_ref()
-            .map(|state| Conversation {
-                state: state.clone(),
-                decisions: Vec::new(),
-            }),
+        conversation: identity.conversation.as_ref().map(ConversationChart::start),
         confirmations: Vec::new(),
     }
 }
@@ -141,11 +144,10 @@ fn check_identity(id: &SessionIdentity) -> Result<(), ResumeError> {
             id.definition_revision
         ));
     }
-    if let Some(state) = &id.initial_conversation_state {
-        let units = crate::core::checks::utf16_len(state);
-        if units == 0 || units > limits::CONVERSATION_STATE_CHARS_MAX {
-            return invalid(format!("initial conversation state has length {units}"));
-        }
+    if let Some(chart) = &id.conversation {
+        chart
+            .check()
+            .or_else(|detail| invalid(format!("conversation: {detail}")))?;
     }
     Ok(())
 }
@@ -170,11 +172,9 @@ fn check_compatible(env: &SessionEnvelope, expected: &SessionIdentity) -> Result
             env.definition_revision, expected.definition_revision
         ));
     }
-    match (&env.conversation, &expected.initial_conversation_state) {
+    match (&env.conversation, &expected.conversation) {
         (Some(_), None) => incompatible("stored conversation, but the definition has none".into()),
-        (None, Some(_)) => {
-            incompatible("the definition has a conversation, but none is stored".into())
-        }
-        _ => Ok(()),
+        (Some(stored), Some(chart)) => chart.replay(stored).or_else(incompatible),
+        (None, _) => Ok(()),
     }
 }

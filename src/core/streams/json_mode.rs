@@ -12,10 +12,13 @@
 //!
 //! Messages are stored as the client's own JSON text with insignificant whitespace removed: key
 //! order and number spelling are kept, and the text is validated by serde_json before it is split.
+//! Validation accepts exactly what serde_json parses into a `Value`, so every stored message
+//! stays readable by the server's own code: a number beyond f64 range (`1e400`, which JavaScript
+//! reads as `Infinity`) is refused like the turn decoder refuses it.
 
 use std::fmt;
 
-use serde::de::IgnoredAny;
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::Rejection;
 use crate::core::limits;
@@ -40,7 +43,7 @@ pub enum JsonBodyError {
 
 /// Splits a JSON body into the messages to store, each as compact JSON text.
 pub fn flatten_json_body(body: &[u8], write: JsonWrite) -> Result<Vec<String>, JsonBodyError> {
-    serde_json::from_slice::<IgnoredAny>(body).map_err(|_| JsonBodyError::Invalid)?;
+    serde_json::from_slice::<Parsable>(body).map_err(|_| JsonBodyError::Invalid)?;
     // Valid JSON is valid UTF-8, so this never fails after the check above.
     let text = std::str::from_utf8(body).map_err(|_| JsonBodyError::Invalid)?;
     let compact = minify(text).ok_or(JsonBodyError::Invalid)?;
@@ -102,6 +105,51 @@ fn split_top_level(inner: &str) -> Vec<String> {
     }
     items.push(inner[start..].to_owned());
     items
+}
+
+/// A JSON value that serde_json can parse into a `Value`, checked without building one:
+/// `deserialize_any` parses every number (so `1e400` fails as "out of range") and string (so a
+/// lone surrogate escape fails), where `IgnoredAny` only skips over them.
+struct Parsable;
+
+impl<'de> Deserialize<'de> for Parsable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Parsable)
+    }
+}
+
+impl<'de> Visitor<'de> for Parsable {
+    type Value = Parsable;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Parsable, E> {
+        Ok(Parsable)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Parsable, E> {
+        Ok(Parsable)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Parsable, E> {
+        Ok(Parsable)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Parsable, E> {
+        Ok(Parsable)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Parsable, E> {
+        Ok(Parsable)
+    }
+    fn visit_unit<E>(self) -> Result<Parsable, E> {
+        Ok(Parsable)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Parsable, A::Error> {
+        while seq.next_element::<Parsable>()?.is_some() {}
+        Ok(Parsable)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsable, A::Error> {
+        while map.next_entry::<Parsable, Parsable>()?.is_some() {}
+        Ok(Parsable)
+    }
 }
 
 /// Where a character-by-character walk through valid JSON text is: inside a string literal

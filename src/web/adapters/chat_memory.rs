@@ -4,7 +4,8 @@
 //!
 //! Loaded messages are validated through the wire decoder (`decode_messages`): a store that
 //! hands back something that is not a valid message array is a `PortError`, never a half-read
-//! conversation. Saved messages are their canonical JSON projection, as plain objects.
+//! conversation. Saved messages are their canonical JSON projection, as plain objects; for an
+//! AgentsKit memory (`with_dates`) `createdAt` is a `Date`, as AgentsKit's `Message` has it.
 
 use std::rc::Rc;
 
@@ -18,19 +19,29 @@ use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
 use crate::ports::{CancelToken, LocalFuture, PortError};
 pub use crate::storage::MemoryChatMemory;
-use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::convert::{from_json, js_error, messages_with_dates, to_json};
 use crate::web::js::resolve;
 
 /// A host object implementing chat memory. Each call gets `{ signal }`, aborted when the
 /// caller's cancel token fires.
 pub struct JsChatMemory {
     inner: LoadSave,
+    /// Save messages with `createdAt` as a `Date` (an AgentsKit `ChatMemory`).
+    dates: bool,
 }
 
 impl JsChatMemory {
     /// Wraps `host` after checking that `load` and `save` are functions.
     pub fn from_js(host: &JsValue) -> Result<Self, String> {
-        LoadSave::from_js(host, "memory").map(|inner| Self { inner })
+        LoadSave::from_js(host, "memory").map(|inner| Self {
+            inner,
+            dates: false,
+        })
+    }
+
+    /// The same memory, handing `save` AgentsKit `Message`s (`createdAt` a `Date`) when `dates`.
+    pub fn with_dates(self, dates: bool) -> Self {
+        Self { dates, ..self }
     }
 }
 
@@ -67,8 +78,12 @@ impl ChatMemory for JsChatMemory {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>> {
         Box::pin(async move {
-            let args =
-                js_sys::Array::of2(&from_json(&messages_to_value(messages)), &options(cancel));
+            let messages = if self.dates {
+                messages_with_dates(messages)
+            } else {
+                from_json(&messages_to_value(messages))
+            };
+            let args = js_sys::Array::of2(&messages, &options(cancel));
             resolve(self.inner.save.apply(&self.inner.host, &args))
                 .await
                 .map(|_| ())

@@ -41,8 +41,9 @@ impl LoadSave {
 
 /// An `AbortSignal` that aborts when `token` fires: how a Rust cancel token reaches a host
 /// callback (every host method gets one, as Web APIs do).
+/// One per token (`CancelToken::memo`): a turn hands its token to hundreds of calls.
 pub fn signal_of(token: &CancelToken) -> AbortSignal {
-    match web_sys::AbortController::new() {
+    token.memo(|| match web_sys::AbortController::new() {
         Ok(controller) => {
             let signal = controller.signal();
             token.on_cancel(move || controller.abort());
@@ -50,7 +51,7 @@ pub fn signal_of(token: &CancelToken) -> AbortSignal {
         }
         // No AbortController in this runtime: a signal that never aborts.
         Err(_) => JsValue::UNDEFINED.unchecked_into(),
-    }
+    })
 }
 
 /// The `{ signal }` options object host methods take (`{}` when there is no signal).

@@ -55,6 +55,17 @@ impl HttpLog {
         })
     }
 
+    /// The stream at `url`, fetched by calling `fetch` on `this` (e.g. a Durable Object stub's
+    /// own `fetch`), with no extra headers.
+    pub fn over(url: String, fetch: Function, this: JsValue) -> Self {
+        Self {
+            url,
+            headers: JsValue::UNDEFINED,
+            fetch,
+            this,
+        }
+    }
+
     fn headers(&self) -> Result<Headers, PortError> {
         let headers = if self.headers.is_undefined() || self.headers.is_null() {
             Headers::new()
@@ -153,7 +164,11 @@ impl HttpLog {
                 duplicate: false,
             }),
             AppendReply::Duplicate { offset } => Ok(AppendAck {
-                offset: offset.ok_or_else(missing_offset)?,
+                // Some servers (the reference one) answer a duplicate without the offset.
+                offset: match offset {
+                    Some(offset) => offset,
+                    None => self.tail(cancel).await?.ok_or_else(missing_offset)?,
+                },
                 duplicate: true,
             }),
             AppendReply::StaleEpoch { current_epoch } => {
@@ -170,6 +185,22 @@ impl HttpLog {
             AppendReply::Refused { status } => Err(LogError::Failed(PortError::new(format!(
                 "the append was refused ({status})"
             )))),
+        }
+    }
+
+    /// The stream's tail offset (`HEAD`).
+    async fn tail(&self, cancel: &CancelToken) -> Result<Option<String>, LogError> {
+        let headers = self.headers().map_err(LogError::Failed)?;
+        let response = self.send("HEAD", &self.url, &headers, None, cancel).await?;
+        drain(&response).await;
+        match read_reply(response.status(), |name| {
+            response.headers().get(name).ok().flatten()
+        }) {
+            ReadReply::Data { offset, .. } | ReadReply::Nothing { offset } => Ok(offset),
+            ReadReply::Retry => Err(LogError::Retryable(PortError::new(
+                "the stream server is busy",
+            ))),
+            ReadReply::Missing | ReadReply::Refused { .. } => Ok(None),
         }
     }
 

@@ -7,7 +7,8 @@
 //! - [`chat_memory`] holds `JsChatMemory`, and `MemoryChatMemory` behind `createMemoryChatMemory()`.
 //! - [`tool`] holds `JsTool`.
 //! - [`models`] holds `model_from_js`: the demo, OpenAI-compatible or host model adapter.
-//! - [`test_hooks`] holds wasm exports for the JS tests only (names start with `__`).
+//! - `test_hooks` (feature `test-hooks`) holds wasm exports for the JS tests only (names start
+//!   with `__`); only the Worker build (pkg-worker/) has them, never the npm package.
 
 pub mod chat_memory;
 pub mod http_log;
@@ -15,6 +16,7 @@ pub mod log_store;
 pub mod models;
 pub mod session_log;
 pub mod session_storage;
+#[cfg(feature = "test-hooks")]
 pub mod test_hooks;
 pub mod tool;
 

@@ -15,7 +15,7 @@ use super::session_storage::JsSessionStorage;
 use super::tool::JsTool;
 use crate::core::chat::model::{FinishReason, ModelChunk, ModelRequest, ToolSpec};
 use crate::core::protocol::message::{decode_messages, messages_to_value};
-use crate::ports::chat::{CancelToken, ChatMemory, Tool};
+use crate::ports::chat::{CancelToken, ChatMemory, Tool, ToolContext};
 use crate::ports::session::SessionStorage;
 use crate::storage::check_session_storage;
 use crate::web::convert::{from_json, js_error, to_json};
@@ -198,7 +198,7 @@ pub fn run_tool_for_test(
             });
         }
         let result = tool
-            .execute(args, token)
+            .execute(args, ToolContext::new(token, "call-test"))
             .await
             .map(Value::String)
             .map_err(|e| e.message);

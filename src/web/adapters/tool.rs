@@ -1,5 +1,7 @@
 //! `JsTool`: the `Tool` port over a host object
-//! `{ name, description, parameters, requiresConfirmation?, execute(args, { signal }) }`.
+//! `{ name, description, parameters, requiresConfirmation?, execute(args, context) }`, where
+//! `context` is `{ signal, toolCallId, idempotencyKey? }` (`idempotencyKey`: the confirmation
+//! token of a call a person approved).
 //!
 //! What the model reads back:
 //! - a string result, as is; any other result, its `JSON.stringify` text; `undefined` (a tool
@@ -23,10 +25,10 @@ use crate::core::checks::{within_bounds, BOUNDED_JSON};
 use crate::core::limits::{
     TOOL_DESCRIPTION_CHARS_MAX, TOOL_ERROR_MESSAGE_CHARS_MAX, TOOL_NAME_CHARS_MAX,
 };
-use crate::ports::chat::{CancelToken, Tool};
+use crate::ports::chat::{Tool, ToolContext};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::convert::{from_json, to_json};
-use crate::web::js::{get, resolve};
+use crate::web::js::{get, resolve, set};
 
 /// The fixed start of every failed tool's text.
 pub const TOOL_FAILED_TEXT: &str = "Tool failed.";
@@ -91,10 +93,14 @@ impl Tool for JsTool {
     fn execute(
         &self,
         args: Map<String, Value>,
-        cancel: CancelToken,
+        context: ToolContext,
     ) -> LocalFuture<'_, Result<String, PortError>> {
         Box::pin(async move {
-            let options = signal_options(Some(&signal_of(&cancel)));
+            let options = signal_options(Some(&signal_of(&context.cancel)));
+            set(&options, "toolCallId", context.tool_call_id.as_str());
+            if let Some(key) = &context.idempotency_key {
+                set(&options, "idempotencyKey", key.as_str());
+            }
             let call_args = js_sys::Array::of2(&from_json(&Value::Object(args)), &options);
             let result = resolve(self.execute.apply(&self.host, &call_args))
                 .await

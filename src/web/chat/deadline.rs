@@ -29,6 +29,11 @@ struct Inner {
 
 impl RequestDeadline {
     pub fn start(request: &Request, timeout_ms: u32) -> Self {
+        Self::start_with(Some(request.signal()), timeout_ms)
+    }
+
+    /// A deadline of `timeout_ms` that `signal` (when given) ends early (a client gone).
+    pub fn start_with(signal: Option<AbortSignal>, timeout_ms: u32) -> Self {
         let inner = Rc::new(Inner {
             interrupt: Interrupt::new(),
             controller: AbortController::new().ok(),
@@ -50,7 +55,9 @@ impl RequestDeadline {
                 *inner.timer.borrow_mut() = Some((id, on_timeout));
             }
         }
-        let signal = request.signal();
+        let Some(signal) = signal else {
+            return Self { inner };
+        };
         let weak = Rc::downgrade(&inner);
         let on_abort = Closure::<dyn FnMut()>::new(move || {
             if let Some(inner) = weak.upgrade() {

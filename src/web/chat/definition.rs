@@ -1,5 +1,15 @@
-//! The chat definition a host's `resolveDefinition` returns (built by `defineChat`), turned
-//! into the ports the turn needs.
+//! The chat definition a host's `resolveDefinition` returns, turned into the ports the turn
+//! needs. Two shapes are read:
+//!
+//! - turnkeep's, from `defineChat`: `{ id, revision, model, memory, tools, maxToolIterations,
+//!   initialMessages }`;
+//! - AgentsKit Chat's `ChatDefinition`: `{ id, revision?, chat: { adapter, memory, tools?,
+//!   maxToolIterations?, initialMessages? } }`, where `adapter` is an AgentsKit adapter
+//!   (`createSource`) and `memory` an AgentsKit `ChatMemory` (it is handed messages with `Date`
+//!   timestamps). turnkeep always saves the conversation, so `chat.memory` is required here.
+//!
+//! A `{ chat: defineChat(...) }` wrapper works too: `id` and `revision` are read from `chat`
+//! when the outer object has none.
 
 use std::rc::Rc;
 
@@ -9,7 +19,7 @@ use crate::core::chat::controller::ChatConfig;
 use crate::core::checks::{is_safe_id, safe_uint};
 use crate::core::limits;
 use crate::core::protocol::{decode_messages, Message};
-use crate::core::session::SessionIdentity;
+use crate::core::session::{ConversationChart, SessionIdentity};
 use crate::ports::chat::{ModelAdapter, Tool};
 use crate::turn::ChatSetup;
 use crate::web::adapters::{model_from_js, JsChatMemory, JsTool};
@@ -26,19 +36,25 @@ pub struct Definition {
     pub tools: Rc<Vec<Box<dyn Tool>>>,
     pub max_tool_iterations: u32,
     pub initial_messages: Vec<Message>,
+    /// The conversation statechart, when the definition has one (`conversation`).
+    pub conversation: Option<ConversationChart>,
 }
 
 impl Definition {
     /// Reads and checks a definition object; the error says which field is wrong (for logs).
     pub fn from_js(value: &JsValue) -> Result<Self, String> {
         let chat = get(value, "chat");
-        // `defineChat` returns the definition itself; a `{ chat }` wrapper is accepted too.
         let def = if chat.is_object() { &chat } else { value };
-        let id = get(def, "id")
+        // The outer object's `id` and `revision`, else the wrapped definition's.
+        let outer_or_def = |key: &str| match get(value, key) {
+            v if v.is_undefined() => get(def, key),
+            v => v,
+        };
+        let id = outer_or_def("id")
             .as_string()
             .filter(|s| is_safe_id(s))
             .ok_or("definition id must be a SafeId")?;
-        let revision = match get(def, "revision") {
+        let revision = match outer_or_def("revision") {
             v if v.is_undefined() => 1,
             v => to_json(&v)
                 .ok()
@@ -47,8 +63,18 @@ impl Definition {
                 .filter(|r| *r > 0)
                 .ok_or("definition revision must be a positive safe integer")?,
         };
-        let model: Rc<dyn ModelAdapter> = Rc::from(model_from_js(&get(def, "model"))?);
-        let memory = Rc::new(JsChatMemory::from_js(&get(def, "memory"))?);
+        let adapter = get(def, "adapter");
+        let agentskit = !adapter.is_undefined();
+        let model = if agentskit {
+            adapter
+        } else {
+            get(def, "model")
+        };
+        let model: Rc<dyn ModelAdapter> = Rc::from(model_from_js(&model)?);
+        let memory = JsChatMemory::from_js(&get(def, "memory")).map_err(|m| {
+            format!("{m} (turnkeep saves every conversation: chat.memory is required)")
+        })?;
+        let memory = Rc::new(memory.with_dates(agentskit));
         let tools = read_tools(&get(def, "tools"))?;
         let max_tool_iterations = match get(def, "maxToolIterations") {
             v if v.is_undefined() => limits::TOOL_ITERATIONS_MAX_DEFAULT,
@@ -64,6 +90,8 @@ impl Definition {
             v if v.is_undefined() || v.is_null() => Vec::new(),
             v => decode_messages(&to_json(&v)?).map_err(|e| format!("initialMessages: {e}"))?,
         };
+        let conversation = read_conversation(&get(def, "conversation"))
+            .map_err(|m| format!("conversation: {m}"))?;
         Ok(Self {
             id,
             revision,
@@ -72,6 +100,7 @@ impl Definition {
             tools: Rc::new(tools),
             max_tool_iterations,
             initial_messages,
+            conversation,
         })
     }
 
@@ -90,7 +119,7 @@ impl Definition {
                 session_id: session_id.to_owned(),
                 definition_id: self.id.clone(),
                 definition_revision: self.revision,
-                initial_conversation_state: None,
+                conversation: self.conversation.clone(),
             },
             config: self.chat_config(),
             initial_messages: self.initial_messages.clone(),
@@ -123,4 +152,14 @@ fn read_tools(value: &JsValue) -> Result<Vec<Box<dyn Tool>>, String> {
         tools.push(Box::new(tool));
     }
     Ok(tools)
+}
+
+/// The definition's `conversation` (AgentsKit's `ConversationDefinition`; a route's `match` and
+/// `response` functions are the host's and are not read), as a checked chart.
+pub(crate) fn read_conversation(value: &JsValue) -> Result<Option<ConversationChart>, String> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    let json = to_json(value).map_err(|_| "must be an object".to_string())?;
+    ConversationChart::from_json(&json).map(Some)
 }

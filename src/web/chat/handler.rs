@@ -8,11 +8,17 @@
 //! 3. the body, up to `maxBodyBytes`, decoded into a client request (submit, stop);
 //! 4. `resolveDefinition`, `sessionStorage`, `sessionLog` → the turn's ports;
 //! 5. submit: `turn::admit` → `turn::open` → the NDJSON stream, and `turn::run` in a task the host
-//!    keeps alive (`host.waitUntil`); stop: `turn::request_stop`.
+//!    keeps alive (`host.waitUntil`); stop: `turn::request_stop`; a confirmation's decision:
+//!    `turn::resolve` → the continuation streamed and run like a submitted turn, or (the record
+//!    was not pending) a JSON answer with its state.
 //!
 //! The second argument is optional: a host that can keep work alive past the response (a
 //! Cloudflare Worker's `ctx`, anything with `waitUntil(promise)`) passes it, so a turn whose
 //! client went away still finishes, saves and releases.
+//!
+//! What the host decides (steps 2 and 4, and where faults go) comes through [`ChatHost`]: the JS
+//! options of `createChatHandler` are one ([`HandlerOptions`]); the demo Worker's Rust host
+//! (`crate::cloudflare::chat`) is another, with Rust ports and no JS callbacks at all.
 
 use std::rc::Rc;
 
@@ -31,11 +37,14 @@ use super::http::{
 use super::js::{call, get, get_fn, set};
 use super::options::HandlerOptions;
 use super::response::ResponseSink;
-use crate::core::protocol::{decode_client_request, BoundaryError, ClientRequest, RequestKind};
+use crate::core::protocol::{
+    decode_client_request, resolve_answer, BoundaryError, ClientRequest, RequestKind,
+};
 use crate::ports::log::SessionLog;
-use crate::ports::PortError;
+use crate::ports::{LocalFuture, PortError};
 use crate::turn::{
-    self, ChatSetup, Fault, FaultReport, Ports, Refusal, Stage, StopAnswer, Submission, Turn,
+    self, ChatSetup, Fault, FaultReport, Ports, Refusal, Resolution, ResolveRequest, Stage,
+    StopAnswer, Submission, Turn,
 };
 use crate::web::adapters::host::HostSleep;
 use crate::web::adapters::{JsSessionLog, JsSessionStorage};
@@ -44,17 +53,80 @@ use crate::web::adapters::{JsSessionLog, JsSessionStorage};
 #[wasm_bindgen(js_name = createChatHandler)]
 pub fn create_chat_handler(options: JsValue) -> Result<Function, JsValue> {
     let options = Rc::new(HandlerOptions::from_js(&options)?);
+    let methods = options.clone();
     let handler = Closure::<dyn Fn(JsValue, JsValue) -> Promise>::new(
         move |request: JsValue, host: JsValue| {
             let options = options.clone();
-            future_to_promise(async move { Ok(respond(options, request, host).await.into()) })
+            future_to_promise(async move {
+                let keep_alive = |running: &Promise| {
+                    if let Some(wait_until) = get_fn(&host, "waitUntil") {
+                        let _ = wait_until.call1(&host, running);
+                    }
+                };
+                let response = match request.dyn_into::<Request>() {
+                    Ok(request) => respond(&*options, &request, &keep_alive).await,
+                    Err(_) => Failure::from(BoundaryError::Internal)
+                        .into_response(&*options, &Named::default()),
+                };
+                Ok(response.into())
+            })
         },
     );
-    Ok(handler.into_js_value().unchecked_into())
+    let handler: Function = handler.into_js_value().unchecked_into();
+    super::reconcile::attach(&handler, methods);
+    Ok(handler)
+}
+
+/// The bounds of one handler's requests.
+#[derive(Clone, Copy, Debug)]
+pub struct ChatLimits {
+    pub timeout_ms: u32,
+    pub cleanup_timeout_ms: u32,
+    pub body_bytes_max: u64,
+    /// How long a tool confirmation a turn proposes stays approvable.
+    pub confirmation_ttl_ms: u64,
+}
+
+impl ChatLimits {
+    /// The lease covers the whole turn plus three cleanup budgets (settle, save, release).
+    pub fn turn_limits(&self) -> crate::turn::TurnLimits {
+        crate::turn::TurnLimits {
+            lease_ms: crate::core::limits::lease_ms(
+                u64::from(self.timeout_ms),
+                u64::from(self.cleanup_timeout_ms),
+            ),
+            cleanup_budget_ms: u64::from(self.cleanup_timeout_ms),
+            confirmation_ttl_ms: self.confirmation_ttl_ms,
+        }
+    }
+}
+
+/// What a host decides for the pipeline: who the caller is (step 2), the ports of a session
+/// (step 4), and where faults go. The context `authenticate` returns is handed only to
+/// `resolve`; nothing in the payload can fill it.
+pub trait ChatHost {
+    fn limits(&self) -> ChatLimits;
+
+    /// `Ok(context)`, or the host's own refusal (`Failure::Host`).
+    fn authenticate<'a>(
+        &'a self,
+        request: &'a Request,
+        deadline: &'a RequestDeadline,
+    ) -> LocalFuture<'a, Result<JsValue, Failure>>;
+
+    fn resolve<'a>(
+        &'a self,
+        context: &'a JsValue,
+        client: &'a ClientRequest,
+        deadline: &'a RequestDeadline,
+    ) -> LocalFuture<'a, Result<(Ports, ChatSetup), Failure>>;
+
+    /// A fault of a request that ended before its stream started, for the operator.
+    fn report(&self, fault: &Fault, session_id: Option<&str>, turn_id: Option<&str>);
 }
 
 /// Why a request ended before its stream started.
-pub(crate) enum Failure {
+pub enum Failure {
     Refused(Refusal),
     /// The host's own response (authentication said no), returned verbatim.
     Host(Response),
@@ -74,7 +146,7 @@ impl From<BoundaryError> for Failure {
 
 /// The ids a request named, once known (for `onError`).
 #[derive(Default)]
-struct Named {
+pub struct Named {
     session_id: Option<String>,
     turn_id: Option<String>,
 }
@@ -82,18 +154,13 @@ struct Named {
 impl Failure {
     /// The one mapping: the fault to the operator, a safe diagnostic (or the host's own
     /// response) to the client.
-    fn into_response(self, options: &HandlerOptions, named: &Named) -> Response {
+    fn into_response(self, host: &dyn ChatHost, named: &Named) -> Response {
         let refusal = match self {
             Failure::Host(response) => return response,
             Failure::Refused(refusal) => refusal,
         };
         if let Some(fault) = &refusal.fault {
-            OnError::new(
-                options.on_error.clone(),
-                named.session_id.as_deref(),
-                named.turn_id.as_deref(),
-            )
-            .report(fault);
+            host.report(fault, named.session_id.as_deref(), named.turn_id.as_deref());
         }
         let e = refusal.error;
         let body = e
@@ -112,22 +179,24 @@ fn bare_response(status: u16) -> Response {
         .unwrap_or_else(|_| JsValue::UNDEFINED.unchecked_into())
 }
 
-/// Every request ends here with a Response; nothing is thrown to the runtime.
-async fn respond(options: Rc<HandlerOptions>, request: JsValue, host: JsValue) -> Response {
+/// Every request ends here with a Response; nothing is thrown to the runtime. `keep_alive`
+/// receives the running turn, for the host to keep alive past the response.
+pub async fn respond(
+    host: &dyn ChatHost,
+    request: &Request,
+    keep_alive: &dyn Fn(&Promise),
+) -> Response {
     let mut named = Named::default();
-    let Ok(request) = request.dyn_into::<Request>() else {
-        return Failure::from(BoundaryError::Internal).into_response(&options, &named);
-    };
-    match handle(&options, &request, &host, &mut named).await {
+    match handle(host, request, keep_alive, &mut named).await {
         Ok(response) => response,
-        Err(failure) => failure.into_response(&options, &named),
+        Err(failure) => failure.into_response(host, &named),
     }
 }
 
 async fn handle(
-    options: &Rc<HandlerOptions>,
+    host: &dyn ChatHost,
     request: &Request,
-    host: &JsValue,
+    keep_alive: &dyn Fn(&Promise),
     named: &mut Named,
 ) -> Result<Response, Failure> {
     if request.method() != "POST" {
@@ -136,12 +205,13 @@ async fn handle(
     if !is_json_media_type(request) {
         return Err(BoundaryError::UnsupportedMediaType.into());
     }
-    let deadline = RequestDeadline::start(request, options.timeout_ms);
-    let context = authenticate(options, request, &deadline).await?;
-    let client = read_request(options, request, &deadline).await?;
+    let limits = host.limits();
+    let deadline = RequestDeadline::start(request, limits.timeout_ms);
+    let context = host.authenticate(request, &deadline).await?;
+    let client = read_request(&limits, request, &deadline).await?;
     named.session_id = Some(client.envelope.session_id.clone());
     named.turn_id = Some(client.envelope.turn_id.clone());
-    let (ports, chat) = resolve(options, &context, &client, &deadline).await?;
+    let (ports, chat) = host.resolve(&context, &client, &deadline).await?;
     match client.kind {
         RequestKind::Submit { input } => {
             let submission = Submission {
@@ -149,7 +219,7 @@ async fn handle(
                 turn_id: client.envelope.turn_id,
                 input,
             };
-            submit(options, ports, chat, submission, deadline, host).await
+            submit(&limits, ports, chat, submission, deadline, keep_alive).await
         }
         RequestKind::Stop => {
             let envelope = &client.envelope;
@@ -163,8 +233,55 @@ async fn handle(
             .await?;
             Ok(stop_response(&envelope.turn_id, &answer)?)
         }
-        // Approvals over HTTP come with the confirmation issue; until then the event is refused.
-        RequestKind::Resolve { .. } => Err(BoundaryError::InvalidEvent.into()),
+        RequestKind::Resolve {
+            token,
+            approve,
+            reason,
+        } => {
+            let request = ResolveRequest {
+                session_id: client.envelope.session_id,
+                token,
+                approve,
+                reason,
+            };
+            decide(&limits, ports, chat, request, deadline, keep_alive).await
+        }
+    }
+}
+
+impl ChatHost for HandlerOptions {
+    fn limits(&self) -> ChatLimits {
+        ChatLimits {
+            timeout_ms: self.timeout_ms,
+            cleanup_timeout_ms: self.cleanup_timeout_ms,
+            body_bytes_max: self.body_bytes_max,
+            confirmation_ttl_ms: self.confirmation_ttl_ms,
+        }
+    }
+
+    fn authenticate<'a>(
+        &'a self,
+        request: &'a Request,
+        deadline: &'a RequestDeadline,
+    ) -> LocalFuture<'a, Result<JsValue, Failure>> {
+        Box::pin(authenticate(self, request, deadline))
+    }
+
+    fn resolve<'a>(
+        &'a self,
+        context: &'a JsValue,
+        client: &'a ClientRequest,
+        deadline: &'a RequestDeadline,
+    ) -> LocalFuture<'a, Result<(Ports, ChatSetup), Failure>> {
+        let ids = (
+            client.envelope.session_id.as_str(),
+            Some(client.envelope.turn_id.as_str()),
+        );
+        Box::pin(resolve(self, context, ids, deadline))
+    }
+
+    fn report(&self, fault: &Fault, session_id: Option<&str>, turn_id: Option<&str>) {
+        OnError::new(self.on_error.clone(), session_id, turn_id).report(fault);
     }
 }
 
@@ -203,14 +320,14 @@ async fn authenticate(
 
 /// Step 3: the body within its limit, decoded.
 async fn read_request(
-    options: &HandlerOptions,
+    limits: &ChatLimits,
     request: &Request,
     deadline: &RequestDeadline,
 ) -> Result<ClientRequest, Failure> {
     let text = deadline
         .interrupt()
         .guard(async {
-            read_text_limited(request, options.body_bytes_max)
+            read_text_limited(request, limits.body_bytes_max)
                 .await
                 .map_err(|e| match e {
                     BodyError::TooLarge => Refusal::from(BoundaryError::TooLarge),
@@ -223,14 +340,16 @@ async fn read_request(
     decode_client_request(&json).ok_or_else(|| BoundaryError::InvalidEvent.into())
 }
 
-/// Step 4: the host's definition, storage and log for this session, as ports.
-async fn resolve(
+/// Step 4: the host's definition, storage and log for session `ids.0` (a request of turn
+/// `ids.1`, for `onError`), as ports.
+pub(super) async fn resolve(
     options: &HandlerOptions,
     context: &JsValue,
-    client: &ClientRequest,
+    ids: (&str, Option<&str>),
     deadline: &RequestDeadline,
 ) -> Result<(Ports, ChatSetup), Failure> {
-    let session_id = JsValue::from_str(&client.envelope.session_id);
+    let (session_name, turn_name) = ids;
+    let session_id = JsValue::from_str(session_name);
     let signal = deadline.signal();
     let interrupt = deadline.interrupt();
     let definition = interrupt
@@ -275,10 +394,10 @@ async fn resolve(
     let clock = Rc::new(HostClock::new(options));
     let faults = Rc::new(OnError::new(
         options.on_error.clone(),
-        Some(&client.envelope.session_id),
-        Some(&client.envelope.turn_id),
+        Some(session_name),
+        turn_name,
     ));
-    let chat = definition.chat_setup(&client.envelope.session_id);
+    let chat = definition.chat_setup(session_name);
     let ports = Ports {
         storage: Rc::new(storage),
         memory: definition.memory.clone(),
@@ -295,27 +414,55 @@ async fn resolve(
 
 /// Step 5 for a submission: claim, open, answer with the stream, run in the background.
 async fn submit(
-    options: &HandlerOptions,
+    limits: &ChatLimits,
     ports: Ports,
     chat: ChatSetup,
     submission: Submission,
     deadline: RequestDeadline,
-    host: &JsValue,
+    keep_alive: &dyn Fn(&Promise),
 ) -> Result<Response, Failure> {
-    let limits = options.turn_limits();
+    let limits = limits.turn_limits();
     let interrupt = deadline.interrupt().clone();
     let claim = turn::admit(&ports, &chat, &submission, &limits, &interrupt).await?;
-    let opened = match turn::open(&ports, &chat, &submission, &claim, &limits, &interrupt).await {
-        Ok(opened) => opened,
-        Err(refusal) => return Err(refusal.into()),
-    };
-    let turn = Turn::new(ports.clone(), limits, submission, claim.clone(), opened);
+    let opened = turn::open(&ports, &chat, &submission, &claim, &limits, &interrupt).await?;
+    let turn = Turn::new(ports, limits, submission, claim, opened);
+    stream(turn, deadline, keep_alive).await
+}
+
+/// Step 5 for a confirmation's decision: the winner's continuation is streamed and run like a
+/// submitted turn; any other request gets the record's state.
+async fn decide(
+    limits: &ChatLimits,
+    ports: Ports,
+    chat: ChatSetup,
+    request: ResolveRequest,
+    deadline: RequestDeadline,
+    keep_alive: &dyn Fn(&Promise),
+) -> Result<Response, Failure> {
+    let limits = limits.turn_limits();
+    let interrupt = deadline.interrupt().clone();
+    match turn::resolve(&ports, &chat, &request, &limits, &interrupt).await? {
+        Resolution::Continue(turn) => stream(turn, deadline, keep_alive).await,
+        Resolution::Answered(record) => {
+            let (status, body) = resolve_answer(&record);
+            json_response(status, &body).map_err(|_| BoundaryError::Internal.into())
+        }
+    }
+}
+
+/// Answers with the turn's NDJSON stream and runs the turn in a task the host keeps alive. A
+/// stream that cannot be built gives the claim up.
+async fn stream(
+    turn: Rc<Turn>,
+    deadline: RequestDeadline,
+    keep_alive: &dyn Fn(&Promise),
+) -> Result<Response, Failure> {
     let answer =
         ResponseSink::open(&turn).and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
     let (sink, response) = match answer {
         Ok(answer) => answer,
         Err(_) => {
-            turn::abandon(&ports, &claim.envelope, &limits).await;
+            turn::abandon(turn.ports(), &turn.claim().envelope, &turn.limits()).await;
             return Err(BoundaryError::Internal.into());
         }
     };
@@ -325,9 +472,7 @@ async fn submit(
         deadline.clear();
         Ok(JsValue::UNDEFINED)
     });
-    if let Some(wait_until) = get_fn(host, "waitUntil") {
-        let _ = wait_until.call1(host, &running);
-    }
+    keep_alive(&running);
     Ok(response)
 }
 
@@ -357,7 +502,7 @@ fn stop_response(turn_id: &str, answer: &StopAnswer) -> Result<Response, Failure
 }
 
 /// A host callback that threw: an internal failure whose cause is what it threw.
-fn host_fault(stage: Stage, what: &str, thrown: &JsValue) -> Refusal {
+pub fn host_fault(stage: Stage, what: &str, thrown: &JsValue) -> Refusal {
     Refusal {
         error: BoundaryError::Internal,
         replayed: None,

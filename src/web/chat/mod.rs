@@ -6,6 +6,7 @@
 //! - [`response`] over [`stream`]: the pull-based coalescing NDJSON body, as the turn's sink.
 //! - [`host`]: the host's clock, ids and `onError` as ports.
 //! - [`options`], [`definition`]: the handler's options and the resolved chat definition.
+//! - [`reconcile`]: `handler.listStuckConfirmations` / `handler.reconcileConfirmation`.
 //!
 //! Request/response plumbing and JS interop are shared with the other handlers
 //! (`crate::web::http`, `crate::web::js`); they are re-exported here under their old paths.
@@ -15,9 +16,16 @@ mod definition;
 mod handler;
 mod host;
 mod options;
+mod reconcile;
 mod response;
 mod stream;
 
 use crate::web::{http, js};
 
+pub(crate) use definition::read_conversation;
 pub use handler::create_chat_handler;
+// The pipeline with a host of its own (the demo Worker's Rust host, src/cloudflare/chat.rs).
+#[allow(unused_imports)]
+pub use deadline::RequestDeadline;
+#[allow(unused_imports)]
+pub use handler::{respond, ChatHost, ChatLimits, Failure};

@@ -24,24 +24,11 @@ pub struct HandlerOptions {
     pub session_log: Option<Function>,
     /// `onError(error, { stage, sessionId?, turnId? })`: every fault, for the operator.
     pub on_error: Option<Function>,
+    /// How long a tool confirmation stays approvable (`confirmationTtlMs`).
+    pub confirmation_ttl_ms: u64,
 }
 
 impl HandlerOptions {
-    /// The lease covers the whole turn plus three cleanup budgets (settle, save, release).
-    pub fn lease_ms(&self) -> u64 {
-        limits::lease_ms(
-            u64::from(self.timeout_ms),
-            u64::from(self.cleanup_timeout_ms),
-        )
-    }
-
-    pub fn turn_limits(&self) -> crate::turn::TurnLimits {
-        crate::turn::TurnLimits {
-            lease_ms: self.lease_ms(),
-            cleanup_budget_ms: u64::from(self.cleanup_timeout_ms),
-        }
-    }
-
     pub fn from_js(options: &JsValue) -> Result<Self, JsValue> {
         if !options.is_object() {
             return Err(invalid("options must be an object"));
@@ -62,6 +49,8 @@ impl HandlerOptions {
             create_id: read.optional_fn("createId")?,
             session_log: read.optional_fn("sessionLog")?,
             on_error: read.optional_fn("onError")?,
+            confirmation_ttl_ms: read
+                .positive_int("confirmationTtlMs", limits::CONFIRMATION_TTL_MS_DEFAULT)?,
         })
     }
 }

@@ -27,12 +27,14 @@ impl ResponseSink {
         let encode = Box::new(move |line: Line, is_last: bool| {
             let ports = reader.ports();
             let state = reader.state();
+            let confirmations = reader.confirmations();
             encoder
                 .borrow_mut()
                 .encode(
                     line,
                     is_last,
                     &state,
+                    &confirmations,
                     ports.clock.as_ref(),
                     ports.ids.as_ref(),
                 )

@@ -22,6 +22,12 @@
 //!    `complete`, keeping the partial text (an assistant message with no text at all is
 //!    dropped) and marking unfinished tool calls as errors.
 //!
+//! A call left waiting is continued by a later controller over the saved conversation:
+//! `resolve_call` instead of `send` approves it (→ `RunTools` for that one call, with the
+//! confirmation's idempotency key; its result then continues the turn as in step 4) or rejects
+//! it (the call becomes an error, a `tool` message tells the model why → `CallModel`). While
+//! another call of the same assistant message still waits, the model is not called.
+//!
 //! Every observable change bumps [`ChatController::revision`], so a consumer can tell a new
 //! state from one it already published.
 
@@ -32,8 +38,8 @@ use serde_json::{Map, Value};
 
 pub use state::{ChatError, ChatState, ChatStatus};
 pub use tool_calls::{
-    ARGS_NOT_OBJECT, ITERATIONS_EXCEEDED, RESULT_TOO_LARGE, STOPPED, UNKNOWN_TOOL, UNNAMED,
-    UNNAMED_TOOL,
+    is_confirmable_id, ARGS_NOT_OBJECT, CONFIRMATION_EXPIRED, INPUT_TOO_LARGE_TO_CONFIRM,
+    ITERATIONS_EXCEEDED, REJECTED, RESULT_TOO_LARGE, STOPPED, UNKNOWN_TOOL, UNNAMED, UNNAMED_TOOL,
 };
 
 use super::model::{ModelChunk, ModelRequest, ToolSpec, Usage};
@@ -96,6 +102,29 @@ pub struct ToolInvocation {
     pub id: String,
     pub name: String,
     pub args: Map<String, Value>,
+    /// Set for an approved call: the confirmation token, handed to the tool so that a tool with
+    /// side effects can refuse to apply them twice.
+    pub idempotency_key: Option<String>,
+}
+
+/// What a person decided about a call that waits for confirmation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallResolution {
+    /// Run the tool; `idempotency_key` reaches it through [`ToolInvocation`].
+    Approve { idempotency_key: String },
+    /// Do not run it; the model reads [`REJECTED`] and the reason, if any.
+    Reject { reason: Option<String> },
+    /// Nobody approved it in time; the model reads [`CONFIRMATION_EXPIRED`].
+    Expire,
+}
+
+/// Why `resolve_call` refused; the state is unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResolveCallError {
+    /// A controller runs exactly one turn.
+    AlreadyStarted,
+    /// No call with this id waits for confirmation in the conversation.
+    NotWaiting,
 }
 
 /// A tool's result text, or its error text.
@@ -170,6 +199,12 @@ impl ChatController {
         matches!(self.phase, Phase::Ended)
     }
 
+    /// The calls of the conversation that wait for a person: status `requires_confirmation` and
+    /// no `tool` message answering them.
+    pub fn waiting_calls(&self) -> Vec<&ToolCall> {
+        waiting_calls(&self.state.messages)
+    }
+
     /// Starts the turn with the user's `input`.
     pub fn send(
         &mut self,
@@ -192,6 +227,69 @@ impl ChatController {
         );
         self.state.messages.push(user);
         self.state.status = ChatStatus::Streaming;
+        Ok(self.start_model_call(now_ms, ids))
+    }
+
+    /// Starts the turn by continuing the call `call_id`, which waits for confirmation in the
+    /// conversation this controller was given (instead of `send`).
+    pub fn resolve_call(
+        &mut self,
+        call_id: &str,
+        resolution: CallResolution,
+        now_ms: u64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Action, ResolveCallError> {
+        if !matches!(self.phase, Phase::Ready) {
+            return Err(ResolveCallError::AlreadyStarted);
+        }
+        let waiting = waiting_calls(&self.state.messages)
+            .iter()
+            .any(|c| c.id == call_id);
+        let assistant = self
+            .state
+            .messages
+            .iter()
+            .rposition(|m| m.tool_calls.iter().flatten().any(|c| c.id == call_id))
+            .filter(|_| waiting)
+            .ok_or(ResolveCallError::NotWaiting)?;
+        let others_waiting = self.state.messages[assistant]
+            .tool_calls
+            .iter()
+            .flatten()
+            .any(|c| c.id != call_id && c.status == ToolCallStatus::RequiresConfirmation);
+        self.state.status = ChatStatus::Streaming;
+        let denial = match resolution {
+            CallResolution::Approve { idempotency_key } => {
+                let mut invocation = None;
+                self.set_call(assistant, call_id, |c| {
+                    c.status = ToolCallStatus::Pending;
+                    invocation = Some(ToolInvocation {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        args: c.args.clone(),
+                        idempotency_key: Some(idempotency_key),
+                    });
+                    true
+                });
+                self.phase = Phase::Tools {
+                    assistant,
+                    outstanding: vec![call_id.to_owned()],
+                    awaiting_confirmation: others_waiting,
+                };
+                self.bump();
+                return Ok(Action::RunTools(invocation.into_iter().collect()));
+            }
+            CallResolution::Reject { reason: None } => REJECTED.to_owned(),
+            CallResolution::Reject {
+                reason: Some(reason),
+            } => format!("{REJECTED} Reason: {reason}"),
+            CallResolution::Expire => CONFIRMATION_EXPIRED.to_owned(),
+        };
+        self.record_result(assistant, call_id, Err(denial), now_ms, ids);
+        self.bump();
+        if others_waiting {
+            return Ok(self.finish(ChatStatus::Complete, None));
+        }
         Ok(self.start_model_call(now_ms, ids))
     }
 
@@ -521,6 +619,21 @@ impl ChatController {
     fn bump(&mut self) {
         self.revision += 1;
     }
+}
+
+/// The calls of `messages` that wait for a person (see [`ChatController::waiting_calls`]).
+pub fn waiting_calls(messages: &[Message]) -> Vec<&ToolCall> {
+    let answered: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().flatten())
+        .filter(|c| c.status == ToolCallStatus::RequiresConfirmation)
+        .filter(|c| !answered.contains(&c.id.as_str()))
+        .collect()
 }
 
 fn new_message(

@@ -6,7 +6,10 @@ use serde_json::{Map, Value};
 use super::state::ChatError;
 use super::{IdSource, ToolInvocation};
 use crate::core::chat::model::ToolSpec;
-use crate::core::limits::{TOOL_ARGS_BYTES_MAX, TOOL_CALLS_PER_RESPONSE_MAX};
+use crate::core::checks::{is_safe_id, within_bounds, BOUNDED_JSON};
+use crate::core::limits::{
+    CONFIRMATION_CALL_ID_CHARS_MAX, TOOL_ARGS_BYTES_MAX, TOOL_CALLS_PER_RESPONSE_MAX,
+};
 use crate::core::protocol::{ToolCall, ToolCallStatus};
 
 /// Error texts recorded on a tool call (fixed, so nothing internal leaks).
@@ -16,6 +19,13 @@ pub const UNNAMED_TOOL: &str = "The model called a tool without a name.";
 pub const ITERATIONS_EXCEEDED: &str = "Not run: the turn reached its tool iteration limit.";
 pub const STOPPED: &str = "Stopped before the tool finished.";
 pub const RESULT_TOO_LARGE: &str = "The tool result is too large.";
+pub const INPUT_TOO_LARGE_TO_CONFIRM: &str =
+    "Not run: the tool arguments are too large to ask a person to confirm.";
+/// What the model reads when a person rejected a call (a reason follows when one was given).
+pub const REJECTED: &str = "A person rejected this tool call.";
+/// What the model reads when nobody approved a call in time.
+pub const CONFIRMATION_EXPIRED: &str =
+    "Not run: the confirmation expired before anyone approved it.";
 
 /// The `name` recorded for a call the model left unnamed (the wire requires a non-empty name).
 pub const UNNAMED: &str = "unnamed";
@@ -108,28 +118,48 @@ impl PendingCalls {
 
 /// Turns a finished call into its canonical form (status `pending`, `requires_confirmation`
 /// or `error`) and the plan for it. A missing id is drawn from `ids`.
+///
+/// A call that waits for a person is bound to its confirmation record by id, and the record is
+/// stored in the session envelope, whose ids are SafeIds (token `confirm-<id>`): such a call keeps
+/// the model's id when it is a SafeId of at most `CONFIRMATION_CALL_ID_CHARS_MAX` characters and
+/// gets a drawn one otherwise (models may send any string). Its arguments become
+/// the record's `input`, so they must fit the bounded-JSON limits, or the call is not run.
 pub(super) fn resolve(
     call: PendingCall,
     tools: &[ToolSpec],
     ids: &mut dyn IdSource,
 ) -> (ToolCall, CallPlan) {
-    let id = call.id.unwrap_or_else(|| ids.next_id("call"));
     let parsed = parse_args(&call.args);
     let spec = call
         .name
         .as_deref()
         .and_then(|n| tools.iter().find(|t| t.name == n));
-    let plan = match (&call.name, spec, &parsed) {
+    let mut plan = match (&call.name, spec, &parsed) {
         (None, _, _) => CallPlan::Rejected(UNNAMED_TOOL),
         (Some(_), None, _) => CallPlan::Rejected(UNKNOWN_TOOL),
         (_, _, Err(rule)) => CallPlan::Rejected(rule),
-        (_, Some(spec), Ok(_)) if spec.requires_confirmation => CallPlan::AwaitConfirmation,
+        (_, Some(spec), Ok(args)) if spec.requires_confirmation => {
+            if within_bounds(&Value::Object(args.clone()), &BOUNDED_JSON) {
+                CallPlan::AwaitConfirmation
+            } else {
+                CallPlan::Rejected(INPUT_TOO_LARGE_TO_CONFIRM)
+            }
+        }
         (Some(name), Some(_), Ok(args)) => CallPlan::Run(ToolInvocation {
-            id: id.clone(),
+            id: String::new(),
             name: name.clone(),
             args: args.clone(),
+            idempotency_key: None,
         }),
     };
+    let id = match (call.id, &plan) {
+        (Some(id), CallPlan::AwaitConfirmation) if !is_confirmable_id(&id) => ids.next_id("call"),
+        (Some(id), _) => id,
+        (None, _) => ids.next_id("call"),
+    };
+    if let CallPlan::Run(invocation) = &mut plan {
+        invocation.id = id.clone();
+    }
     let status = match plan {
         CallPlan::Run(_) => ToolCallStatus::Pending,
         CallPlan::AwaitConfirmation => ToolCallStatus::RequiresConfirmation,
@@ -147,6 +177,11 @@ pub(super) fn resolve(
         },
     };
     (tool_call, plan)
+}
+
+/// True for an id a confirmation can be bound to (see [`resolve`]).
+pub fn is_confirmable_id(id: &str) -> bool {
+    is_safe_id(id) && id.len() <= CONFIRMATION_CALL_ID_CHARS_MAX
 }
 
 /// The concatenated argument text as a JSON object; blank text is `{}` (some models send

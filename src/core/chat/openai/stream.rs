@@ -55,7 +55,8 @@ pub struct TranslatedChunk {
     pub usage: Option<Usage>,
 }
 
-/// Response bytes in, model chunks out.
+/// Response bytes in, model chunks out. The chunks do not depend on how the body was cut
+/// into reads: a failure inside one read still delivers the chunks of the events before it.
 #[derive(Debug, Default)]
 pub struct OpenAiStream {
     sse: SseParser,
@@ -63,6 +64,8 @@ pub struct OpenAiStream {
     usage: Option<Usage>,
     /// `Finish` was emitted; later bytes are ignored.
     finished: bool,
+    /// The stream failed; every later call reports this.
+    failed: Option<OpenAiError>,
 }
 
 impl OpenAiStream {
@@ -71,24 +74,44 @@ impl OpenAiStream {
     }
 
     /// Consumes response bytes; returns the chunks they complete (a `Finish` at `[DONE]`).
+    ///
+    /// When an event of these bytes fails after earlier events gave chunks, those chunks are
+    /// returned and the failure is kept: [`OpenAiStream::failure`] says so at once, and every
+    /// later `push` or `end` returns it. (Returning only the error would drop chunks that a
+    /// body cut into other reads delivers.)
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<ModelChunk>, OpenAiError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
         if self.finished {
             return Ok(Vec::new());
         }
-        let events = self.sse.push(bytes).map_err(OpenAiError::Sse)?;
+        let events = match self.sse.push(bytes) {
+            Ok(events) => events,
+            Err(e) => return Err(self.fail(OpenAiError::Sse(e))),
+        };
         let mut out = Vec::new();
         for event in events {
             if self.finished {
                 break;
             }
-            self.on_event(&event, &mut out)?;
+            if let Err(e) = self.on_event(&event, &mut out) {
+                self.fail(e);
+                break;
+            }
         }
-        Ok(out)
+        match self.failed {
+            Some(e) if out.is_empty() => Err(e),
+            _ => Ok(out),
+        }
     }
 
     /// The body ended. Emits the held `Finish` when a finish reason was seen without `[DONE]`;
     /// a body that ends with neither is [`OpenAiError::Truncated`].
     pub fn end(&mut self) -> Result<Vec<ModelChunk>, OpenAiError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
         if self.finished {
             return Ok(Vec::new());
         }
@@ -101,6 +124,17 @@ impl OpenAiStream {
     /// True once the `Finish` chunk was emitted.
     pub fn is_finished(&self) -> bool {
         self.finished
+    }
+
+    /// The failure that ended the stream, if any: the caller stops reading once the chunks
+    /// already returned are used up.
+    pub fn failure(&self) -> Option<OpenAiError> {
+        self.failed
+    }
+
+    fn fail(&mut self, e: OpenAiError) -> OpenAiError {
+        self.failed = Some(e);
+        e
     }
 
     fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelChunk>) -> Result<(), OpenAiError> {

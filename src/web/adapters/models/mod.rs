@@ -6,17 +6,20 @@
 //! | `{ kind: 'turnkeep.demo', chunkDelayMs? }` (`createDemoModel`) | [`DemoModel`]: the pure demo script, `chunkDelayMs` apart |
 //! | `{ kind: 'turnkeep.openai-compatible', baseUrl, apiKey?, model }` (`createOpenAICompatibleModel`) | [`OpenAiModel`]: streaming `POST {baseUrl}/chat/completions` over the global `fetch` |
 //! | any object with `stream(request, { signal })` returning an async iterable of chunks | [`JsModel`] |
+//! | an AgentsKit adapter: `createSource(request)` returning `{ stream(), abort() }` | [`AgentsKitAdapter`] |
 //!
 //! Every stream aborts its upstream work (timer, fetch, iterator) when `abort()` is called
 //! *or when it is dropped*, so a turn that stops never leaves a model running.
 
 mod abort;
+mod agentskit;
 mod custom;
 mod demo;
 mod descriptor;
 mod openai;
 
 pub use crate::turn::DemoModel;
+pub use agentskit::AgentsKitAdapter;
 pub(crate) use custom::iterator_of;
 pub use custom::JsModel;
 pub use demo::demo_model_from_descriptor;
@@ -39,6 +42,7 @@ pub fn model_from_js(value: &JsValue) -> Result<Box<dyn ModelAdapter>, String> {
         Some(OPENAI_COMPATIBLE_KIND) => Ok(Box::new(OpenAiModel::from_descriptor(value)?)),
         Some(other) if other.starts_with("turnkeep.") => Err(format!("model.kind {other:?} is not a model this build knows")),
         _ if get_fn(value, "stream").is_some() => Ok(Box::new(JsModel::from_js(value)?)),
-        _ => Err("model must be createDemoModel(), createOpenAICompatibleModel() or an object with stream()".into()),
+        _ if get_fn(value, "createSource").is_some() => Ok(Box::new(AgentsKitAdapter::from_js(value)?)),
+        _ => Err("model must be createDemoModel(), createOpenAICompatibleModel(), an object with stream() or an AgentsKit adapter (createSource)".into()),
     }
 }

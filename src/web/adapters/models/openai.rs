@@ -155,6 +155,10 @@ impl ModelStream for OpenAiModelStream {
                 if self.done {
                     return None;
                 }
+                // A read that failed part way gave its earlier chunks first (now used up).
+                if let Some(e) = self.parser.failure() {
+                    return self.fail(e.message());
+                }
                 let parsed = match self.read().await {
                     Ok(Some(bytes)) => self.parser.push(&bytes),
                     Ok(None) => {

@@ -1,0 +1,2 @@
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| turnkeep_fuzz::targets::turn_event::run(data));

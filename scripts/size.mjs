@@ -1,0 +1,61 @@
+// `npm run size`: what each entry of the package costs a user, raw and gzip (level 9), as a
+// bundler ships it: the entry's JS bundled and minified by esbuild with that entry's export
+// conditions, plus the .wasm it loads. The demo Worker (pkg-worker/, not on npm) is listed last
+// for comparison. Run scripts/build.sh first.
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+
+/** The file an export target resolves to under `conditions` (Node's rule: first matching key). */
+function resolveExport(target, conditions) {
+  if (typeof target === 'string') return target;
+  for (const [key, value] of Object.entries(target)) {
+    if (key === 'default' || conditions.includes(key)) return resolveExport(value, conditions);
+  }
+  throw new Error(`no export matches ${conditions.join(', ')}`);
+}
+
+const PACKAGE_WASM = 'pkg/turnkeep_bg.wasm';
+const ENTRIES = [
+  { name: "'turnkeep' (workerd)", conditions: ['workerd', 'worker', 'browser'], wasm: PACKAGE_WASM },
+  { name: "'turnkeep' (edge-light)", conditions: ['edge-light', 'browser'], wasm: PACKAGE_WASM },
+  { name: "'turnkeep' (node)", conditions: ['node'], platform: 'node', wasm: PACKAGE_WASM },
+  { name: "'turnkeep' (browser)", conditions: ['browser'], wasm: PACKAGE_WASM },
+  { name: "'turnkeep/testing/session-storage-conformance'", subpath: './testing/session-storage-conformance', conditions: [] },
+  { name: 'demo Worker (pkg-worker/, not on npm)', file: 'js/cloudflare/worker.mjs', conditions: ['workerd'], wasm: 'pkg-worker/turnkeep_bg.wasm' },
+];
+
+const sizes = (bytes) => ({ raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length });
+const kB = (n) => `${(n / 1000).toFixed(1)} kB`.padStart(9);
+
+async function measure(entry) {
+  const file = entry.file ?? resolveExport(pkg.exports[entry.subpath ?? '.'], entry.conditions);
+  const result = await build({
+    entryPoints: [join(ROOT, file)],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: entry.platform ?? 'neutral',
+    conditions: entry.conditions,
+    external: ['*.wasm', '*.wasm?module', '*.html', 'node:*', 'cloudflare:*'],
+    write: false,
+    logLevel: 'silent',
+  });
+  const js = sizes(result.outputFiles[0].contents);
+  const wasm = entry.wasm ? sizes(readFileSync(join(ROOT, entry.wasm))) : { raw: 0, gzip: 0 };
+  return { ...entry, file, js, wasm };
+}
+
+const rows = [];
+for (const entry of ENTRIES) rows.push(await measure(entry));
+const width = Math.max(...rows.map((r) => r.name.length));
+console.log(`[size] ${'entry'.padEnd(width)}  ${'JS raw'.padStart(9)} ${'JS gzip'.padStart(9)}  ${'wasm raw'.padStart(9)} ${'wasm gzip'.padStart(9)}  ${'gzip total'.padStart(10)}`);
+for (const r of rows) {
+  console.log(`[size] ${r.name.padEnd(width)}  ${kB(r.js.raw)} ${kB(r.js.gzip)}  ${kB(r.wasm.raw)} ${kB(r.wasm.gzip)}  ${kB(r.js.gzip + r.wasm.gzip).padStart(10)}`);
+}
+console.log('[size] (kB = 1000 bytes; JS bundled and minified by esbuild with the entry\'s conditions; gzip -9)');

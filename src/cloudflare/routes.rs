@@ -1,0 +1,232 @@
+//! The demo Worker's route table (design §8) and its demo authentication, as pure decisions.
+//! `worker.rs` performs them. Tested on the host in `tests/worker_routes.rs`.
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /?session=<id>[&panes=3]` | the demo chat page, server-rendered (`page.rs`) |
+//! | `POST /api/chat` | the chat pipeline (demo model, or `OPENAI_BASE_URL`'s) |
+//! | `GET /api/sessions/:sessionId` | `{ messages, session, offset, renderParts, streamMessages }` |
+//! | `GET /api/chat/stream/:sessionId` | `createChatStreamProxy`: demo auth, then the session's stream |
+//! | `/v1/stream/<name>` | the Durable Streams server (`streams::route`) |
+//! | `POST /api/ask` | the Ask service over the docs corpus |
+//! | `GET /mcp/sandbox?uri=&theme=`, `GET /mcp/assets/chart.js` | the MCP ui:// sandbox and its one script |
+
+use crate::core::checks::is_safe_id;
+
+use super::streams::route::{bearer, chat_stream_name, decode_component, StreamsAccess};
+
+/// The chat-stream proxy route, followed by a session id.
+pub const CHAT_STREAM_PREFIX: &str = "/api/chat/stream/";
+
+/// The chart script `ui://demo/chart` loads (the only script its CSP lets run).
+pub const CHART_SCRIPT_PATH: &str = "/mcp/assets/chart.js";
+
+/// Where a request goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    Page,
+    Chat,
+    /// `GET /api/sessions/:sessionId`, with the raw (still encoded) segment.
+    Session(String),
+    /// `/api/chat/stream/:sessionId` (the chat-stream proxy), with the raw segment.
+    ChatStream(String),
+    Ask,
+    Sandbox,
+    ChartScript,
+    /// Anything else: the streams routes decide (`streams::route::decide`), else 404.
+    Other,
+}
+
+impl Route {
+    pub fn of(path: &str) -> Route {
+        match path {
+            "/" => Route::Page,
+            "/api/chat" => Route::Chat,
+            "/api/ask" => Route::Ask,
+            "/mcp/sandbox" => Route::Sandbox,
+            CHART_SCRIPT_PATH => Route::ChartScript,
+            _ => {
+                let segment = |prefix: &str| {
+                    path.strip_prefix(prefix)
+                        .filter(|raw| !raw.is_empty() && !raw.contains('/'))
+                        .map(str::to_owned)
+                };
+                if let Some(raw) = segment("/api/sessions/") {
+                    Route::Session(raw)
+                } else if let Some(raw) = segment(CHAT_STREAM_PREFIX) {
+                    Route::ChatStream(raw)
+                } else {
+                    Route::Other
+                }
+            }
+        }
+    }
+
+    /// The methods a route answers itself (`None`: its handler checks the method, and answers
+    /// with its own diagnostic). A method outside them is 405 with this `Allow` value.
+    pub fn allowed_methods(&self) -> Option<&'static str> {
+        match self {
+            Route::Page | Route::ChartScript => Some("GET, HEAD"),
+            Route::Session(_) => Some("GET"),
+            _ => None,
+        }
+    }
+
+    pub fn allows(&self, method: &str) -> bool {
+        self.allowed_methods()
+            .is_none_or(|allowed| allowed.split(", ").any(|m| m == method))
+    }
+}
+
+/// A refusal of the demo routes: a versioned diagnostic (the chat handler's shape).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: &'static str,
+    pub retryable: bool,
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl Diagnostic {
+    pub fn body(&self) -> String {
+        serde_json::json!({ "error": { "version": 1, "code": self.code, "message": self.message, "retryable": self.retryable } })
+            .to_string()
+    }
+
+    pub fn method_not_allowed(allow: &'static str) -> Diagnostic {
+        let message = match allow {
+            "GET" => "Only GET is supported.",
+            _ => "Only GET, HEAD is supported.",
+        };
+        Diagnostic {
+            status: 405,
+            code: "REQUEST_METHOD_NOT_ALLOWED",
+            message,
+            retryable: false,
+            headers: vec![("allow", allow.to_owned())],
+        }
+    }
+
+    pub fn auth_required() -> Diagnostic {
+        Diagnostic {
+            status: 401,
+            code: "AUTH_REQUIRED",
+            message: "Send Authorization: Bearer <tenant>, a SafeId.",
+            retryable: false,
+            headers: vec![(
+                "www-authenticate",
+                "Bearer realm=\"turnkeep demo\"".to_owned(),
+            )],
+        }
+    }
+
+    pub fn session_id_invalid() -> Diagnostic {
+        Diagnostic {
+            status: 400,
+            code: "REQUEST_INVALID_SESSION_ID",
+            message: "The session id must be a SafeId.",
+            retryable: false,
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn not_found() -> Diagnostic {
+        Diagnostic {
+            status: 404,
+            code: "NOT_FOUND",
+            message: "No such route.",
+            retryable: false,
+            headers: Vec::new(),
+        }
+    }
+
+    /// The chat-stream proxy has no server-side credentials to read streams with.
+    pub fn streams_not_configured() -> Diagnostic {
+        Diagnostic {
+            status: 500,
+            code: "SERVER_INVALID_CONFIG",
+            message: "The server has no streams token to read the session's stream with.",
+            retryable: false,
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn session_unreadable() -> Diagnostic {
+        Diagnostic {
+            status: 500,
+            code: "SERVER_INTERNAL",
+            message: "The session could not be read.",
+            retryable: true,
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// Demo auth: `Authorization: Bearer <tenant>` with a SafeId tenant; anything else is the
+/// host's own 401 (no storage touched).
+pub fn demo_tenant(authorization: Option<&str>) -> Result<&str, Diagnostic> {
+    bearer(authorization)
+        .filter(|tenant| is_safe_id(tenant))
+        .ok_or_else(Diagnostic::auth_required)
+}
+
+/// `GET /api/sessions/:sessionId`: the tenant, then the session id (decoded, a SafeId).
+pub fn session_view_target(
+    authorization: Option<&str>,
+    raw_session_id: &str,
+) -> Result<(String, String), Diagnostic> {
+    let tenant = demo_tenant(authorization)?;
+    let session_id = decode_component(raw_session_id)
+        .filter(|s| is_safe_id(s))
+        .ok_or_else(Diagnostic::session_id_invalid)?;
+    Ok((tenant.to_owned(), session_id))
+}
+
+/// The name of a session's `ChatSession` object: `<tenant>/<sessionId>` (both SafeIds, which
+/// never contain '/', so names cannot collide across tenants).
+pub fn chat_session_name(tenant: &str, session_id: &str) -> String {
+    format!("{tenant}/{session_id}")
+}
+
+/// What `/api/chat/stream/:sessionId` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChatStreamRoute {
+    /// A CORS preflight: 204 with the streams preflight headers.
+    Preflight,
+    Refuse(Diagnostic),
+    /// Proxy the request (`createChatStreamProxy`) to the Worker's own streams route for
+    /// `stream`, with `authorization` (the server-side streams token; `None` when the streams
+    /// are public) as the proxy's credentials.
+    Proxy {
+        stream: String,
+        authorization: Option<String>,
+    },
+}
+
+/// Decides the chat-stream route: read-only for browsers (turns write the log), demo auth, the
+/// session id, then the tenant's stream `chat/<tenant>/<sessionId>`.
+pub fn chat_stream_route(
+    method: &str,
+    authorization: Option<&str>,
+    raw_session_id: &str,
+    access: &StreamsAccess,
+) -> ChatStreamRoute {
+    if method == "OPTIONS" {
+        return ChatStreamRoute::Preflight;
+    }
+    if method != "GET" && method != "HEAD" {
+        return ChatStreamRoute::Refuse(Diagnostic::method_not_allowed("GET, HEAD"));
+    }
+    let (tenant, session_id) = match session_view_target(authorization, raw_session_id) {
+        Ok(target) => target,
+        Err(refusal) => return ChatStreamRoute::Refuse(refusal),
+    };
+    if access.token.is_none() && !access.public {
+        return ChatStreamRoute::Refuse(Diagnostic::streams_not_configured());
+    }
+    ChatStreamRoute::Proxy {
+        stream: chat_stream_name(&tenant, &session_id),
+        authorization: access.token.as_ref().map(|t| format!("Bearer {t}")),
+    }
+}

@@ -1,0 +1,463 @@
+//! The `SessionStream` Durable Object (workers-rs `#[durable_object]`): one per stream, serving
+//! the Durable Streams protocol from its SQLite storage. It performs decisions and makes none:
+//! the protocol answers come from [`SessionStreamCore`] (inside one `transactionSync` each, so a
+//! write is durable before it is acknowledged: the runtime's output gate holds the response until
+//! it is confirmed), and every wait — long-poll, producer-gap retry, SSE keep-alive and
+//! lifetime — from the step functions in [`super::timing`]. What is left here is effects: the
+//! waiters, the timers, the SSE writer and the RPC calls to other streams' objects (forks).
+//!
+//! Env: STREAMS_LONG_POLL_MS (default 20000; the tests use 3000), STREAMS_SSE_MS (how long an
+//! SSE response stays open; default and maximum 60000).
+//!
+//! The Rust struct is `SessionStreamObject`; the Worker entry exports it as `SessionStream`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use futures_channel::mpsc;
+use js_sys::{Array, Promise};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortSignal, Request};
+use worker::{durable_object, DurableObject, Env, State};
+
+use super::object::SessionStreamCore;
+use super::query::{query_all, with_offset};
+use super::reply::Reply;
+use super::route::Refusal;
+use super::timing::{
+    AppendStep, GapRetry, LongPoll, ReadStep, SseSession, SseStep, Waits, Written,
+};
+use crate::cloudflare::body::{read_limited, BodyError};
+use crate::cloudflare::env::{random_in, setting, stub};
+use crate::cloudflare::sql::Sql;
+use crate::cloudflare::wait::{now_ms, sleep_until, Serial, Waiters};
+use crate::core::limits;
+use crate::turn::race::{race, Either};
+use crate::web::js::get;
+
+/// The binding of the `SessionStream` namespace (wrangler.toml).
+pub const SESSION_STREAM_BINDING: &str = "SESSION_STREAM";
+
+#[durable_object(fetch)]
+pub struct SessionStreamObject {
+    shell: Rc<Shell>,
+}
+
+impl DurableObject for SessionStreamObject {
+    fn new(state: State, env: Env) -> Self {
+        let storage = state.storage();
+        let core = SessionStreamCore::open(&storage).unwrap_or_else(|e| wasm_bindgen::throw_val(e));
+        let waits = Waits::from_env(
+            setting(&env, "STREAMS_LONG_POLL_MS").as_deref(),
+            setting(&env, "STREAMS_SSE_MS").as_deref(),
+        );
+        let sql = Sql::from_storage(&storage).unwrap_or_else(|m| wasm_bindgen::throw_str(&m));
+        let shell = Shell {
+            core: Rc::new(RefCell::new(core)),
+            sql,
+            storage,
+            env,
+            waits,
+            waiters: Waiters::default(),
+            exclusive: Serial::default(),
+        };
+        Self {
+            shell: Rc::new(shell),
+        }
+    }
+
+    async fn fetch(&self, req: worker::Request) -> worker::Result<worker::Response> {
+        let request: Request = req.inner().to_owned();
+        let answer = match request.method().as_str() {
+            "PUT" | "DELETE" => self.shell.exclusive.run(self.shell.mutate(&request)).await,
+            "POST" => self.shell.mutate(&request).await,
+            _ => self.shell.clone().read(&request).await,
+        };
+        Ok(answer.unwrap_or_else(|error| {
+            web_sys::console::error_2(&"SessionStream failed:".into(), &error);
+            self.shell.reopen();
+            refusal_reply(&Refusal::internal())
+                .into_response(None)
+                .unwrap_or_else(|_| {
+                    worker::Response::empty()
+                        .expect("an empty response")
+                        .with_status(500)
+                })
+        }))
+    }
+}
+
+/// What the object keeps between requests.
+struct Shell {
+    core: Rc<RefCell<SessionStreamCore>>,
+    sql: Sql,
+    storage: worker::Storage,
+    env: Env,
+    waits: Waits,
+    waiters: Waiters,
+    exclusive: Serial,
+}
+
+type Answer = Result<worker::Response, JsValue>;
+
+impl Shell {
+    /// Runs `step` on the core inside one storage transaction (a failure rolls all of it back).
+    fn transaction<T: 'static>(
+        self: &Shell,
+        step: impl FnOnce(&mut SessionStreamCore) -> Result<T, JsValue> + 'static,
+    ) -> Result<T, JsValue> {
+        // The body runs synchronously inside transactionSync: nothing else borrows the core then.
+        let core = self.core.clone();
+        self.sql.transaction(move || step(&mut core.borrow_mut()))
+    }
+
+    /// After a storage failure: drop cached state; storage is the truth.
+    fn reopen(&self) {
+        if let Ok(core) = SessionStreamCore::open(&self.storage) {
+            *self.core.borrow_mut() = core;
+        }
+    }
+
+    /// PUT, POST, DELETE.
+    async fn mutate(&self, request: &Request) -> Answer {
+        let body = match read_limited(request, limits::STREAM_APPEND_BYTES_MAX).await {
+            Ok(body) => body,
+            Err(BodyError::TooLarge) => {
+                return refusal_reply(&Refusal::append_too_large()).into_response(None)
+            }
+            Err(BodyError::Failed) => {
+                return Err(JsValue::from_str("the request body could not be read"))
+            }
+        };
+        let decide = || {
+            let (method, url, headers) = (request.method(), request.url(), request.headers());
+            let body = body.clone();
+            self.transaction(move |core| {
+                core.handle(&method, &url, &headers, &body, now_ms(), jitter(), false)
+            })
+        };
+        let mut reply = decide()?;
+        if let Some(source) = reply.effects.need_source.take() {
+            return self.create_fork(request, &body, &source).await;
+        }
+        let retry = GapRetry::start(now_ms());
+        let mut changed = None;
+        while let AppendStep::RetryAfterChange { until_ms } =
+            retry.step(reply.effects.gap, changed, now_ms())
+        {
+            let woke = self
+                .waiters
+                .changed(until_ms, Some(&request.signal()))
+                .await;
+            if woke {
+                reply = decide()?;
+            }
+            changed = Some(woke);
+        }
+        self.answer(reply, None).await
+    }
+
+    /// GET and HEAD: catch-up, long-poll, the start of SSE.
+    async fn read(self: Rc<Self>, request: &Request) -> Answer {
+        let poll = LongPoll::start(now_ms(), self.waits);
+        let mut url = request.url();
+        loop {
+            let waited = poll.expired(now_ms());
+            let (method, headers, at) = (request.method(), request.headers(), url.clone());
+            // A read writes too, at times: a sliding TTL renews, an expired stream is purged.
+            let mut reply = self.transaction(move |core| {
+                core.handle(&method, &at, &headers, &[], now_ms(), jitter(), waited)
+            })?;
+            if let Some((offset, _)) = reply.effects.sse.take() {
+                return self.clone().sse(request, reply, offset);
+            }
+            match poll.step(reply.effects.wait.take(), request.signal().aborted()) {
+                ReadStep::Answer => return self.answer(reply, None).await,
+                ReadStep::Abandon => return Reply::new(204).into_response(None),
+                ReadStep::Wait { until_ms, offset } => {
+                    url = with_offset(&url, &offset);
+                    self.waiters
+                        .changed(until_ms, Some(&request.signal()))
+                        .await;
+                }
+            }
+        }
+    }
+
+    /// Finishes a reply: wakes waiters, releases a freed source reference, builds the response.
+    async fn answer(&self, reply: Reply, body: Option<web_sys::ReadableStream>) -> Answer {
+        if reply.effects.wake {
+            self.waiters.wake();
+        }
+        if let Some(source) = &reply.effects.release_source {
+            release_chain(&self.env, source).await;
+        }
+        reply.into_response(body)
+    }
+
+    /// An SSE response: its headers now, its events from a task that follows the stream (the
+    /// steps of [`SseSession`]) until it is done, its time is up or the reader goes away.
+    fn sse(self: Rc<Self>, request: &Request, reply: Reply, offset: String) -> Answer {
+        // One chunk in flight: a reader that stops reading holds the writer (up to the end time).
+        let (sender, receiver) = mpsc::channel::<Result<Vec<u8>, JsValue>>(0);
+        let body = stream_body(receiver)?;
+        let cursor = query_all(&request.url(), "cursor").into_iter().next();
+        let signal = request.signal();
+        wasm_bindgen_futures::spawn_local(async move {
+            self.pump(sender, offset, cursor, signal).await;
+        });
+        reply.into_response(Some(body))
+    }
+
+    async fn pump(
+        &self,
+        mut sender: mpsc::Sender<Result<Vec<u8>, JsValue>>,
+        mut offset: String,
+        cursor: Option<String>,
+        signal: AbortSignal,
+    ) {
+        let (session, mut step) = SseSession::start(now_ms(), self.waits);
+        loop {
+            step = match step {
+                SseStep::Render { control_if_empty } => {
+                    let (at, cursor) = (offset.clone(), cursor.clone());
+                    let chunk = self.transaction(move |core| {
+                        core.sse_chunk(&at, cursor.as_deref(), now_ms(), jitter(), control_if_empty)
+                    });
+                    match chunk {
+                        Err(_) => {
+                            self.reopen();
+                            SseStep::Abort
+                        }
+                        Ok(chunk) => {
+                            if let Some(source) = &chunk.release_source {
+                                release_chain(&self.env, source).await;
+                            }
+                            let written = if chunk.text.is_empty() {
+                                Written::Ok
+                            } else {
+                                write_until(
+                                    &mut sender,
+                                    chunk.text.into_bytes(),
+                                    session.write_deadline_ms(),
+                                )
+                                .await
+                            };
+                            if let Some(next) = chunk.offset {
+                                offset = next;
+                            }
+                            session.after_write(written, chunk.done, signal.aborted(), now_ms())
+                        }
+                    }
+                }
+                SseStep::Wait { until_ms } => {
+                    let changed = self.waiters.changed(until_ms, Some(&signal)).await;
+                    session.after_wait(changed, signal.aborted())
+                }
+                SseStep::Close => return, // dropping the sender ends the body
+                SseStep::Abort => {
+                    let _ = sender.try_send(Err(JsValue::from_str("the stream response ended")));
+                    return;
+                }
+            };
+        }
+    }
+
+    /// A fork PUT: take a reference at the source, decide, copy the inherited rows, commit.
+    async fn create_fork(&self, request: &Request, body: &[u8], source_name: &str) -> Answer {
+        let source = stream_rpc(&self.env, source_name)?;
+        let info = await_js(source.fork_acquire(now_ms() as f64)).await?;
+        if let Some(freed) = get(&info, "releaseSource").as_string() {
+            release_chain(&self.env, &freed).await;
+        }
+        let acquired = get(&info, "state").as_string().as_deref() == Some("live");
+        let result = self.copy_fork(request, body, &source, &info).await;
+        if result.is_err() && acquired {
+            release_chain(&self.env, source_name).await;
+        }
+        result
+    }
+
+    async fn copy_fork(
+        &self,
+        request: &Request,
+        body: &[u8],
+        source: &SessionStreamRpc,
+        info: &JsValue,
+    ) -> Answer {
+        let step = |sub_row: JsValue, commit: bool| {
+            let (url, headers, body, info) = (
+                request.url(),
+                request.headers(),
+                body.to_vec(),
+                info.clone(),
+            );
+            self.transaction(move |core| {
+                core.put_fork(&url, &headers, &body, info, sub_row, commit, now_ms())
+            })
+        };
+        let mut plan = step(JsValue::NULL, false)?;
+        let Some((upto, with_sub_row)) = plan.effects.copy_upto.take() else {
+            return self.answer(plan, None).await;
+        };
+        let mut from = 0u64;
+        while from < upto {
+            let rows: Array = await_js(source.export_rows(from as f64, upto as f64))
+                .await?
+                .dyn_into()?;
+            let Some(last) = rows.iter().last() else {
+                break;
+            };
+            from = get(&last, "end").as_f64().unwrap_or(upto as f64) as u64;
+            self.transaction(move |core| core.import_rows(rows))?;
+        }
+        let sub_row = if with_sub_row {
+            await_js(source.row_starting_at(upto as f64)).await?
+        } else {
+            JsValue::NULL
+        };
+        let reply = step(sub_row, true)?;
+        self.answer(reply, None).await
+    }
+}
+
+/// The RPC methods other streams' objects call (forks; see `fork.rs`).
+#[wasm_bindgen]
+impl SessionStreamObject {
+    #[wasm_bindgen(js_name = forkAcquire)]
+    pub fn fork_acquire(&self, now_ms: f64) -> Result<JsValue, JsValue> {
+        self.shell
+            .transaction(move |core| core.fork_acquire(now_ms))
+    }
+
+    #[wasm_bindgen(js_name = forkRelease)]
+    pub fn fork_release(&self) -> Result<JsValue, JsValue> {
+        let next = self.shell.transaction(|core| core.fork_release())?;
+        self.shell.waiters.wake();
+        Ok(next.map_or(JsValue::NULL, JsValue::from))
+    }
+
+    #[wasm_bindgen(js_name = exportRows)]
+    pub fn export_rows(&self, from: f64, upto: f64) -> Result<Array, JsValue> {
+        self.shell.core.borrow().export_rows(from, upto)
+    }
+
+    #[wasm_bindgen(js_name = rowStartingAt)]
+    pub fn row_starting_at(&self, start: f64) -> Result<JsValue, JsValue> {
+        self.shell.core.borrow().row_starting_at(start)
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A `SessionStream` stub, seen through the RPC methods above.
+    #[wasm_bindgen(extends = js_sys::Object)]
+    pub type SessionStreamRpc;
+    #[wasm_bindgen(method, js_name = forkAcquire)]
+    fn fork_acquire(this: &SessionStreamRpc, now_ms: f64) -> Promise;
+    #[wasm_bindgen(method, js_name = forkRelease)]
+    fn fork_release(this: &SessionStreamRpc) -> Promise;
+    #[wasm_bindgen(method, js_name = exportRows)]
+    fn export_rows(this: &SessionStreamRpc, from: f64, upto: f64) -> Promise;
+    #[wasm_bindgen(method, js_name = rowStartingAt)]
+    fn row_starting_at(this: &SessionStreamRpc, start: f64) -> Promise;
+}
+
+fn stream_rpc(env: &Env, name: &str) -> Result<SessionStreamRpc, JsValue> {
+    Ok(stub(env, SESSION_STREAM_BINDING, name)?.into_rpc::<SessionStreamRpc>())
+}
+
+async fn await_js(promise: Promise) -> Result<JsValue, JsValue> {
+    JsFuture::from(promise).await
+}
+
+/// Releases one fork reference at `name`, and on up the chain while sources get purged. A
+/// failure is logged, not returned: the request that freed the reference has already
+/// committed, and a reference left behind only keeps a deleted source reserved (410) longer.
+async fn release_chain(env: &Env, name: &str) {
+    let mut next = Some(name.to_owned());
+    while let Some(name) = next.take() {
+        let released = match stream_rpc(env, &name) {
+            Ok(stub) => await_js(stub.fork_release()).await,
+            Err(error) => Err(error),
+        };
+        match released {
+            Ok(value) => next = value.as_string(),
+            Err(error) => {
+                web_sys::console::error_2(
+                    &format!("releasing a fork reference at {name} failed:").into(),
+                    &error,
+                );
+            }
+        }
+    }
+}
+
+/// Writes one chunk, giving up at `deadline_ms` (a reader that stopped reading must not pin us).
+async fn write_until(
+    sender: &mut mpsc::Sender<Result<Vec<u8>, JsValue>>,
+    bytes: Vec<u8>,
+    deadline_ms: u64,
+) -> Written {
+    use futures_util_sink::send;
+    match race(send(sender, Ok(bytes)), sleep_until(deadline_ms)).await {
+        Either::Left(true) => Written::Ok,
+        _ => Written::Failed,
+    }
+}
+
+/// A minimal `SinkExt::send` for one mpsc sender (no futures-util dependency for one call).
+mod futures_util_sink {
+    use std::future::poll_fn;
+
+    use futures_channel::mpsc::Sender;
+
+    /// Resolves true once the item is queued, false when the receiver is gone.
+    pub async fn send<T>(sender: &mut Sender<T>, item: T) -> bool {
+        if poll_fn(|cx| sender.poll_ready(cx)).await.is_err() {
+            return false;
+        }
+        sender.start_send(item).is_ok()
+    }
+}
+
+/// A ReadableStream fed from the receiver (an `Err` item errors the stream).
+fn stream_body(
+    receiver: mpsc::Receiver<Result<Vec<u8>, JsValue>>,
+) -> Result<web_sys::ReadableStream, JsValue> {
+    let response =
+        worker::Response::from_stream(receiver).map_err(|e| JsValue::from_str(&e.to_string()))?;
+    match response.into_parts().1 {
+        worker::ResponseBody::Stream(stream) => Ok(stream),
+        _ => Err(JsValue::from_str("the SSE body is not a stream")),
+    }
+}
+
+/// Seconds of jitter for a cursor the client already holds (protocol §10.1).
+fn jitter() -> u32 {
+    random_in(
+        limits::STREAM_CURSOR_JITTER_SECONDS_MIN,
+        limits::STREAM_CURSOR_JITTER_SECONDS_MAX,
+    )
+}
+
+/// A refusal as a reply (a versioned streams diagnostic).
+pub fn refusal_reply(refusal: &Refusal) -> Reply {
+    let mut reply = Reply::new(refusal.status)
+        .header("content-type", "application/json")
+        .body(refusal.body().into_bytes());
+    for (name, value) in &refusal.headers {
+        reply = reply.header(name, *value);
+    }
+    reply
+}
+
+/// A refusal as a web response, with the security headers.
+pub fn refusal_response(refusal: &Refusal) -> web_sys::Response {
+    refusal_reply(refusal)
+        .into_response(None)
+        .map(web_sys::Response::from)
+        .unwrap_or_else(|_| crate::web::http::bare_response(refusal.status))
+}

@@ -1,0 +1,99 @@
+//! Crash safety for confirmations, for the host: a continuation that crashed (or whose release
+//! failed) between its claim and its release leaves its record in a processing state
+//! (`approving`, `rejecting`, `expiring`) once its lease lapsed. [`list_stuck`] finds such
+//! records; [`reconcile`] finishes one by CAS (by default into the final state of its processing
+//! state; the host may choose another final state when it knows better, e.g. `rejected` when its
+//! tool's own records show the effect never happened). Neither ever runs a tool: a record that
+//! was claimed is never claimed again, so the tool ran at most once.
+
+use super::admit::load;
+use super::context::{ChatSetup, Ports};
+use super::fault::{Refusal, Stage};
+use super::interrupt::Interrupt;
+use crate::core::limits::CONFIRMATION_CLAIM_ATTEMPTS_MAX;
+use crate::core::protocol::BoundaryError;
+use crate::core::session::{
+    reconcile_confirmation, stuck_confirmations, ConfirmError, Confirmation, ConfirmationStatus,
+    Reconciled,
+};
+use crate::ports::PortError;
+
+/// Why a reconciliation was refused (besides the refusals loading a session can give).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReconcileError {
+    /// The session has no record with this token.
+    NotFound,
+    /// The record is pending, or its continuation still holds a live lease.
+    NotStuck(ConfirmationStatus),
+    /// The requested status is not a final one.
+    InvalidResolution,
+    /// Loading or saving the session failed, or other writers kept winning.
+    Refused(Refusal),
+}
+
+impl From<Refusal> for ReconcileError {
+    fn from(refusal: Refusal) -> Self {
+        ReconcileError::Refused(refusal)
+    }
+}
+
+/// The session's stuck confirmations (see the module doc).
+pub async fn list_stuck(
+    ports: &Ports,
+    chat: &ChatSetup,
+    session_id: &str,
+    deadline: &Interrupt,
+) -> Result<Vec<Confirmation>, Refusal> {
+    let loaded = load(ports, chat, session_id, deadline).await?;
+    Ok(stuck_confirmations(
+        &loaded.resumed.envelope,
+        ports.clock.now_ms(),
+    ))
+}
+
+/// Finishes the stuck record `token` into `to` (or its natural final state) and returns it; a
+/// record that is final already is returned as it is.
+pub async fn reconcile(
+    ports: &Ports,
+    chat: &ChatSetup,
+    session_id: &str,
+    token: &str,
+    to: Option<ConfirmationStatus>,
+    deadline: &Interrupt,
+) -> Result<Confirmation, ReconcileError> {
+    for _attempt in 0..CONFIRMATION_CLAIM_ATTEMPTS_MAX {
+        let loaded = load(ports, chat, session_id, deadline).await?;
+        let decided =
+            reconcile_confirmation(&loaded.resumed.envelope, token, to, ports.clock.now_ms());
+        let (envelope, record) = match decided {
+            Ok(Reconciled::Unchanged { record }) => return Ok(record),
+            Ok(Reconciled::Transition { envelope, record }) => (envelope, record),
+            Err(ConfirmError::UnknownToken(_)) => return Err(ReconcileError::NotFound),
+            Err(ConfirmError::NotStuck { status, .. }) => {
+                return Err(ReconcileError::NotStuck(status))
+            }
+            Err(ConfirmError::InvalidResolution(_)) => {
+                return Err(ReconcileError::InvalidResolution)
+            }
+            Err(e) => {
+                let cause = PortError::new(e.to_string());
+                return Err(Refusal::internal(Stage::SessionResume, cause).into());
+            }
+        };
+        let value = envelope.to_value();
+        let expected = loaded.resumed.expected_cursor;
+        let written = deadline
+            .guard(async {
+                ports
+                    .storage
+                    .save(&value, expected, deadline.token())
+                    .await
+                    .map_err(|e| Refusal::internal(Stage::SessionSave, e))
+            })
+            .await?;
+        if written {
+            return Ok(record);
+        }
+    }
+    Err(Refusal::from(BoundaryError::SessionBusy).into())
+}

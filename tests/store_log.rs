@@ -1,0 +1,248 @@
+//! The store-backed log (`StoreLog`) over a store whose every call is a round trip (1 ms of
+//! virtual time before it reads or writes, as a Redis or Postgres store takes): appends on one
+//! log are applied one at a time in call order, so a fenced writer with several appends in
+//! flight (the turn publisher keeps up to 5) never has its own later seqs refused as gaps, and
+//! a whole sender drains with one commit per chunk and a single head read: the log decides each
+//! append on the head it wrote last, and reads the store's again only when that commit lost.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod turn_support;
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use serde_json::{json, Value};
+use turn_support::{block_on, run_all, SimSleep, Task, World};
+use turnkeep::core::streams::item_log::{position_offset, LogHead};
+use turnkeep::ports::chat::Sleep;
+use turnkeep::ports::log::{AppendAck, LogError, ProducerStamp, SessionLog};
+use turnkeep::ports::{CancelToken, LocalFuture, PortError};
+use turnkeep::storage::{LogStore, MemoryLogStore, StoreLog};
+use turnkeep::turn::race::{race, Either};
+use turnkeep::turn::send::{LogSender, Producer, SendEnd, SendOptions};
+
+/// The memory store behind a round trip; counts head reads, commits, and commits that lost.
+struct RoundTrip {
+    inner: MemoryLogStore,
+    sleep: SimSleep,
+    heads: Cell<u32>,
+    commits: Cell<u32>,
+    lost: Cell<u32>,
+}
+
+const ROUND_TRIP_MS: u64 = 1;
+
+impl LogStore for RoundTrip {
+    fn head<'a>(
+        &'a self,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<LogHead>, PortError>> {
+        Box::pin(async move {
+            self.sleep.sleep(ROUND_TRIP_MS).await;
+            self.heads.set(self.heads.get() + 1);
+            self.inner.head(cancel).await
+        })
+    }
+
+    fn commit<'a>(
+        &'a self,
+        expected_version: Option<u64>,
+        items: &'a [String],
+        next: &'a LogHead,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
+        Box::pin(async move {
+            self.sleep.sleep(ROUND_TRIP_MS).await;
+            let written = self
+                .inner
+                .commit(expected_version, items, next, cancel)
+                .await?;
+            self.commits.set(self.commits.get() + 1);
+            if !written {
+                self.lost.set(self.lost.get() + 1);
+            }
+            Ok(written)
+        })
+    }
+
+    fn items<'a>(
+        &'a self,
+        from: u64,
+        limit: usize,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<String>, PortError>> {
+        Box::pin(async move {
+            self.sleep.sleep(ROUND_TRIP_MS).await;
+            self.inner.items(from, limit, cancel).await
+        })
+    }
+}
+
+fn round_trip_log(world: &Rc<World>) -> (Rc<StoreLog<RoundTrip>>, MemoryLogStore) {
+    let inner = MemoryLogStore::new();
+    let store = RoundTrip {
+        inner: inner.clone(),
+        sleep: SimSleep(world.clone()),
+        heads: Cell::new(0),
+        commits: Cell::new(0),
+        lost: Cell::new(0),
+    };
+    let log = StoreLog::new(store, Rc::new(SimSleep(world.clone())));
+    (Rc::new(log), inner)
+}
+
+fn chunk(n: u64) -> String {
+    json!({ "type": "CUSTOM", "name": "n", "value": n }).to_string()
+}
+
+fn values(store: &MemoryLogStore) -> Vec<Value> {
+    store.chunks().iter().map(|c| c["value"].clone()).collect()
+}
+
+#[test]
+fn appends_started_together_are_applied_in_call_order() {
+    let world = World::new();
+    let (log, stored) = round_trip_log(&world);
+    let results = std::cell::RefCell::new(Vec::new());
+    let tasks: Vec<Task<'_>> = (0..5u64)
+        .map(|seq| {
+            let (log, results) = (&log, &results);
+            Box::pin(async move {
+                let text = [chunk(seq)];
+                let stamp = ProducerStamp {
+                    id: "writer".into(),
+                    epoch: 0,
+                    seq,
+                };
+                let answer = log.append(&text, Some(&stamp), &CancelToken::new()).await;
+                results.borrow_mut().push((seq, answer));
+            }) as Task<'_>
+        })
+        .collect();
+    run_all(&world, tasks);
+    for (seq, answer) in results.into_inner() {
+        let ack = answer.unwrap_or_else(|e| panic!("seq {seq} was refused: {e}"));
+        assert!(!ack.duplicate, "seq {seq}");
+    }
+    assert_eq!(values(&stored), [0, 1, 2, 3, 4].map(Value::from));
+    let store = log.store();
+    assert_eq!(
+        (store.heads.get(), store.lost.get()),
+        (1, 0),
+        "one head read, no commit lost"
+    );
+}
+
+#[test]
+fn a_fenced_sender_drains_with_one_round_trip_per_chunk() {
+    let world = World::new();
+    let (log, stored) = round_trip_log(&world);
+    let sleep: Rc<dyn Sleep> = Rc::new(SimSleep(world.clone()));
+    let sender = LogSender::new(
+        log.clone(),
+        sleep,
+        SendOptions {
+            producer: Some(Producer {
+                id: "chat-turn:s:t".into(),
+                epoch: 3,
+            }),
+            merge_deltas: false,
+            deadline: None,
+            first_seq: 0,
+        },
+    );
+    let chunks: Vec<Value> = (0..40u64)
+        .map(|n| serde_json::from_str(&chunk(n)).unwrap())
+        .collect();
+    sender.push(chunks);
+    sender.close();
+    let end = block_on(&world, sender.pump());
+    assert_eq!(end, SendEnd::Drained);
+    assert_eq!(
+        values(&stored),
+        (0..40u64).map(Value::from).collect::<Vec<_>>()
+    );
+    let store = log.store();
+    assert_eq!(
+        (store.heads.get(), store.commits.get(), store.lost.get()),
+        (1, 40, 0),
+        "one head read, then one winning commit per chunk (no gap refused, no retry)"
+    );
+}
+
+/// Appends chunk `n` as producer `(id, epoch, seq)`.
+async fn append_as(
+    log: &dyn SessionLog,
+    n: u64,
+    (id, epoch, seq): (&str, u64, u64),
+) -> Result<AppendAck, LogError> {
+    let stamp = ProducerStamp {
+        id: id.into(),
+        epoch,
+        seq,
+    };
+    log.append(&[chunk(n)], Some(&stamp), &CancelToken::new())
+        .await
+}
+
+#[test]
+fn another_writer_costs_a_lost_commit_and_a_fresh_read_never_a_wrong_answer() {
+    let world = World::new();
+    let (ours, stored) = round_trip_log(&world);
+    let theirs = StoreLog::new(stored.clone(), Rc::new(SimSleep(world.clone())));
+    block_on(&world, async {
+        append_as(&*ours, 0, ("a", 0, 0)).await.unwrap();
+        append_as(&theirs, 1, ("b", 0, 0)).await.unwrap();
+        // Ours remembers the head before b's append: its commit loses, it reads again.
+        let ack = append_as(&*ours, 2, ("a", 0, 1)).await.unwrap();
+        assert_eq!(ack.offset, position_offset(3));
+        // a's next seq written elsewhere: on the remembered head seq 3 would be a gap; the log
+        // reads the stored head before it answers anything but an append.
+        append_as(&theirs, 3, ("a", 0, 2)).await.unwrap();
+        let ack = append_as(&*ours, 4, ("a", 0, 3)).await.unwrap();
+        assert_eq!(ack.offset, position_offset(5));
+        // A newer epoch of a, written elsewhere: the remembered head lets epoch 0 through, the
+        // commit loses, and the stored head refuses it.
+        append_as(&theirs, 5, ("a", 1, 0)).await.unwrap();
+        let stale = append_as(&*ours, 6, ("a", 0, 4)).await;
+        assert_eq!(stale, Err(LogError::StaleEpoch { current_epoch: 1 }));
+    });
+    assert_eq!(values(&stored), [0, 1, 2, 3, 4, 5].map(Value::from));
+    assert_eq!(
+        ours.store().lost.get(),
+        2,
+        "two commits lost to the other writer"
+    );
+}
+
+#[test]
+fn an_append_dropped_while_it_waits_gives_up_its_place() {
+    let world = World::new();
+    let (log, stored) = round_trip_log(&world);
+    let sleep = SimSleep(world.clone());
+    let outcomes = std::cell::RefCell::new(Vec::new());
+    let tasks: Vec<Task<'_>> = vec![
+        Box::pin(async {
+            let first = append_as(&*log, 0, ("w", 0, 0)).await;
+            outcomes.borrow_mut().push(("first", first.is_ok()));
+        }),
+        Box::pin(async {
+            // Waits behind the first (two round trips), and is given up after one.
+            let waiting = append_as(&*log, 1, ("x", 0, 0));
+            let gave_up = race(waiting, sleep.sleep(ROUND_TRIP_MS)).await;
+            outcomes
+                .borrow_mut()
+                .push(("second", matches!(gave_up, Either::Left(_))));
+        }),
+        Box::pin(async {
+            let third = append_as(&*log, 2, ("y", 0, 0)).await;
+            outcomes.borrow_mut().push(("third", third.is_ok()));
+        }),
+    ];
+    run_all(&world, tasks);
+    assert_eq!(
+        outcomes.into_inner(),
+        [("second", false), ("first", true), ("third", true)]
+    );
+    assert_eq!(values(&stored), [0, 2].map(Value::from));
+}

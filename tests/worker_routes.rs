@@ -1,0 +1,155 @@
+//! The demo Worker's route table and demo auth (`cloudflare::routes`): every route of design §8,
+//! the methods each answers, and the diagnostics of a bad tenant or session id.
+#![cfg(feature = "cloudflare")]
+
+use turnkeep::cloudflare::routes::{
+    chat_session_name, chat_stream_route, demo_tenant, session_view_target, ChatStreamRoute,
+    Diagnostic, Route, CHART_SCRIPT_PATH,
+};
+use turnkeep::cloudflare::streams::route::StreamsAccess;
+
+#[test]
+fn every_route_of_the_table() {
+    let cases: &[(&str, Route)] = &[
+        ("/", Route::Page),
+        ("/api/chat", Route::Chat),
+        ("/api/ask", Route::Ask),
+        ("/mcp/sandbox", Route::Sandbox),
+        (CHART_SCRIPT_PATH, Route::ChartScript),
+        ("/api/sessions/s1", Route::Session("s1".into())),
+        ("/api/sessions/a%2Fb", Route::Session("a%2Fb".into())),
+        ("/api/sessions/", Route::Other),
+        ("/api/sessions/a/b", Route::Other),
+        ("/api/chat/", Route::Other),
+        ("/v1/stream/a", Route::Other),
+        ("/api/chat/stream/s1", Route::ChatStream("s1".into())),
+        ("/api/chat/stream/a%2Fb", Route::ChatStream("a%2Fb".into())),
+        ("/api/chat/stream/a/b", Route::Other),
+        ("/api/chat/stream/", Route::Other),
+        ("/nope", Route::Other),
+    ];
+    for (path, expected) in cases {
+        assert_eq!(&Route::of(path), expected, "{path}");
+    }
+}
+
+#[test]
+fn methods_each_route_answers() {
+    let cases: &[(&str, &str, bool)] = &[
+        ("/", "GET", true),
+        ("/", "HEAD", true),
+        ("/", "POST", false),
+        (CHART_SCRIPT_PATH, "GET", true),
+        (CHART_SCRIPT_PATH, "DELETE", false),
+        ("/api/sessions/s1", "GET", true),
+        ("/api/sessions/s1", "HEAD", false),
+        ("/api/sessions/s1", "DELETE", false),
+        // The handlers check their own methods (with their own diagnostics).
+        ("/api/chat", "GET", true),
+        ("/api/ask", "PUT", true),
+        ("/mcp/sandbox", "POST", true),
+        ("/api/chat/stream/s1", "OPTIONS", true),
+    ];
+    for (path, method, allowed) in cases {
+        assert_eq!(Route::of(path).allows(method), *allowed, "{method} {path}");
+    }
+    let refusal = Diagnostic::method_not_allowed("GET, HEAD");
+    assert_eq!(refusal.status, 405);
+    assert_eq!(refusal.headers, vec![("allow", "GET, HEAD".to_string())]);
+    assert_eq!(
+        refusal.body(),
+        r#"{"error":{"version":1,"code":"REQUEST_METHOD_NOT_ALLOWED","message":"Only GET, HEAD is supported.","retryable":false}}"#
+    );
+}
+
+#[test]
+fn demo_auth_takes_a_safe_id_tenant_and_nothing_else() {
+    assert_eq!(demo_tenant(Some("Bearer tenant-1")), Ok("tenant-1"));
+    assert_eq!(demo_tenant(Some("bearer t.1:x")), Ok("t.1:x"));
+    for bad in [
+        None,
+        Some(""),
+        Some("Bearer"),
+        Some("Bearer a/b"),
+        Some("Bearer -a"),
+        Some("Token t"),
+    ] {
+        let refusal = demo_tenant(bad).unwrap_err();
+        assert_eq!(
+            (refusal.status, refusal.code),
+            (401, "AUTH_REQUIRED"),
+            "{bad:?}"
+        );
+        assert_eq!(refusal.headers[0].0, "www-authenticate");
+    }
+}
+
+#[test]
+fn the_session_view_needs_a_tenant_then_a_safe_id_session() {
+    assert_eq!(
+        session_view_target(Some("Bearer t"), "s%2D1"),
+        Ok(("t".to_string(), "s-1".to_string()))
+    );
+    assert_eq!(
+        session_view_target(None, "s1").unwrap_err().code,
+        "AUTH_REQUIRED"
+    );
+    for raw in ["a%2Fb", "%", "%E0", "-x"] {
+        assert_eq!(
+            session_view_target(Some("Bearer t"), raw).unwrap_err().code,
+            "REQUEST_INVALID_SESSION_ID",
+            "{raw}"
+        );
+    }
+    assert_eq!(chat_session_name("t", "s"), "t/s");
+}
+
+/// The status and code of a refusal, or a label for the other decisions.
+fn chat_stream(method: &str, authorization: Option<&str>, raw: &str, access: &StreamsAccess) -> String {
+    match chat_stream_route(method, authorization, raw, access) {
+        ChatStreamRoute::Preflight => "preflight".into(),
+        ChatStreamRoute::Refuse(d) => format!("{} {}", d.status, d.code),
+        ChatStreamRoute::Proxy {
+            stream,
+            authorization,
+        } => format!("proxy {stream} {authorization:?}"),
+    }
+}
+
+#[test]
+fn the_chat_stream_route_reads_the_tenants_stream_with_the_server_token() {
+    let secret = StreamsAccess::from_env(None, Some("s3cret"));
+    let public = StreamsAccess::from_env(Some("1"), None);
+    let neither = StreamsAccess::from_env(None, None);
+    let cases: &[(&str, Option<&str>, &str, &StreamsAccess, &str)] = &[
+        ("GET", Some("Bearer tenant-a"), "s1", &secret, r#"proxy chat/tenant-a/s1 Some("Bearer s3cret")"#),
+        ("HEAD", Some("Bearer t"), "s%2D1", &secret, r#"proxy chat/t/s-1 Some("Bearer s3cret")"#),
+        // Public streams (tests): no token is attached.
+        ("GET", Some("Bearer t"), "s1", &public, "proxy chat/t/s1 None"),
+        // A preflight before anything else; browsers never write the log.
+        ("OPTIONS", None, "s1", &secret, "preflight"),
+        ("POST", Some("Bearer t"), "s1", &secret, "405 REQUEST_METHOD_NOT_ALLOWED"),
+        ("DELETE", Some("Bearer t"), "s1", &secret, "405 REQUEST_METHOD_NOT_ALLOWED"),
+        // Demo auth, then the session id.
+        ("GET", None, "s1", &secret, "401 AUTH_REQUIRED"),
+        ("GET", Some("Bearer a/b"), "s1", &secret, "401 AUTH_REQUIRED"),
+        ("GET", Some("Basic YWNtZTpw"), "s1", &secret, "401 AUTH_REQUIRED"),
+        ("GET", Some("Bearer t"), "a%2Fb", &secret, "400 REQUEST_INVALID_SESSION_ID"),
+        ("GET", Some("Bearer t"), "%", &secret, "400 REQUEST_INVALID_SESSION_ID"),
+        // No credentials to read streams with, and streams are not public.
+        ("GET", Some("Bearer t"), "s1", &neither, "500 SERVER_INVALID_CONFIG"),
+    ];
+    for (method, authorization, raw, access, expected) in cases {
+        assert_eq!(
+            chat_stream(method, *authorization, raw, access),
+            *expected,
+            "{method} {authorization:?} {raw}"
+        );
+    }
+    // The 401 is the demo's versioned diagnostic, with its challenge.
+    let ChatStreamRoute::Refuse(refusal) = chat_stream_route("GET", None, "s1", &secret) else {
+        panic!("a refusal");
+    };
+    assert_eq!(refusal.headers[0].0, "www-authenticate");
+    assert!(refusal.body().contains(r#""version":1"#));
+}
