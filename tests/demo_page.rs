@@ -26,17 +26,41 @@ fn which_session_a_request_shows() {
         ("?panes=3&session=s%2D1", None, "render demo s-1 3"),
         ("?session=s1&panes=2", None, "render demo s1 1"),
         // The tenant is the cookie's when it is a SafeId.
-        ("?session=s1", Some("turnkeep_tenant=acme"), "render acme s1 1"),
-        ("?session=s1", Some("a=b; turnkeep_tenant=acme; c=d"), "render acme s1 1"),
-        ("?session=s1", Some("turnkeep_tenant=..%2Facme"), "render demo s1 1"),
+        (
+            "?session=s1",
+            Some("turnkeep_tenant=acme"),
+            "render acme s1 1",
+        ),
+        (
+            "?session=s1",
+            Some("a=b; turnkeep_tenant=acme; c=d"),
+            "render acme s1 1",
+        ),
+        (
+            "?session=s1",
+            Some("turnkeep_tenant=..%2Facme"),
+            "render demo s1 1",
+        ),
         // No session: the one this browser showed last, else a new one.
         ("", None, "302 /?session=session-fresh"),
         ("?panes=3", None, "302 /?session=session-fresh&panes=3"),
         ("", Some("turnkeep_session=s9"), "302 /?session=s9"),
-        ("?panes=3", Some("x=1; turnkeep_session=s9"), "302 /?session=s9&panes=3"),
-        ("", Some("turnkeep_session=%3Cscript%3E"), "302 /?session=session-fresh"),
+        (
+            "?panes=3",
+            Some("x=1; turnkeep_session=s9"),
+            "302 /?session=s9&panes=3",
+        ),
+        (
+            "",
+            Some("turnkeep_session=%3Cscript%3E"),
+            "302 /?session=session-fresh",
+        ),
         // `?new`: always a new one.
-        ("?new", Some("turnkeep_session=s9"), "302 /?session=session-fresh"),
+        (
+            "?new",
+            Some("turnkeep_session=s9"),
+            "302 /?session=session-fresh",
+        ),
         ("?new&panes=3", None, "302 /?session=session-fresh&panes=3"),
         ("?new&session=s1", None, "302 /?session=session-fresh"),
         // A session id that is not a SafeId is a new session.
@@ -107,7 +131,10 @@ fn seed(html: &str) -> Value {
 #[test]
 fn an_empty_session_shows_the_empty_state() {
     let html = render_page(TEMPLATE, &target(1), &Projection::new(), None);
-    assert!(html.contains(r#"<div id="empty">"#), "the empty state is shown");
+    assert!(
+        html.contains(r#"<div id="empty">"#),
+        "the empty state is shown"
+    );
     assert!(html.contains(r#"<button id="stop" type="button" disabled>"#));
     assert_eq!(
         seed(&html),
@@ -125,7 +152,10 @@ fn a_running_turn_is_in_the_html_with_its_seed() {
     assert!(html.contains(r#"<div class="text">question &lt;/script&gt;&lt;b&gt;</div>"#));
     assert!(html.contains(r#"<article class="msg assistant streaming" data-message-id="a1">"#));
     assert!(html.contains(r#"<div class="text">w1 w2</div>"#));
-    assert!(html.contains(r#"<button id="stop" type="button">"#), "Stop is enabled");
+    assert!(
+        html.contains(r#"<button id="stop" type="button">"#),
+        "Stop is enabled"
+    );
     assert!(html.contains(r#"class="pill streaming" id="status">streaming<"#));
     let seed = seed(&html);
     assert_eq!(seed["offset"], "0000_0042");
@@ -143,10 +173,17 @@ fn three_panes_hold_the_same_conversation() {
     let html = render_page(TEMPLATE, &target(3), &p, Some("0000_0050"));
     assert_eq!(html.matches(r#"<section class="pane""#).count(), 3);
     assert_eq!(html.matches(r#"<div class="text">done</div>"#).count(), 3);
-    assert_eq!(html.matches(r#"id="messages""#).count(), 1, "only the first pane's list");
+    assert_eq!(
+        html.matches(r#"id="messages""#).count(),
+        1,
+        "only the first pane's list"
+    );
     assert!(html.contains(r#"class="panes-3""#));
     assert!(html.contains(r#"href="/?session=s1">One pane<"#));
-    assert!(html.contains(r#"<button id="stop" type="button" disabled>"#), "no turn runs");
+    assert!(
+        html.contains(r#"<button id="stop" type="button" disabled>"#),
+        "no turn runs"
+    );
     assert_eq!(seed(&html)["activeRunId"], Value::Null);
     let one = render_page(TEMPLATE, &target(1), &p, None);
     assert!(one.contains(r#"href="/?session=s1&amp;panes=3">Three panes<"#));
@@ -167,7 +204,7 @@ fn a_pending_confirmation_is_in_the_seed() {
     assert_eq!(confirmations[0]["status"], "pending");
     assert_eq!(confirmations[0]["input"], json!({ "amount": 250 }));
     // What a page seeds its projection with holds them again.
-    let seeded = Projection::from_initial(&seed(&html)["messages"], None)
-        .with_confirmations(confirmations);
+    let seeded =
+        Projection::from_initial(&seed(&html)["messages"], None).with_confirmations(confirmations);
     assert_eq!(seeded.confirmations(), projection(&chunks).confirmations());
 }

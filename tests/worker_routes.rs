@@ -105,7 +105,12 @@ fn the_session_view_needs_a_tenant_then_a_safe_id_session() {
 }
 
 /// The status and code of a refusal, or a label for the other decisions.
-fn chat_stream(method: &str, authorization: Option<&str>, raw: &str, access: &StreamsAccess) -> String {
+fn chat_stream(
+    method: &str,
+    authorization: Option<&str>,
+    raw: &str,
+    access: &StreamsAccess,
+) -> String {
     match chat_stream_route(method, authorization, raw, access) {
         ChatStreamRoute::Preflight => "preflight".into(),
         ChatStreamRoute::Refuse(d) => format!("{} {}", d.status, d.code),
@@ -122,22 +127,82 @@ fn the_chat_stream_route_reads_the_tenants_stream_with_the_server_token() {
     let public = StreamsAccess::from_env(Some("1"), None);
     let neither = StreamsAccess::from_env(None, None);
     let cases: &[(&str, Option<&str>, &str, &StreamsAccess, &str)] = &[
-        ("GET", Some("Bearer tenant-a"), "s1", &secret, r#"proxy chat/tenant-a/s1 Some("Bearer s3cret")"#),
-        ("HEAD", Some("Bearer t"), "s%2D1", &secret, r#"proxy chat/t/s-1 Some("Bearer s3cret")"#),
+        (
+            "GET",
+            Some("Bearer tenant-a"),
+            "s1",
+            &secret,
+            r#"proxy chat/tenant-a/s1 Some("Bearer s3cret")"#,
+        ),
+        (
+            "HEAD",
+            Some("Bearer t"),
+            "s%2D1",
+            &secret,
+            r#"proxy chat/t/s-1 Some("Bearer s3cret")"#,
+        ),
         // Public streams (tests): no token is attached.
-        ("GET", Some("Bearer t"), "s1", &public, "proxy chat/t/s1 None"),
+        (
+            "GET",
+            Some("Bearer t"),
+            "s1",
+            &public,
+            "proxy chat/t/s1 None",
+        ),
         // A preflight before anything else; browsers never write the log.
         ("OPTIONS", None, "s1", &secret, "preflight"),
-        ("POST", Some("Bearer t"), "s1", &secret, "405 REQUEST_METHOD_NOT_ALLOWED"),
-        ("DELETE", Some("Bearer t"), "s1", &secret, "405 REQUEST_METHOD_NOT_ALLOWED"),
+        (
+            "POST",
+            Some("Bearer t"),
+            "s1",
+            &secret,
+            "405 REQUEST_METHOD_NOT_ALLOWED",
+        ),
+        (
+            "DELETE",
+            Some("Bearer t"),
+            "s1",
+            &secret,
+            "405 REQUEST_METHOD_NOT_ALLOWED",
+        ),
         // Demo auth, then the session id.
         ("GET", None, "s1", &secret, "401 AUTH_REQUIRED"),
-        ("GET", Some("Bearer a/b"), "s1", &secret, "401 AUTH_REQUIRED"),
-        ("GET", Some("Basic YWNtZTpw"), "s1", &secret, "401 AUTH_REQUIRED"),
-        ("GET", Some("Bearer t"), "a%2Fb", &secret, "400 REQUEST_INVALID_SESSION_ID"),
-        ("GET", Some("Bearer t"), "%", &secret, "400 REQUEST_INVALID_SESSION_ID"),
+        (
+            "GET",
+            Some("Bearer a/b"),
+            "s1",
+            &secret,
+            "401 AUTH_REQUIRED",
+        ),
+        (
+            "GET",
+            Some("Basic YWNtZTpw"),
+            "s1",
+            &secret,
+            "401 AUTH_REQUIRED",
+        ),
+        (
+            "GET",
+            Some("Bearer t"),
+            "a%2Fb",
+            &secret,
+            "400 REQUEST_INVALID_SESSION_ID",
+        ),
+        (
+            "GET",
+            Some("Bearer t"),
+            "%",
+            &secret,
+            "400 REQUEST_INVALID_SESSION_ID",
+        ),
         // No credentials to read streams with, and streams are not public.
-        ("GET", Some("Bearer t"), "s1", &neither, "500 SERVER_INVALID_CONFIG"),
+        (
+            "GET",
+            Some("Bearer t"),
+            "s1",
+            &neither,
+            "500 SERVER_INVALID_CONFIG",
+        ),
     ];
     for (method, authorization, raw, access, expected) in cases {
         assert_eq!(

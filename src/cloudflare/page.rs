@@ -31,7 +31,9 @@ pub const PANE_COUNTS: [u8; 2] = [1, 3];
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PageRequest {
     /// 302 to `location`.
-    Redirect { location: String },
+    Redirect {
+        location: String,
+    },
     Render(PageTarget),
 }
 
@@ -121,7 +123,12 @@ pub fn render_page(
         "NEW_HREF" => escape(if three { "/?new&panes=3" } else { "/?new" }),
         "EMPTY_HIDDEN" => hidden_if(!projection.is_empty()),
         "STOP_DISABLED" => (if running.is_some() { "" } else { " disabled" }).to_owned(),
-        "RUN_STATUS" => (if running.is_some() { "streaming" } else { "idle" }).to_owned(),
+        "RUN_STATUS" => (if running.is_some() {
+            "streaming"
+        } else {
+            "idle"
+        })
+        .to_owned(),
         "RUN_CLASS" => (if running.is_some() { " streaming" } else { "" }).to_owned(),
         "SEED_JSON" => seed.to_string().replace('<', "\\u003c"),
         _ => String::new(),

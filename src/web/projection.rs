@@ -116,9 +116,8 @@ impl ChatProjectionHandle {
         let inner = if confirmations.is_undefined() || confirmations.is_null() {
             inner
         } else {
-            let seed = to_json(&confirmations).map_err(|m| {
-                js_error(&format!("ChatProjection: options.confirmations: {m}"))
-            })?;
+            let seed = to_json(&confirmations)
+                .map_err(|m| js_error(&format!("ChatProjection: options.confirmations: {m}")))?;
             inner.with_confirmations(&seed)
         };
         Ok(ChatProjectionHandle { inner })

@@ -171,9 +171,9 @@ mod tests {
         assert!(html[1]
             .html
             .contains(r#"<code class="tool-args">{&quot;q&quot;:&quot;&lt;x&gt;&quot;}</code>"#));
-        assert!(html[1]
-            .html
-            .contains(r#"<span class="tool-mark">→ </span><span class="tool-result">r&lt;1&gt;</span>"#));
+        assert!(html[1].html.contains(
+            r#"<span class="tool-mark">→ </span><span class="tool-result">r&lt;1&gt;</span>"#
+        ));
         // A call waiting for a person is drawn distinctly, with the slot for the decision.
         assert!(html[2]
             .html
