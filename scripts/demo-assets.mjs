@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'demo-assets');
 
-/** Entries for other runtimes (Node, workerd) and the database adapters: never loaded by a page. */
-const NOT_FOR_BROWSERS = new Set(['node.mjs', 'workerd.mjs', 'redis.mjs', 'postgres.mjs']);
+/** Entries for other runtimes (Node, workerd, edge-light) and the database adapters: never loaded by a page. */
+const NOT_FOR_BROWSERS = new Set(['node.mjs', 'workerd.mjs', 'edge-light.mjs', 'redis.mjs', 'postgres.mjs']);
 
 const copies = [
   ...readdirSync(join(root, 'js'))
