@@ -76,16 +76,18 @@ const chunk = (label) => ({ type: 'CUSTOM', name: 'conformance', value: label })
 const labels = (chunks) => chunks.map((c) => c?.value);
 const PRODUCER = 'conformance-writer';
 
+/** A live signal for one call (the library hands each call its turn's signal). */
+const callSignal = () => new AbortController().signal;
+
 /** Calls the log the way the library does, and checks the shape of every answer. */
 class Harness {
   constructor(log) {
     this.log = log;
-    this.signal = new AbortController().signal;
   }
 
   async append(values, producer) {
     const texts = values.map((v) => JSON.stringify(v));
-    const answer = await this.log.append(texts, producer === undefined ? { signal: this.signal } : { producer, signal: this.signal });
+    const answer = await this.log.append(texts, producer === undefined ? { signal: callSignal() } : { producer, signal: callSignal() });
     expect(typeof answer?.offset === 'string' && answer.offset !== '', () => `append resolved to ${describe(answer)}, not { offset }`);
     return answer;
   }
@@ -104,7 +106,7 @@ class Harness {
   }
 
   async read(offset, waitMs) {
-    const options = { signal: this.signal };
+    const options = { signal: callSignal() };
     if (offset !== undefined) options.offset = offset;
     if (waitMs !== undefined) options.waitMs = waitMs;
     const answer = await this.log.read(options);

@@ -107,10 +107,52 @@ impl Drop for Sleeping {
     }
 }
 
-/// A promise that resolves when `signal` aborts (at once when it already has).
-pub fn aborted(signal: &AbortSignal) -> JsFuture {
-    let promise = Promise::new(&mut |resolve, _reject| on_abort(signal, &resolve));
-    JsFuture::from(promise)
+/// Resolves when `signal` aborts (at once when it already has). Dropping it unhooks its
+/// listener: a turn's one signal outlives hundreds of waits, and each would otherwise stay
+/// registered (and hold its promise) until the signal fires or is collected.
+pub fn aborted(signal: &AbortSignal) -> Aborted {
+    let mut listener = None;
+    let promise = Promise::new(&mut |resolve, _reject| {
+        on_abort(signal, &resolve);
+        listener = Some(resolve);
+    });
+    Aborted {
+        future: JsFuture::from(promise),
+        signal: signal.clone(),
+        listener,
+    }
+}
+
+/// The future [`aborted`] returns.
+pub struct Aborted {
+    future: JsFuture,
+    signal: AbortSignal,
+    listener: Option<Function>,
+}
+
+impl Future for Aborted {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        std::pin::Pin::new(&mut self.future).poll(cx).map(|_| ())
+    }
+}
+
+impl Drop for Aborted {
+    fn drop(&mut self) {
+        let Some(listener) = self.listener.take() else {
+            return;
+        };
+        if self.signal.aborted() {
+            return; // a `once` listener that fired is gone already
+        }
+        if let Some(remove) = get_fn(&self.signal, "removeEventListener") {
+            let _ = remove.call2(&self.signal, &JsValue::from_str("abort"), &listener);
+        }
+    }
 }
 
 /// Calls `callback()` once when `signal` aborts (at once when it already has).

@@ -195,7 +195,9 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
     };
     let cancel = token_of(&get(&options, "signal"));
     Ok(future_to_promise(async move {
-        resolve_snapshot(log, cancel).await.map(JsValue::from)
+        resolve_snapshot(log, crate::ports::CancelToken::clone(&cancel))
+            .await
+            .map(JsValue::from)
     }))
 }
 

@@ -8,6 +8,11 @@ import assert from 'node:assert/strict';
 
 import * as pkg from '../../js/node.mjs';
 import { readUntil } from '../support/http-chat.mjs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc');
 
 const {
   createMemorySessionStorage, createSnapshotEvent, createTurnSnapshotCursor, decodeSessionSnapshot,
@@ -393,6 +398,11 @@ test('a client abort calls the AgentsKit source\'s abort() and ends its generato
   const controller = new AbortController();
   const response = await turn(handler, { signal: controller.signal });
   await readUntil(response, /w0 w1 /);
+  // Nothing here holds the Request: in Node it follows `controller` only while it is alive, so
+  // the handler must keep it. Collect garbage first, or this passes only when GC happens late.
+  collectGarbage();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  collectGarbage();
   controller.abort();
   // The generator is suspended in its own await when return() comes: its finally runs once that settles.
   for (let i = 0; i < 2000 && (memory.saved.length === 0 || log.finished === 0); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));

@@ -156,3 +156,16 @@ test('onError hears about a failing memory save and a failing tool while the tur
   assert.ok(seen.some((s) => s.stage === 'tool'), JSON.stringify(seen.map((s) => s.stage)));
   assert.ok(seen.some((s) => s.stage === 'memory.save' && s.error === failure));
 });
+
+test('a signal handed to many log calls keeps no listener once each call is done', async () => {
+  const { getEventListeners } = await import('node:events');
+  const log = createMemorySessionLog();
+  const signal = new AbortController().signal;
+  for (let i = 0; i < 40; i++) {
+    await log.append([JSON.stringify({ type: 'CUSTOM', name: 'n', value: i })], { signal });
+    await log.read({ signal });
+  }
+  assert.equal(getEventListeners(signal, 'abort').length, 0);
+  const stored = await log.read({});
+  assert.equal(stored.chunks.length, 40);
+});

@@ -92,18 +92,47 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
 }
 
 /// A `CancelToken` that fires when `signal` (an `AbortSignal`, or anything else: never) aborts.
-pub fn token_of(signal: &JsValue) -> CancelToken {
+/// Dropping it unhooks its listener: hosts hand one signal to many calls (a turn's signal goes to
+/// every append of its session log), and each call's listener would otherwise stay on it.
+pub fn token_of(signal: &JsValue) -> SignalToken {
     let token = CancelToken::new();
+    let mut hook = None;
     if let Some(signal) = signal.dyn_ref::<AbortSignal>() {
         if signal.aborted() {
             token.cancel();
         } else {
             let fire = token.clone();
-            let callback = wasm_bindgen::closure::Closure::once_into_js(move || fire.cancel());
-            crate::web::js::on_abort(signal, callback.unchecked_ref());
+            let callback = Closure::<dyn FnMut()>::new(move || fire.cancel());
+            crate::web::js::on_abort(signal, callback.as_ref().unchecked_ref());
+            hook = Some((signal.clone(), callback));
         }
     }
-    token
+    SignalToken { token, hook }
+}
+
+/// The token [`token_of`] returns; it derefs to the `CancelToken`.
+pub struct SignalToken {
+    token: CancelToken,
+    hook: Option<(AbortSignal, Closure<dyn FnMut()>)>,
+}
+
+impl std::ops::Deref for SignalToken {
+    type Target = CancelToken;
+
+    fn deref(&self) -> &CancelToken {
+        &self.token
+    }
+}
+
+impl Drop for SignalToken {
+    fn drop(&mut self) {
+        let Some((signal, callback)) = self.hook.take() else {
+            return;
+        };
+        if let Some(remove) = get_fn(&signal, "removeEventListener") {
+            let _ = remove.call2(&signal, &JsValue::from_str("abort"), callback.as_ref());
+        }
+    }
 }
 
 /// Pauses through the host's own `setTimeout`.

@@ -25,21 +25,35 @@ struct Inner {
     turn: RefCell<Weak<Turn>>,
     timer: RefCell<Option<(JsValue, Closure<dyn FnMut()>)>>,
     listener: RefCell<Option<(AbortSignal, Closure<dyn FnMut()>)>>,
+    /// The request itself, held until the turn ends: in Node (undici) a `Request` built with a
+    /// caller's signal follows it only while the `Request` is alive (it keeps the following
+    /// controller; the caller's signal holds it weakly), so a collected request would never
+    /// report its client gone.
+    _request: Option<Request>,
 }
 
 impl RequestDeadline {
     pub fn start(request: &Request, timeout_ms: u32) -> Self {
-        Self::start_with(Some(request.signal()), timeout_ms)
+        Self::start_from(
+            Some(request.signal()),
+            Some(Clone::clone(request)),
+            timeout_ms,
+        )
     }
 
     /// A deadline of `timeout_ms` that `signal` (when given) ends early (a client gone).
     pub fn start_with(signal: Option<AbortSignal>, timeout_ms: u32) -> Self {
+        Self::start_from(signal, None, timeout_ms)
+    }
+
+    fn start_from(signal: Option<AbortSignal>, request: Option<Request>, timeout_ms: u32) -> Self {
         let inner = Rc::new(Inner {
             interrupt: Interrupt::new(),
             controller: AbortController::new().ok(),
             turn: RefCell::new(Weak::new()),
             timer: RefCell::new(None),
             listener: RefCell::new(None),
+            _request: request,
         });
         let weak = Rc::downgrade(&inner);
         let on_timeout = Closure::<dyn FnMut()>::new(move || {
