@@ -80,6 +80,13 @@ pub const SESSION_DETAIL_VALUE_CHARS_MAX: usize = 64;
 pub const BODY_BYTES_MAX_DEFAULT: u64 = 65_536;
 pub const TURN_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 pub const CLEANUP_TIMEOUT_MS_DEFAULT: u64 = 5_000;
+/// Definitions one handler keeps read (by object identity and revision), so a request for a
+/// definition it saw does not read and rebuild it again; beyond this the least recently used
+/// one is read again when it comes back.
+pub const DEFINITIONS_CACHED_MAX: usize = 16;
+/// Random bytes the web host draws from `crypto.getRandomValues` at once for ids (one call per
+/// this many bytes instead of one per id; each id takes 16).
+pub const ID_RANDOM_POOL_BYTES: usize = 4_096;
 /// The lease outlives the whole turn plus three cleanup budgets (settle, save, release).
 pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
     turn_timeout_ms.saturating_add(cleanup_timeout_ms.saturating_mul(3))
@@ -98,6 +105,9 @@ pub const STREAM_REFUSED_BODY_DRAIN_BYTES_MAX: u64 = 33_554_432;
 pub const STREAM_BYTES_MAX: u64 = 134_217_728;
 /// A catch-up response stops adding messages past this many bytes (it always holds at least one).
 pub const STREAM_READ_CHUNK_BYTES_MAX: u64 = 1_048_576;
+/// The newest rows a stream's object keeps in memory (at least the newest one, however large), so
+/// the live readers an append wakes share them instead of each reading them from storage.
+pub const STREAM_RECENT_ROWS_BYTES_MAX: u64 = 262_144;
 /// Distinct `Producer-Id`s remembered per stream; a new id beyond it is refused (429).
 pub const STREAM_PRODUCERS_MAX: usize = 1_024;
 /// Length of a `Producer-Id` header value.

@@ -48,5 +48,5 @@ pub use interrupt::{Cause, Interrupt};
 pub use open::{open, Opened};
 pub use reconcile::{list_stuck, reconcile, ReconcileError};
 pub use run::{run, Turn, TurnEnd, TurnSink};
-pub use snapshot::{Line, LineEncoder};
+pub use snapshot::{Line, LineCounts, LineEncoder};
 pub use stop_request::{request_stop, StopAnswer};

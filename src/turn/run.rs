@@ -147,9 +147,15 @@ impl Turn {
         changed
     }
 
-    /// The controller's state now (for the shell's line encoder).
+    /// The controller's state now.
     pub fn state(&self) -> Ref<'_, ChatState> {
         Ref::map(self.controller.borrow(), |c| c.state())
+    }
+
+    /// The controller (for the shell's line encoder: its state, and which messages changed
+    /// since the revision of its last line).
+    pub fn controller(&self) -> Ref<'_, ChatController> {
+        self.controller.borrow()
     }
 
     pub fn submission(&self) -> &Submission {

@@ -1,11 +1,19 @@
 //! The lines of the sender's NDJSON response: full `server.turn.snapshot` events built from the
 //! controller's state when a reader takes one (design §3 step 6), and the closing diagnostic.
+//!
+//! A snapshot carries the whole conversation, so building each one from scratch costs the
+//! conversation's size per line. The encoder keeps every message's encoded bytes from its last
+//! line and asks the controller which messages changed since then
+//! ([`ChatController::first_changed_since`]): only that tail is encoded again (while the model
+//! streams, the one growing message). The line is written into one buffer the encoder reuses,
+//! byte for byte what [`encode_turn_event_line`] writes (`tests/snapshot_lines.rs`).
 
-use crate::core::chat::controller::{ChatState, ChatStatus};
+use crate::core::chat::controller::{ChatController, ChatState, ChatStatus};
 use crate::core::checks::format_iso_millis_at;
+use crate::core::protocol::encode::write_json;
 use crate::core::protocol::{
-    encode_turn_event_line, BoundaryError, Envelope, EventBody, Lineage, SnapshotPayload,
-    TurnDiagnostic, TurnEvent, TurnStatus, Usage,
+    encode_turn_event_line, write_snapshot_line, BoundaryError, Envelope, EventBody, Lineage,
+    SnapshotParts, SnapshotPayload, TurnDiagnostic, TurnEvent, TurnStatus, Usage,
 };
 use crate::core::sequence::{CursorTooLarge, TurnSequencer};
 use crate::core::session::Confirmation;
@@ -20,78 +28,163 @@ pub enum Line {
     Diagnostic(BoundaryError),
 }
 
+/// What an encoder did (benchmarks and tests: the reuse is the point).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    /// Lines written.
+    pub lines: u64,
+    /// Messages encoded (again) for those lines.
+    pub messages_encoded: u64,
+    /// Messages whose bytes from an earlier line were reused.
+    pub messages_reused: u64,
+}
+
 /// Encodes this turn's lines with their sequences (`claim_cursor × stride + index`).
 #[derive(Debug)]
 pub struct LineEncoder {
-    session_id: String,
-    turn_id: String,
+    envelope: Envelope,
     sequencer: TurnSequencer,
+    messages: EncodedMessages,
+    line: Vec<u8>,
+    counts: LineCounts,
 }
 
 impl LineEncoder {
     /// For the turn whose claim wrote `claim_cursor`.
     pub fn new(session_id: &str, turn_id: &str, claim_cursor: u64) -> Result<Self, CursorTooLarge> {
         Ok(Self {
-            session_id: session_id.to_owned(),
-            turn_id: turn_id.to_owned(),
+            envelope: Envelope {
+                event_id: String::new(),
+                session_id: session_id.to_owned(),
+                turn_id: turn_id.to_owned(),
+                sequence: 0,
+                emitted_at: String::new(),
+            },
             sequencer: TurnSequencer::new(claim_cursor)?,
+            messages: EncodedMessages::default(),
+            line: Vec::new(),
+            counts: LineCounts::default(),
         })
     }
 
-    /// The NDJSON line for `line`, or `None` when an intermediate snapshot has no sequence left
-    /// (a newer one follows; the last line always has one). `confirmations` go into a snapshot
-    /// as they are (see [`snapshot_payload`]).
+    /// The NDJSON line for `line` (valid until the next call), or `None` when an intermediate
+    /// snapshot has no sequence left (a newer one follows; the last line always has one).
+    /// `confirmations` go into a snapshot as they are (see [`snapshot_payload`]).
     pub fn encode(
         &mut self,
         line: Line,
         is_last: bool,
-        state: &ChatState,
+        controller: &ChatController,
         confirmations: &[Confirmation],
         clock: &dyn Clock,
         ids: &dyn Ids,
-    ) -> Option<String> {
-        let sequence = if is_last {
+    ) -> Option<&[u8]> {
+        self.envelope.sequence = if is_last {
             Some(self.sequencer.next_final())
         } else {
             self.sequencer.next_intermediate()
         }?;
-        let envelope = Envelope {
-            event_id: ids.event_id(),
-            session_id: self.session_id.clone(),
-            turn_id: self.turn_id.clone(),
-            sequence,
-            emitted_at: format_iso_millis_at(clock.now_ms()),
-        };
-        let body = match line {
-            Line::State => EventBody::Snapshot(snapshot_payload(state, confirmations)),
-            Line::Diagnostic(error) => EventBody::Diagnostic(in_stream(error)),
-        };
-        Some(encode_turn_event_line(&TurnEvent { envelope, body }))
+        self.envelope.event_id = ids.event_id();
+        self.envelope.emitted_at = format_iso_millis_at(clock.now_ms());
+        self.line.clear();
+        match line {
+            Line::State => {
+                let (encoded, reused) = self.messages.update(controller);
+                self.counts.messages_encoded += encoded;
+                self.counts.messages_reused += reused;
+                let state = controller.state();
+                let error = state
+                    .error
+                    .map(|_| BoundaryError::ChatTurnFailed.diagnostic());
+                let parts = SnapshotParts {
+                    messages_json: &self.messages.bytes,
+                    status: turn_status(state),
+                    usage: &usage(state),
+                    error: error.as_ref(),
+                    lineage: Some(&Lineage::Submit),
+                    confirmations,
+                };
+                write_snapshot_line(&mut self.line, &self.envelope, &parts);
+            }
+            Line::Diagnostic(error) => {
+                let event = TurnEvent {
+                    envelope: self.envelope.clone(),
+                    body: EventBody::Diagnostic(in_stream(error)),
+                };
+                self.line
+                    .extend_from_slice(encode_turn_event_line(&event).as_bytes());
+            }
+        }
+        self.counts.lines += 1;
+        Some(&self.line)
+    }
+
+    pub fn counts(&self) -> LineCounts {
+        self.counts
+    }
+}
+
+/// The messages of the last line, encoded: `m0,m1,…` and where each one ends.
+#[derive(Debug, Default)]
+struct EncodedMessages {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+    /// The controller revision they were encoded at (`None`: never).
+    revision: Option<u64>,
+}
+
+impl EncodedMessages {
+    /// Brings the bytes up to the controller's messages, encoding only those that changed since
+    /// the last update. Returns (encoded, reused).
+    fn update(&mut self, controller: &ChatController) -> (u64, u64) {
+        let messages = &controller.state().messages;
+        let keep = controller
+            .first_changed_since(self.revision)
+            .min(self.ends.len());
+        self.ends.truncate(keep);
+        self.bytes.truncate(self.ends.last().copied().unwrap_or(0));
+        for message in &messages[keep..] {
+            if !self.ends.is_empty() {
+                self.bytes.push(b',');
+            }
+            write_json(&mut self.bytes, message);
+            self.ends.push(self.bytes.len());
+        }
+        self.revision = Some(controller.revision());
+        ((messages.len() - keep) as u64, keep as u64)
     }
 }
 
 /// The snapshot payload of a state: its messages, status, usage and error, and the session's
-/// confirmations the turn shows (its [`crate::turn::Turn::confirmations`]).
+/// confirmations the turn shows (its [`crate::turn::Turn::confirmations`]). The reference the
+/// encoder's lines are checked against.
 pub fn snapshot_payload(state: &ChatState, confirmations: &[Confirmation]) -> SnapshotPayload {
-    let status = match state.status {
-        ChatStatus::Error => TurnStatus::Error,
-        ChatStatus::Streaming => TurnStatus::Streaming,
-        _ if state.messages.is_empty() => TurnStatus::Idle,
-        _ => TurnStatus::Complete,
-    };
     SnapshotPayload {
         messages: state.messages.clone(),
-        status,
-        usage: Usage {
-            prompt_tokens: state.usage.prompt_tokens,
-            completion_tokens: state.usage.completion_tokens,
-            total_tokens: state.usage.total_tokens,
-        },
+        status: turn_status(state),
+        usage: usage(state),
         error: state
             .error
             .map(|_| BoundaryError::ChatTurnFailed.diagnostic()),
         lineage: Some(Lineage::Submit),
         confirmations: confirmations.to_vec(),
+    }
+}
+
+fn turn_status(state: &ChatState) -> TurnStatus {
+    match state.status {
+        ChatStatus::Error => TurnStatus::Error,
+        ChatStatus::Streaming => TurnStatus::Streaming,
+        _ if state.messages.is_empty() => TurnStatus::Idle,
+        _ => TurnStatus::Complete,
+    }
+}
+
+fn usage(state: &ChatState) -> Usage {
+    Usage {
+        prompt_tokens: state.usage.prompt_tokens,
+        completion_tokens: state.usage.completion_tokens,
+        total_tokens: state.usage.total_tokens,
     }
 }
 

@@ -16,7 +16,8 @@
 //! - `store`: the tables, over `ctx.storage.sql` (`crate::cloudflare::sql`, shared with the
 //!   `ChatSession` store); `reply`: the answer object.
 //! - Host-tested pure pieces: `sse` (event framing, base64), `query` (query strings, ETags,
-//!   source names), `fork_prefix` (what a fork sub-offset materialises).
+//!   source names), `fork_prefix` (what a fork sub-offset materialises), `recent` (the newest
+//!   rows kept in memory, so the readers an append wakes share one read instead of N).
 
 #[cfg(target_arch = "wasm32")]
 mod append;
@@ -30,6 +31,8 @@ mod object;
 mod query;
 #[cfg(target_arch = "wasm32")]
 mod read;
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod recent;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod reply;
 #[cfg(target_arch = "wasm32")]

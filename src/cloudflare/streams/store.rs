@@ -11,7 +11,9 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
+use super::recent::RecentRows;
 use crate::cloudflare::sql::{blob_at, int_at, text_at, Param, Sql};
+use crate::core::limits::STREAM_RECENT_ROWS_BYTES_MAX;
 use crate::core::streams::closure::ClosedBy;
 use crate::core::streams::create::StreamConfig;
 use crate::core::streams::offset::Offset;
@@ -55,18 +57,15 @@ pub enum StoredExpiry {
     At { raw: String, at_ms: u64 },
 }
 
-/// One stored append: bytes `[start, end)` of the stream.
-pub struct Row {
-    pub start: u64,
-    pub end: u64,
-    pub data: Vec<u8>,
-}
+pub use super::recent::Row;
 
 /// The stream's tables and an in-memory copy of its small state.
 pub struct Store {
     sql: Sql,
     pub meta: Option<Meta>,
     pub producers: HashMap<String, ProducerState>,
+    /// The newest rows this instance wrote: readers woken by an append read them from here.
+    recent: RecentRows,
 }
 
 impl Store {
@@ -92,6 +91,7 @@ impl Store {
             sql,
             meta,
             producers,
+            recent: RecentRows::new(STREAM_RECENT_ROWS_BYTES_MAX),
         })
     }
 
@@ -115,15 +115,23 @@ impl Store {
         )?;
         self.meta = None;
         self.producers.clear();
+        self.recent.clear();
         Ok(())
     }
 
-    /// Stores one append that ends at `end`.
-    pub fn insert_row(&self, start: u64, end: u64, data: &[u8]) -> Result<(), JsValue> {
+    /// Stores one append that ends at `end`, and keeps it for the readers it wakes. (A write
+    /// whose transaction fails later makes the shell reopen the whole store, this copy too.)
+    pub fn insert_row(&mut self, start: u64, end: u64, data: &[u8]) -> Result<(), JsValue> {
         self.sql.run(
             "INSERT INTO stream_rows (end_byte, start_byte, data) VALUES (?, ?, ?)",
             &[Param::Int(end), Param::Int(start), Param::Blob(data)],
-        )
+        )?;
+        self.recent.push(Row {
+            start,
+            end,
+            data: data.to_vec(),
+        });
+        Ok(())
     }
 
     /// Stores a producer's new state.
@@ -143,7 +151,11 @@ impl Store {
 
     /// Rows ending after `from`, in order, until `bytes_max` is passed (always at least one row)
     /// or `upto` is reached (rows ending after `upto` are left out).
+    /// Readers at or near the tail get them from the rows this instance kept, without a read.
     pub fn rows_after(&self, from: u64, upto: u64, bytes_max: u64) -> Result<Vec<Row>, JsValue> {
+        if let Some(rows) = self.recent.after(from, upto, bytes_max) {
+            return Ok(rows);
+        }
         let mut out = Vec::new();
         let mut total = 0u64;
         let mut cursor = from;

@@ -90,30 +90,22 @@ impl TurnEncoder {
         self.emit(chunks)
     }
 
-    /// The chunks from what was published to `state`'s messages.
+    /// The chunks from what was published to `state`'s messages. The steps are fed to the
+    /// mirror in place (no copy of it per diff); should the mirror then differ from `state`
+    /// (the reducer read them otherwise than they meant) the steps stay emitted — the mirror is
+    /// what a reader of them computes — and the whole conversation follows them.
     pub fn diff(&mut self, state: &ChatState, now_ms: u64) -> Vec<Value> {
         let target = publishable(&state.messages);
-        let chunks = match steps(&self.mirror, target, now_ms) {
-            Some(chunks) => {
-                let mut mirror = self.mirror.clone();
-                mirror.feed_all(&chunks);
-                mirror
-                    .messages()
-                    .eq(target.iter())
-                    .then_some((chunks, mirror))
-            }
-            None => None,
+        let Some(mut chunks) = steps(&self.mirror, target, now_ms) else {
+            self.fallbacks += 1;
+            return self.emit(vec![messages_snapshot(target)]);
         };
-        match chunks {
-            Some((chunks, mirror)) => {
-                self.mirror = mirror;
-                chunks
-            }
-            None => {
-                self.fallbacks += 1;
-                self.emit(vec![messages_snapshot(target)])
-            }
+        self.mirror.feed_all(&chunks);
+        if !self.mirror.messages().eq(target.iter()) {
+            self.fallbacks += 1;
+            chunks.extend(self.emit(vec![messages_snapshot(target)]));
         }
+        chunks
     }
 
     /// How many diffs fell back to a whole-conversation batch.

@@ -67,3 +67,65 @@ impl<'a> Wire<'a> {
         }
     }
 }
+
+/// A snapshot's payload with its messages already encoded (see [`write_snapshot_line`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SnapshotParts<'a> {
+    /// The messages' compact JSON joined by `,` (no brackets), as `to_json` writes each one.
+    pub messages_json: &'a [u8],
+    pub status: super::event::TurnStatus,
+    pub usage: &'a super::event::Usage,
+    pub error: Option<&'a TurnDiagnostic>,
+    pub lineage: Option<&'a super::event::Lineage>,
+    pub confirmations: &'a [crate::core::session::Confirmation],
+}
+
+/// Appends one `server.turn.snapshot` NDJSON line to `out`, byte for byte what
+/// [`encode_turn_event_line`] writes for the same event, from messages encoded earlier: the
+/// sender re-encodes only the messages that changed since its last line, and reuses `out`.
+pub fn write_snapshot_line(
+    out: &mut Vec<u8>,
+    envelope: &super::event::Envelope,
+    parts: &SnapshotParts<'_>,
+) {
+    out.extend_from_slice(b"{\"protocol\":");
+    write_json(out, TURN_PROTOCOL);
+    out.extend_from_slice(b",\"version\":");
+    write_json(out, &TURN_PROTOCOL_VERSION);
+    out.extend_from_slice(b",\"eventId\":");
+    write_json(out, &envelope.event_id);
+    out.extend_from_slice(b",\"sessionId\":");
+    write_json(out, &envelope.session_id);
+    out.extend_from_slice(b",\"turnId\":");
+    write_json(out, &envelope.turn_id);
+    out.extend_from_slice(b",\"sequence\":");
+    write_json(out, &envelope.sequence);
+    out.extend_from_slice(b",\"emittedAt\":");
+    write_json(out, &envelope.emitted_at);
+    out.extend_from_slice(b",\"event\":");
+    write_json(out, super::event::EventKind::Snapshot.as_str());
+    out.extend_from_slice(b",\"payload\":{\"messages\":[");
+    out.extend_from_slice(parts.messages_json);
+    out.extend_from_slice(b"],\"status\":");
+    write_json(out, &parts.status);
+    out.extend_from_slice(b",\"usage\":");
+    write_json(out, parts.usage);
+    if let Some(error) = parts.error {
+        out.extend_from_slice(b",\"error\":");
+        write_json(out, error);
+    }
+    if let Some(lineage) = parts.lineage {
+        out.extend_from_slice(b",\"lineage\":");
+        write_json(out, lineage);
+    }
+    if !parts.confirmations.is_empty() {
+        out.extend_from_slice(b",\"confirmations\":");
+        write_json(out, parts.confirmations);
+    }
+    out.extend_from_slice(b"}}\n");
+}
+
+/// Appends the compact JSON of a value whose serialization cannot fail (see [`to_json`]).
+pub(crate) fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    serde_json::to_writer(out, value).expect("protocol serialization is infallible");
+}

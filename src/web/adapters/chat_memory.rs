@@ -56,7 +56,7 @@ impl ChatMemory for JsChatMemory {
     ) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
         Box::pin(async move {
             let args = js_sys::Array::of1(&options(cancel));
-            let value = resolve(self.inner.load.apply(&self.inner.host, &args))
+            let value = resolve(self.inner.load_now().apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("memory.load", &e))?;
             if value.is_null() || value.is_undefined() {
@@ -84,7 +84,7 @@ impl ChatMemory for JsChatMemory {
                 from_json(&messages_to_value(messages))
             };
             let args = js_sys::Array::of2(&messages, &options(cancel));
-            resolve(self.inner.save.apply(&self.inner.host, &args))
+            resolve(self.inner.save_now().apply(&self.inner.host, &args))
                 .await
                 .map(|_| ())
                 .map_err(|e| port_error("memory.save", &e))

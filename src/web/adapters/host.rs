@@ -37,6 +37,18 @@ impl LoadSave {
             host: host.clone(),
         })
     }
+
+    /// `host.load` as it is now (what `memory.load(...)` in JS would call): a definition is
+    /// kept across requests, and a host may replace a method on its object in place. The
+    /// function checked at construction when the property no longer holds one.
+    pub fn load_now(&self) -> Function {
+        get_fn(&self.host, "load").unwrap_or_else(|| self.load.clone())
+    }
+
+    /// `host.save` as it is now (see [`Self::load_now`]).
+    pub fn save_now(&self) -> Function {
+        get_fn(&self.host, "save").unwrap_or_else(|| self.save.clone())
+    }
 }
 
 /// An `AbortSignal` that aborts when `token` fires: how a Rust cancel token reaches a host

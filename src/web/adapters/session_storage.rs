@@ -40,7 +40,7 @@ impl SessionStorage for JsSessionStorage {
     ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(async move {
             let args = js_sys::Array::of2(&JsValue::from_str(session_id), &signal_of(cancel));
-            let value = resolve(self.inner.load.apply(&self.inner.host, &args))
+            let value = resolve(self.inner.load_now().apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("sessionStorage.load", &e))?;
             if value.is_null() || value.is_undefined() {
@@ -65,7 +65,7 @@ impl SessionStorage for JsSessionStorage {
             let cursor =
                 expected_cursor.map_or(JsValue::UNDEFINED, |c| JsValue::from_f64(c as f64));
             let args = js_sys::Array::of3(&from_json(snapshot), &cursor, &signal_of(cancel));
-            let result = resolve(self.inner.save.apply(&self.inner.host, &args))
+            let result = resolve(self.inner.save_now().apply(&self.inner.host, &args))
                 .await
                 .map_err(|e| port_error("sessionStorage.save", &e))?;
             result.as_bool().ok_or_else(|| {

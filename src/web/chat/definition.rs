@@ -10,7 +10,13 @@
 //!
 //! A `{ chat: defineChat(...) }` wrapper works too: `id` and `revision` are read from `chat`
 //! when the outer object has none.
+//!
+//! Reading a definition builds its ports (model, memory, tools, initial messages), so a handler
+//! keeps what it read ([`DefinitionCache`]): the object `resolveDefinition` returns again, with
+//! the same `revision`, is the same definition. A host that changes a definition in place bumps
+//! its revision (AgentsKit's rule for a definition that changed, also checked against the session).
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -34,10 +40,11 @@ pub struct Definition {
     pub model: Rc<dyn ModelAdapter>,
     pub memory: Rc<JsChatMemory>,
     pub tools: Rc<Vec<Box<dyn Tool>>>,
-    pub max_tool_iterations: u32,
     pub initial_messages: Vec<Message>,
     /// The conversation statechart, when the definition has one (`conversation`).
     pub conversation: Option<ConversationChart>,
+    /// What the controller needs from it (read once).
+    config: ChatConfig,
 }
 
 impl Definition {
@@ -54,15 +61,7 @@ impl Definition {
             .as_string()
             .filter(|s| is_safe_id(s))
             .ok_or("definition id must be a SafeId")?;
-        let revision = match outer_or_def("revision") {
-            v if v.is_undefined() => 1,
-            v => to_json(&v)
-                .ok()
-                .as_ref()
-                .and_then(safe_uint)
-                .filter(|r| *r > 0)
-                .ok_or("definition revision must be a positive safe integer")?,
-        };
+        let revision = read_revision(value)?;
         let adapter = get(def, "adapter");
         let agentskit = !adapter.is_undefined();
         let model = if agentskit {
@@ -92,13 +91,17 @@ impl Definition {
         };
         let conversation = read_conversation(&get(def, "conversation"))
             .map_err(|m| format!("conversation: {m}"))?;
+        let config = ChatConfig {
+            tools: tools.iter().map(|t| t.spec().clone()).collect(),
+            max_tool_iterations,
+        };
         Ok(Self {
+            config,
             id,
             revision,
             model,
             memory,
             tools: Rc::new(tools),
-            max_tool_iterations,
             initial_messages,
             conversation,
         })
@@ -106,10 +109,7 @@ impl Definition {
 
     /// What the controller needs from the definition.
     pub fn chat_config(&self) -> ChatConfig {
-        ChatConfig {
-            tools: self.tools.iter().map(|t| t.spec().clone()).collect(),
-            max_tool_iterations: self.max_tool_iterations,
-        }
+        self.config.clone()
     }
 
     /// What a turn of session `session_id` needs besides its ports.
@@ -124,6 +124,62 @@ impl Definition {
             config: self.chat_config(),
             initial_messages: self.initial_messages.clone(),
         }
+    }
+}
+
+/// The definition's `revision` (the outer object's, else the wrapped definition's; 1 when
+/// neither has one).
+fn read_revision(value: &JsValue) -> Result<u64, String> {
+    let mut revision = get(value, "revision");
+    if revision.is_undefined() {
+        let chat = get(value, "chat");
+        if chat.is_object() {
+            revision = get(&chat, "revision");
+        }
+    }
+    if revision.is_undefined() {
+        return Ok(1);
+    }
+    to_json(&revision)
+        .ok()
+        .as_ref()
+        .and_then(safe_uint)
+        .filter(|r| *r > 0)
+        .ok_or_else(|| "definition revision must be a positive safe integer".to_owned())
+}
+
+/// The definitions a handler read, by the identity of the object `resolveDefinition` returned
+/// and its revision; at most `DEFINITIONS_CACHED_MAX`, the least recently used goes first.
+#[derive(Default)]
+pub struct DefinitionCache {
+    entries: RefCell<Vec<(JsValue, u64, Rc<Definition>)>>,
+}
+
+impl DefinitionCache {
+    /// The definition `value` stands for: the one read before when it is the same object at the
+    /// same revision, else read now (and kept).
+    pub fn resolve(&self, value: &JsValue) -> Result<Rc<Definition>, String> {
+        let revision = read_revision(value)?;
+        let mut entries = self.entries.borrow_mut();
+        if let Some(at) = entries
+            .iter()
+            .position(|(object, r, _)| *r == revision && object == value)
+        {
+            let entry = entries.remove(at);
+            let definition = entry.2.clone();
+            entries.push(entry);
+            return Ok(definition);
+        }
+        drop(entries);
+        let definition = Rc::new(Definition::from_js(value)?);
+        if value.is_object() {
+            let mut entries = self.entries.borrow_mut();
+            if entries.len() >= limits::DEFINITIONS_CACHED_MAX {
+                entries.remove(0);
+            }
+            entries.push((value.clone(), definition.revision, definition.clone()));
+        }
+        Ok(definition)
     }
 }
 

@@ -29,7 +29,6 @@ use wasm_bindgen_futures::future_to_promise;
 use web_sys::{Request, Response};
 
 use super::deadline::RequestDeadline;
-use super::definition::Definition;
 use super::host::{HostClock, OnError};
 use super::http::{
     is_json_media_type, json_response, ndjson_response, read_text_limited, BodyError,
@@ -360,7 +359,9 @@ pub(super) async fn resolve(
             )
             .await
             .map_err(|e| host_fault(Stage::ResolveDefinition, "resolveDefinition", &e))?;
-            Definition::from_js(&value)
+            options
+                .definitions
+                .resolve(&value)
                 .map_err(|m| Refusal::internal(Stage::ResolveDefinition, PortError::new(m)))
         })
         .await?;

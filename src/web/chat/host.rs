@@ -2,7 +2,7 @@
 //! `Date.now()` and `crypto.randomUUID()`), and `onError(error, { stage, sessionId, turnId })`,
 //! which receives every fault with the value the host code actually threw.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Function, Object};
@@ -70,12 +70,59 @@ impl Ids for HostClock {
     }
 }
 
+/// A version 4 UUID (the form `crypto.randomUUID()` gives) from random bytes that are drawn
+/// from `crypto.getRandomValues` a pool at a time: an id per snapshot line costs no call into JS.
 fn random_uuid() -> Option<String> {
+    let bytes = RANDOM_POOL.with(|pool| pool.borrow_mut().take16())?;
+    Some(format_uuid_v4(bytes))
+}
+
+/// `xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx` from 16 random bytes.
+fn format_uuid_v4(mut b: [u8; 16]) -> String {
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(36);
+    for (i, byte) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(HEX[usize::from(byte >> 4)] as char);
+        out.push(HEX[usize::from(byte & 0x0f)] as char);
+    }
+    out
+}
+
+thread_local! {
+    static RANDOM_POOL: RefCell<RandomPool> = RefCell::new(RandomPool::default());
+}
+
+#[derive(Default)]
+struct RandomPool {
+    bytes: Vec<u8>,
+    used: usize,
+}
+
+impl RandomPool {
+    fn take16(&mut self) -> Option<[u8; 16]> {
+        if self.used + 16 > self.bytes.len() {
+            self.bytes = draw_random(crate::core::limits::ID_RANDOM_POOL_BYTES)?;
+            self.used = 0;
+        }
+        let mut out = [0u8; 16];
+        out.copy_from_slice(&self.bytes[self.used..self.used + 16]);
+        self.used += 16;
+        Some(out)
+    }
+}
+
+/// `len` bytes from `crypto.getRandomValues` (`None` where there is no Web Crypto).
+fn draw_random(len: usize) -> Option<Vec<u8>> {
     let crypto = get(&js_sys::global(), "crypto");
-    get_fn(&crypto, "randomUUID")?
-        .call0(&crypto)
-        .ok()?
-        .as_string()
+    let fill = get_fn(&crypto, "getRandomValues")?;
+    let array = js_sys::Uint8Array::new_with_length(len as u32);
+    fill.call1(&crypto, &array).ok()?;
+    Some(array.to_vec())
 }
 
 /// Faults to the host's `onError` (nothing when it has none). A hook that throws is ignored:

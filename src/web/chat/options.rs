@@ -26,6 +26,8 @@ pub struct HandlerOptions {
     pub on_error: Option<Function>,
     /// How long a tool confirmation stays approvable (`confirmationTtlMs`).
     pub confirmation_ttl_ms: u64,
+    /// The definitions `resolveDefinition` returned, as read.
+    pub definitions: super::definition::DefinitionCache,
 }
 
 impl HandlerOptions {
@@ -51,6 +53,7 @@ impl HandlerOptions {
             on_error: read.optional_fn("onError")?,
             confirmation_ttl_ms: read
                 .positive_int("confirmationTtlMs", limits::CONFIRMATION_TTL_MS_DEFAULT)?,
+            definitions: Default::default(),
         })
     }
 }

@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 use web_sys::ReadableStream;
 
@@ -14,6 +15,41 @@ use crate::turn::{Cause, Line, LineEncoder, Turn, TurnSink};
 
 pub struct ResponseSink {
     stream: PullStream<Line>,
+}
+
+/// What every response of this module instance did, summed (`__snapshotCountsForBench`):
+/// states offered to readers, lines encoded, messages encoded and reused.
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    offered: u64,
+    lines: crate::turn::snapshot::LineCounts,
+}
+
+thread_local! {
+    static COUNTS: std::cell::Cell<Counts> = std::cell::Cell::new(Counts::default());
+}
+
+/// Snapshot counts of every chat response so far, for bench/turn.mjs (not part of the npm
+/// surface): `{ statesOffered, linesEmitted, messagesEncoded, messagesReused }`. The lines are
+/// encoded when a reader pulls, so lines built and lines emitted are the same count.
+#[wasm_bindgen(js_name = __snapshotCountsForBench)]
+pub fn snapshot_counts_for_bench() -> JsValue {
+    let counts = COUNTS.with(|c| c.get());
+    let out = js_sys::Object::new();
+    let set = |k: &str, v: u64| crate::web::js::set(&out, k, v as f64);
+    set("statesOffered", counts.offered);
+    set("linesEmitted", counts.lines.lines);
+    set("messagesEncoded", counts.lines.messages_encoded);
+    set("messagesReused", counts.lines.messages_reused);
+    out.into()
+}
+
+fn count(change: impl FnOnce(&mut Counts)) {
+    COUNTS.with(|c| {
+        let mut counts = c.get();
+        change(&mut counts);
+        c.set(counts);
+    });
 }
 
 impl ResponseSink {
@@ -26,19 +62,27 @@ impl ResponseSink {
         let reader = turn.clone();
         let encode = Box::new(move |line: Line, is_last: bool| {
             let ports = reader.ports();
-            let state = reader.state();
+            let controller = reader.controller();
             let confirmations = reader.confirmations();
-            encoder
-                .borrow_mut()
-                .encode(
-                    line,
-                    is_last,
-                    &state,
-                    &confirmations,
-                    ports.clock.as_ref(),
-                    ports.ids.as_ref(),
-                )
-                .map(String::into_bytes)
+            let mut encoder = encoder.borrow_mut();
+            let before = encoder.counts();
+            let bytes = encoder.encode(
+                line,
+                is_last,
+                &controller,
+                &confirmations,
+                ports.clock.as_ref(),
+                ports.ids.as_ref(),
+            )?;
+            // The one copy out of wasm memory: the encoder reuses its buffer for the next line.
+            let chunk = Uint8Array::from(bytes);
+            let after = encoder.counts();
+            count(|c| {
+                c.lines.lines += after.lines - before.lines;
+                c.lines.messages_encoded += after.messages_encoded - before.messages_encoded;
+                c.lines.messages_reused += after.messages_reused - before.messages_reused;
+            });
+            Some(chunk)
         });
         let weak = Rc::downgrade(turn);
         let on_cancel = Box::new(move || {
@@ -53,6 +97,7 @@ impl ResponseSink {
 
 impl TurnSink for ResponseSink {
     fn changed(&self) {
+        count(|c| c.offered += 1);
         self.stream.publish(Line::State);
     }
 

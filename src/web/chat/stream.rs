@@ -2,26 +2,34 @@
 //! one-slot [`Coalescer`]. The stream's high-water mark is 0, so `pull` runs only when a reader
 //! actually asks; whatever was published meanwhile was overwritten, and the reader gets the
 //! newest item, encoded at that moment (so its sequence is the next one for this response).
+//!
+//! Crossings per line: `pull` enters wasm once and answers synchronously (it returns nothing to
+//! await). With an item there, the encoder's bytes become the chunk (one `Uint8Array` copy) and
+//! are enqueued through the typed controller method (no property lookups). With none, the stream
+//! is remembered as wanting one: the next publish encodes and enqueues it at once, which hands
+//! it to the reader's pending `read()` (a stream may enqueue outside `pull`; with a high-water
+//! mark of 0 nothing is pulled or encoded until a reader asks again).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
+use web_sys::ReadableStreamDefaultController as Controller;
 
 use crate::core::coalesce::{Coalescer, Take};
 
-use super::js::{get, get_fn, set};
+use super::js::{get, set};
 
-/// Turns an item into the bytes of one NDJSON line when a reader takes it. The flag says
-/// whether it is the last line (the stream closes after it). `None` skips the item.
-pub type Encoder<T> = Box<dyn FnMut(T, bool) -> Option<Vec<u8>>>;
+/// Turns an item into one NDJSON line's chunk when a reader takes it. The flag says whether it
+/// is the last line (the stream closes after it). `None` skips the item.
+pub type Encoder<T> = Box<dyn FnMut(T, bool) -> Option<Uint8Array>>;
 
 struct Inner<T> {
     slot: Coalescer<T>,
     encode: Encoder<T>,
-    /// The stream controller and the resolver of a `pull` waiting for an item.
-    waiting: Option<(JsValue, Function)>,
+    /// The stream controller while a reader waits for an item (its `pull` found none).
+    wanted: Option<Controller>,
     /// The last item given to [`PullStream::close_with`]. It follows whatever item was still
     /// pending rather than overwriting it, so a slow reader gets the final state *and* the
     /// closing line (a diagnostic must not hide the snapshot that was saved).
@@ -44,14 +52,14 @@ impl<T: 'static> PullStream<T> {
         let inner = Rc::new(RefCell::new(Inner {
             slot: Coalescer::new(),
             encode,
-            waiting: None,
+            wanted: None,
             trailer: None,
             cancelled: false,
             on_cancel: Some(on_cancel),
         }));
         let source = Object::new();
         let pull_inner = inner.clone();
-        let pull = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |controller: JsValue| {
+        let pull = Closure::<dyn FnMut(Controller) -> JsValue>::new(move |controller| {
             pull_once(&pull_inner, controller)
         });
         let cancel_inner = inner.clone();
@@ -59,7 +67,7 @@ impl<T: 'static> PullStream<T> {
             let callback = {
                 let mut inner = cancel_inner.borrow_mut();
                 inner.cancelled = true;
-                inner.waiting = None;
+                inner.wanted = None;
                 inner.slot.close_with(None);
                 inner.on_cancel.take()
             };
@@ -93,32 +101,27 @@ impl<T: 'static> PullStream<T> {
         self.deliver();
     }
 
-    /// Hands the newest item to a `pull` that is waiting for one.
+    /// Hands the newest item to a reader that is waiting for one.
     fn deliver(&self) {
-        let waiting = self.inner.borrow_mut().waiting.take();
-        if let Some((controller, resolve)) = waiting {
-            let resolved = serve(&self.inner, &controller);
-            if resolved {
-                let _ = resolve.call0(&JsValue::UNDEFINED);
-            } else {
-                self.inner.borrow_mut().waiting = Some((controller, resolve));
+        let wanted = self.inner.borrow_mut().wanted.take();
+        if let Some(controller) = wanted {
+            if !serve(&self.inner, &controller) {
+                self.inner.borrow_mut().wanted = Some(controller);
             }
         }
     }
 }
 
-fn pull_once<T: 'static>(inner: &Rc<RefCell<Inner<T>>>, controller: JsValue) -> Promise {
-    if serve(inner, &controller) {
-        return Promise::resolve(&JsValue::UNDEFINED);
+/// Serves at once, or remembers that a reader waits (see the module comment).
+fn pull_once<T: 'static>(inner: &Rc<RefCell<Inner<T>>>, controller: Controller) -> JsValue {
+    if !serve(inner, &controller) {
+        inner.borrow_mut().wanted = Some(controller);
     }
-    let inner = inner.clone();
-    Promise::new(&mut |resolve, _reject| {
-        inner.borrow_mut().waiting = Some((controller.clone(), resolve));
-    })
+    JsValue::UNDEFINED
 }
 
 /// Enqueues the newest item or closes the stream; false when there is nothing yet.
-fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &JsValue) -> bool {
+fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &Controller) -> bool {
     let mut guard = inner.borrow_mut();
     let state = &mut *guard;
     if state.cancelled {
@@ -130,24 +133,17 @@ fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &JsValue) -> bool {
             Some(item) => (item, true),
             None => {
                 drop(guard);
-                invoke(controller, "close", &JsValue::UNDEFINED);
+                // A controller closed or errored meanwhile throws; nothing is left to do then.
+                let _ = controller.close();
                 return true;
             }
         },
         Take::Empty => return false,
     };
-    let Some(bytes) = (state.encode)(item, is_last) else {
+    let Some(chunk) = (state.encode)(item, is_last) else {
         return false;
     };
-    let chunk = Uint8Array::from(bytes.as_slice());
     drop(guard);
-    invoke(controller, "enqueue", &chunk);
+    let _ = controller.enqueue_with_chunk(&chunk);
     true
-}
-
-/// Calls a controller method; a controller that was closed or errored meanwhile is ignored.
-fn invoke(controller: &JsValue, method: &str, arg: &JsValue) {
-    if let Some(f) = get_fn(controller, method) {
-        let _ = f.call1(controller, arg);
-    }
 }

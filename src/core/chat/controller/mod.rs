@@ -29,7 +29,9 @@
 //! another call of the same assistant message still waits, the model is not called.
 //!
 //! Every observable change bumps [`ChatController::revision`], so a consumer can tell a new
-//! state from one it already published.
+//! state from one it already published, and [`ChatController::first_changed_since`] says which
+//! messages a revision left alone: a consumer that encodes messages (the sender's snapshot
+//! lines, the log's chunks) redoes only the changed tail.
 
 mod state;
 mod tool_calls;
@@ -145,6 +147,10 @@ pub struct ChatController {
     config: ChatConfig,
     state: ChatState,
     revision: u64,
+    /// Per message of `state.messages`: the revision that shows its last change. Every write to
+    /// a message goes through [`Self::message_mut`], [`Self::push_message`] or
+    /// [`Self::remove_message`], which keep it.
+    changed_at: Vec<u64>,
     phase: Phase,
     tool_rounds: u32,
 }
@@ -172,6 +178,7 @@ impl ChatController {
     /// A controller over the conversation so far (`history` comes from `ChatMemory`).
     pub fn new(config: ChatConfig, history: Vec<Message>) -> Self {
         Self {
+            changed_at: vec![0; history.len()],
             config,
             state: ChatState {
                 messages: history,
@@ -192,6 +199,21 @@ impl ChatController {
     /// Bumped on every observable change of [`Self::state`]; never on an ignored input.
     pub fn revision(&self) -> u64 {
         self.revision
+    }
+
+    /// The index of the first message that changed after `revision` (a revision this
+    /// controller returned earlier; `None`: never seen, so every message). Messages before it
+    /// are the same as they were at `revision`; `messages.len()` when none changed. A message
+    /// removed counts as a change of every message from its index on (and of the length).
+    pub fn first_changed_since(&self, revision: Option<u64>) -> usize {
+        match revision {
+            None => 0,
+            Some(seen) => self
+                .changed_at
+                .iter()
+                .position(|&at| at > seen)
+                .unwrap_or(self.changed_at.len()),
+        }
     }
 
     /// True once the turn is over (`Action::Done` was returned).
@@ -225,7 +247,7 @@ impl ChatController {
             input.to_owned(),
             MessageStatus::Complete,
         );
-        self.state.messages.push(user);
+        self.push_message(user);
         self.state.status = ChatStatus::Streaming;
         Ok(self.start_model_call(now_ms, ids))
     }
@@ -330,7 +352,7 @@ impl ChatController {
         };
         let assistant = *assistant;
         let pending = std::mem::take(calls);
-        self.state.messages[assistant].status = MessageStatus::Complete;
+        self.message_mut(assistant).status = MessageStatus::Complete;
         if pending.is_empty() {
             return self.finish(ChatStatus::Complete, None);
         }
@@ -446,7 +468,7 @@ impl ChatController {
             String::new(),
             MessageStatus::Streaming,
         );
-        self.state.messages.push(assistant);
+        self.push_message(assistant);
         self.phase = Phase::Streaming {
             assistant: self.state.messages.len() - 1,
             calls: PendingCalls::default(),
@@ -481,7 +503,7 @@ impl ChatController {
             }
             calls.push(tool_call);
         }
-        self.state.messages[assistant].tool_calls = Some(calls);
+        self.message_mut(assistant).tool_calls = Some(calls);
         if over_limit {
             let max = self.config.max_tool_iterations;
             return self.finish(
@@ -539,7 +561,7 @@ impl ChatController {
 
     fn fail(&mut self, error: ChatError) -> Action {
         if let Phase::Streaming { assistant, .. } = self.phase {
-            self.state.messages[assistant].status = MessageStatus::Error;
+            self.message_mut(assistant).status = MessageStatus::Error;
         }
         self.finish(ChatStatus::Error, Some(error))
     }
@@ -555,9 +577,9 @@ impl ChatController {
     /// On stop: a streaming assistant message keeps its text as `complete`, or goes if empty.
     fn close_assistant(&mut self, assistant: usize) {
         if self.state.messages[assistant].content.is_empty() {
-            self.state.messages.remove(assistant);
+            self.remove_message(assistant);
         } else {
-            self.state.messages[assistant].status = MessageStatus::Complete;
+            self.message_mut(assistant).status = MessageStatus::Complete;
         }
     }
 
@@ -573,7 +595,7 @@ impl ChatController {
 
     fn append_text(&mut self, assistant: usize, text: &str) {
         if !text.is_empty() {
-            self.state.messages[assistant].content.push_str(text);
+            self.message_mut(assistant).content.push_str(text);
             self.bump();
         }
     }
@@ -595,12 +617,24 @@ impl ChatController {
         id: &str,
         change: impl FnOnce(&mut ToolCall) -> bool,
     ) -> bool {
-        self.state.messages[assistant]
+        let Some(at) = self.state.messages[assistant]
             .tool_calls
-            .iter_mut()
+            .iter()
             .flatten()
-            .find(|c| c.id == id)
-            .is_some_and(change)
+            .position(|c| c.id == id)
+        else {
+            return false;
+        };
+        let message = &mut self.state.messages[assistant];
+        let changed = message
+            .tool_calls
+            .as_mut()
+            .and_then(|calls| calls.get_mut(at))
+            .is_some_and(change);
+        if changed {
+            self.changed_at[assistant] = self.revision + 1;
+        }
+        changed
     }
 
     fn push_tool_message(
@@ -613,7 +647,27 @@ impl ChatController {
     ) {
         let mut message = new_message(ids, now_ms, Role::Tool, content, status);
         message.tool_call_id = Some(call_id.to_owned());
+        self.push_message(message);
+    }
+
+    // ---- the only writes to messages (they keep `changed_at`)
+
+    /// A change is visible from the next revision on (every input that changes state bumps).
+    fn message_mut(&mut self, at: usize) -> &mut Message {
+        self.changed_at[at] = self.revision + 1;
+        &mut self.state.messages[at]
+    }
+
+    fn push_message(&mut self, message: Message) {
         self.state.messages.push(message);
+        self.changed_at.push(self.revision + 1);
+    }
+
+    fn remove_message(&mut self, at: usize) {
+        self.state.messages.remove(at);
+        self.changed_at.remove(at);
+        let next = self.revision + 1;
+        self.changed_at[at..].fill(next);
     }
 
     fn bump(&mut self) {

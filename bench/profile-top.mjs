@@ -1,0 +1,39 @@
+// Self time by function from a V8 .cpuprofile (node --cpu-prof): `node bench/profile-top.mjs FILE [n]`.
+import { readFileSync } from 'node:fs';
+
+const profile = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const top = Number(process.argv[3] ?? 30);
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const self = new Map();
+const dt = profile.timeDeltas;
+for (let i = 0; i < profile.samples.length; i++) {
+  const node = byId.get(profile.samples[i]);
+  const f = node.callFrame;
+  const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
+  self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0));
+}
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
+for (const [k, us] of rows) console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`);
+console.log(`total ${(total / 1000).toFixed(0)} ms`);
+
+// Self time by where the code lives (wasm, the wasm-bindgen glue, web streams, undici, ...).
+const area = (f) => {
+  const u = f.url;
+  if (u.startsWith('wasm://')) return f.functionName.startsWith('wasm-to-js') || f.functionName.startsWith('js-to-wasm') ? 'JS↔wasm transitions' : 'wasm (turnkeep Rust)';
+  if (u.includes('/pkg/')) return 'wasm-bindgen glue (pkg/turnkeep.js)';
+  if (u.includes('webstreams')) return 'Node web streams';
+  if (u.includes('undici')) return 'undici (Request/Response/Headers)';
+  if (u.includes('abort_controller') || u.includes('event_target') || u.includes('js_transferable')) return 'AbortController / EventTarget';
+  if (u.includes('/bench/') || u.includes('/tests/')) return 'the benchmark itself (model, storage, reader)';
+  if (f.functionName === '(garbage collector)') return 'GC';
+  if (u === '' ) return `V8 builtins / ${f.functionName || 'other'}`.replace(/V8 builtins \/ (JSON\.|parse|stringify).*/, 'JSON.parse/stringify');
+  return 'other Node internals';
+};
+const areas = new Map();
+for (let i = 0; i < profile.samples.length; i++) {
+  const a = area(byId.get(profile.samples[i]).callFrame);
+  areas.set(a, (areas.get(a) ?? 0) + (dt[i] ?? 0));
+}
+console.log('\nby area:');
+for (const [k, us] of [...areas.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14)) console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`);

@@ -1,0 +1,103 @@
+// What a turn does NOT cost (issue 14), counted rather than timed: the server builds a snapshot
+// line only when a reader asks for one (states offered vs lines built, with a reader that stops
+// asking), and a finished turn leaves no timer behind (its 30 s deadline is cleared when it ends,
+// not when it fires). Timing is in bench/turn.mjs; no assertion here reads a clock.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import * as pkg from '../../js/node.mjs';
+import * as glue from '../../pkg/turnkeep.js';
+import { assistantText, chatRequest, demoSetup, readTurn, submitEvent, words } from '../support/chat-harness.mjs';
+
+/** Snapshot counts of every chat response of this module instance so far. */
+const counts = () => glue.__snapshotCountsForBench();
+const since = (before) => {
+  const now = counts();
+  return Object.fromEntries(Object.keys(now).map((k) => [k, now[k] - before[k]]));
+};
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+const macrotask = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A model that streams `w1` and waits for `go` before the rest of `w1 … wN`. */
+function gatedModel(n) {
+  let go;
+  const gate = new Promise((resolve) => (go = resolve));
+  const model = {
+    async *stream() {
+      yield { type: 'text', text: 'w1' };
+      await gate;
+      for (let i = 2; i <= n; i++) yield { type: 'text', text: ` w${i}` };
+    },
+  };
+  return { model, go };
+}
+
+test('a reader that stops asking: 200 states offered, no line built until it asks again', async () => {
+  const { model, go } = gatedModel(200);
+  const { handler, storage } = demoSetup(pkg, { chat: { model } });
+  const before = counts();
+  const response = await handler(chatRequest(submitEvent({ sessionId: 'paused', turnId: 't1', input: 'go' })));
+  const reader = response.body.getReader();
+  const first = await reader.read();
+  assert.equal(first.done, false);
+  assert.equal(since(before).linesEmitted, 1);
+  // The model streams the rest and the turn runs to its end (saved and released) while the
+  // reader asks for nothing.
+  go();
+  await storage.released('t1');
+  const paused = since(before);
+  assert.ok(paused.statesOffered >= 200, `states offered: ${paused.statesOffered}`);
+  assert.equal(paused.linesEmitted, 1, 'no line was built while nobody asked');
+  // Asking again: the newest state only (the complete answer), then the end of the body.
+  reader.releaseLock();
+  const rest = await readTurn(pkg, { body: response.body });
+  assert.deepEqual(rest.faults, []);
+  assert.equal(rest.snapshots.length, 1);
+  assert.equal(rest.last.payload.status, 'complete');
+  assert.equal(assistantText(rest.last.payload.messages), words(200));
+  assert.equal(since(before).linesEmitted, 2, 'two lines built, two lines read');
+});
+
+test('a reader that keeps asking gets every line it asked for, each built once', async () => {
+  const { handler } = demoSetup(pkg);
+  const before = counts();
+  const response = await handler(chatRequest(submitEvent({ sessionId: 'eager', turnId: 't1', input: '/words 50' })));
+  const turn = await readTurn(pkg, response);
+  assert.deepEqual(turn.faults, []);
+  assert.equal(turn.last.payload.status, 'complete');
+  const c = since(before);
+  assert.equal(c.linesEmitted, turn.snapshots.length, 'lines built = lines read');
+  assert.ok(c.linesEmitted <= c.statesOffered + 1);
+  // Each line re-encodes only what changed: the growing assistant message, not the user's.
+  assert.ok(c.messagesReused >= c.linesEmitted - 2, `reused ${c.messagesReused} over ${c.linesEmitted} lines`);
+});
+
+test('finished turns leave no timer behind (the deadline is cleared when the turn ends)', async () => {
+  const { handler, storage } = demoSetup(pkg, { options: { timeoutMs: 30_000 } });
+  await macrotask();
+  const before = timers();
+  for (let i = 0; i < 20; i++) {
+    const response = await handler(chatRequest(submitEvent({ sessionId: `s${i}`, turnId: 't1', input: '/words 5' })));
+    const turn = await readTurn(pkg, response);
+    assert.equal(turn.last.payload.status, 'complete');
+    await storage.released('t1');
+  }
+  await macrotask();
+  assert.equal(timers() - before, 0, 'no 30 s deadline timer outlives its turn');
+});
+
+test('the control case: a running turn holds exactly its deadline timer, until it is stopped', async () => {
+  // A model that never yields: no timer of its own, so the one timer is the deadline.
+  const hanging = { stream: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) }) };
+  const { handler, storage } = demoSetup(pkg, { chat: { model: hanging }, options: { timeoutMs: 30_000 } });
+  await macrotask();
+  const before = timers();
+  const response = await handler(chatRequest(submitEvent({ sessionId: 'running', turnId: 't1', input: 'hello' })));
+  const reader = response.body.getReader();
+  await reader.read();
+  assert.equal(timers() - before, 1, 'the running turn has its deadline (the count can see it)');
+  await reader.cancel('done looking');
+  await storage.released('t1');
+  await macrotask();
+  assert.equal(timers() - before, 0, 'stopped: its deadline is gone with it');
+});
