@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: everything CI runs, in order, failing on the first broken step.
-#   1. setup (toolchain, npm deps, Chromium, Redis, PostgreSQL)   2. cargo test on the host
+#   1. setup (toolchain, npm deps, Chromium, Redis, PostgreSQL)   2. cargo test on the host,
+#      then the seeded simulations at 10,000 seeds each in a release build
 #   3. build pkg/ and pkg-worker/, size report    4. wasm-pack test (Node and headless Chromium)
 #   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
 #   6. node --test tests/stores/ (turnkeep/redis and turnkeep/postgres against real servers)
@@ -28,6 +29,13 @@ cargo test
 # Worker's routes, the streams routes, the streams timing with an injected clock, the demo page).
 cargo test --features cloudflare --lib cloudflare::
 cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing --test demo_page
+
+step "seeded simulations at scale (profile sim: optimized, no LTO): 10,000 seeds each of turns, confirmations, leases"
+# The debug run above covers the default seed counts; here each simulator runs 10,000 seeds with
+# storage faults, clock jumps and crashes. A failing seed prints itself (TURNKEEP_SIM_SEED=N
+# replays it alone) and goes into the simulator's REGRESSION_SEEDS with the fix.
+TURNKEEP_SIM_SEEDS=10000 TURNKEEP_LEASE_SEEDS=10000 \
+  cargo test --profile sim --test turn_simulation --test confirm_simulation --test session_lease
 
 step "build pkg/ (npm) and pkg-worker/ (demo Worker), and their sizes"
 bash scripts/build.sh

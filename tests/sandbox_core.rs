@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use turnkeep::core::sandbox::csp::hash_source;
 use turnkeep::core::sandbox::{
     check_ui_uri, content_security_policy, decode_resource, decode_themes, render_page,
-    select_theme, theme_style, FailureRow, Resource, ResourceCsp, SandboxFailure, Theme, UriError,
+    select_theme, theme_style, Resource, ResourceCsp, SandboxFailure, Theme, UriError,
 };
 
 #[test]
@@ -206,7 +206,7 @@ fn failures_are_versioned_diagnostics_that_echo_nothing() {
     for f in SandboxFailure::ALL {
         let body: Value = serde_json::from_str(&f.error_body_json()).unwrap();
         assert_eq!(body["error"]["version"], 1);
-        assert_eq!(body["error"]["code"], f.row().1);
+        assert_eq!(body["error"]["code"], f.row().code);
     }
     assert_eq!(SandboxFailure::UriInvalid.status(), 400);
     assert_eq!(SandboxFailure::NotFound.status(), 404);

@@ -83,10 +83,16 @@ fn check_claim(label: &str, env: &SessionEnvelope, turn_id: &str, now_ms: u64, e
                 next.confirmations, env.confirmations,
                 "{label}: confirmations carried"
             );
-            assert_eq!(
-                next.terminal_turns, env.terminal_turns,
-                "{label}: history untouched"
-            );
+            // A lapsed lease of another turn enters the history as indeterminate; else the
+            // history is untouched.
+            let mut history = env.terminal_turns.clone();
+            if let Some(lapsed) = env.active_turn.as_ref().filter(|a| a.turn_id != turn_id) {
+                history.push(TerminalTurn {
+                    turn_id: lapsed.turn_id.clone(),
+                    outcome: TurnOutcome::Indeterminate,
+                });
+            }
+            assert_eq!(next.terminal_turns, history, "{label}: history");
             Claim::Claimed
         }
         Ok(ClaimDecision::Busy {

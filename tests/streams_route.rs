@@ -96,7 +96,7 @@ fn the_streams_route_needs_the_token_unless_public() {
     );
     assert_eq!(
         r.body(),
-        r#"{"error":{"code":"streams.v1.unauthorized","message":"send Authorization: Bearer <streams token>"}}"#
+        r#"{"error":{"version":1,"code":"streams.v1.unauthorized","message":"send Authorization: Bearer <streams token>","retryable":false}}"#
     );
 }
 

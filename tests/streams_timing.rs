@@ -2,12 +2,14 @@
 //! injected clock: long-poll expiry and re-asking at the offset the core resolved, a reader that
 //! leaves mid-wait, the producer-gap retry window, the SSE lifecycle (first chunk, keep-alive
 //! cadence, closure, the connection's end, a reader that goes away or stops reading), and the
-//! environment's settings.
+//! environment's settings, and the bounds on waiting readers and on the fork-release walk.
 #![cfg(feature = "cloudflare")]
 
 use turnkeep::cloudflare::streams::timing::{
-    configured_ms, AppendStep, GapRetry, LongPoll, ReadStep, SseSession, SseStep, Waits, Written,
+    configured_ms, next_release_hop, AppendStep, GapRetry, LongPoll, ReadStep, Reader,
+    ReaderCounts, SseSession, SseStep, Waits, Written,
 };
+use turnkeep::core::limits;
 use turnkeep::core::limits::{
     STREAM_LONG_POLL_MS_DEFAULT, STREAM_LONG_POLL_MS_MAX, STREAM_PRODUCER_GAP_WAIT_MS,
     STREAM_SSE_CONNECTION_MS_MAX,
@@ -232,4 +234,53 @@ fn sse_stops_for_a_reader_that_left_and_fails_for_one_that_stopped_reading() {
         run_sse(&[(5, Wrote { done: false }), (9, WokeAborted)])[2],
         SseStep::Close
     );
+}
+
+/// Readers waiting on one stream, at their bounds: the last place is given, the next refused
+/// (429 `streams.v1.readers_busy`), and a place given back is taken again; the kinds are
+/// bounded apart.
+#[test]
+fn waiting_readers_stop_at_their_bounds() {
+    for kind in [Reader::LongPoll, Reader::Sse] {
+        let mut counts = ReaderCounts::default();
+        for n in 0..kind.max() {
+            assert!(counts.admit(kind), "{kind:?}: place {n} of {}", kind.max());
+        }
+        assert!(!counts.admit(kind), "{kind:?}: one past the bound");
+        let other = match kind {
+            Reader::LongPoll => Reader::Sse,
+            Reader::Sse => Reader::LongPoll,
+        };
+        assert!(
+            counts.admit(other),
+            "{kind:?} full does not block {other:?}"
+        );
+        counts.leave(kind);
+        assert!(counts.admit(kind), "{kind:?}: a place given back");
+        assert!(!counts.admit(kind));
+    }
+    assert_eq!(Reader::LongPoll.max(), limits::STREAM_LONG_POLL_WAITERS_MAX);
+    assert_eq!(Reader::Sse.max(), limits::STREAM_SSE_CONNECTIONS_MAX);
+    // Leaving more than admitted never wraps.
+    let mut counts = ReaderCounts::default();
+    counts.leave(Reader::Sse);
+    assert_eq!(counts, ReaderCounts::default());
+}
+
+/// The fork-reference release walks at most `STREAM_FORK_RELEASE_HOPS_MAX` hops up a chain.
+#[test]
+fn the_fork_release_walk_is_bounded() {
+    let max = limits::STREAM_FORK_RELEASE_HOPS_MAX;
+    let next = || Some("source".to_owned());
+    assert_eq!(next_release_hop(1, next()), next());
+    assert_eq!(next_release_hop(max - 1, next()), next());
+    assert_eq!(next_release_hop(max, next()), None);
+    assert_eq!(next_release_hop(1, None), None);
+    // Walking a chain longer than the bound: exactly `max` hops.
+    let (mut hops, mut at) = (0, next());
+    while let Some(_name) = at.take() {
+        hops += 1;
+        at = next_release_hop(hops, next());
+    }
+    assert_eq!(hops, max);
 }

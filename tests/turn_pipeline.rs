@@ -349,3 +349,48 @@ fn a_busy_session_and_a_replayed_turn_are_refused() {
     assert_eq!(replay.error, BoundaryError::TurnReplayed);
     assert_eq!(replay.replayed, Some(TurnOutcome::Completed));
 }
+
+#[test]
+fn a_turn_that_outlived_its_lease_takes_it_back_when_nobody_claimed_and_loses_nothing() {
+    for with_log in [false, true] {
+        let world = World::new();
+        let session = Session::new(&world);
+        let turn = start(&session, with_log, 10, "t1", "/words 20").unwrap();
+        // Mid-answer the process stalls past the whole lease (an overloaded isolate), and no
+        // other client claims the session meanwhile.
+        let (end, _sink) = finish_with(&session, &turn, async {
+            sleep(&session, 25).await;
+            world.advance(LIMITS.lease_ms + 1);
+        });
+        assert!(
+            end.released,
+            "with_log={with_log}: the lease was taken back and released"
+        );
+        let saved = session.saved();
+        assert_eq!(
+            saved.len(),
+            2,
+            "with_log={with_log}: question and answer saved"
+        );
+        assert!(!saved[1].content.is_empty());
+        assert_eq!(
+            saved,
+            turn.state().messages,
+            "with_log={with_log}: what the turn had is what was saved"
+        );
+        let env = envelope(&session);
+        assert!(env.active_turn.is_none());
+        let recorded = env.terminal_turn("t1").map(|t| t.outcome);
+        if with_log {
+            // The publisher stopped at the lapse, so the log is behind: the next claim re-syncs it.
+            assert_eq!(recorded, Some(TurnOutcome::Indeterminate));
+            let next = start(&session, true, 0, "t2", "again").unwrap();
+            assert!(next.claim().resync);
+            finish_with(&session, &next, async {});
+            assert_eq!(session.projected(), session.saved());
+        } else {
+            assert_eq!(recorded, Some(TurnOutcome::Completed));
+            assert_eq!(end.outcome, TurnOutcome::Completed);
+        }
+    }
+}

@@ -201,7 +201,7 @@ fn the_chat_stream_route_reads_the_tenants_stream_with_the_server_token() {
             Some("Bearer t"),
             "s1",
             &neither,
-            "500 SERVER_INVALID_CONFIG",
+            "500 SERVER_STREAMS_NOT_CONFIGURED",
         ),
     ];
     for (method, authorization, raw, access, expected) in cases {

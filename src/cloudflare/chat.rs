@@ -15,6 +15,7 @@ use worker::Env;
 use super::env::{random_id, setting};
 use super::routes::demo_tenant;
 use super::session_ports::{chat_session, session_stream_log, SessionMemory, TenantSessionStorage};
+use super::streams::timing::configured_ms;
 use crate::core::chat::controller::ChatConfig;
 use crate::core::limits;
 use crate::core::protocol::ClientRequest;
@@ -89,12 +90,25 @@ pub fn model_descriptor(env: &Env) -> Result<JsValue, JsValue> {
 }
 
 impl ChatHost for DemoChatHost {
-    /// The defaults of `createChatHandler` (`core::limits`).
+    /// The defaults of `createChatHandler` (`core::limits`); the turn's deadline and cleanup
+    /// budget (and so the lease, `limits::lease_ms`) from `CHAT_TIMEOUT_MS` and
+    /// `CHAT_CLEANUP_TIMEOUT_MS` when set (the crash and storm tests shorten them).
     fn limits(&self) -> ChatLimits {
         let ms = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
+        let setting_ms = |name: &str, default: u64| {
+            let value = setting(&self.env, name);
+            ms(configured_ms(
+                value.as_deref(),
+                default,
+                u64::from(limits::TIMER_MS_MAX),
+            ))
+        };
         ChatLimits {
-            timeout_ms: ms(limits::TURN_TIMEOUT_MS_DEFAULT),
-            cleanup_timeout_ms: ms(limits::CLEANUP_TIMEOUT_MS_DEFAULT),
+            timeout_ms: setting_ms("CHAT_TIMEOUT_MS", limits::TURN_TIMEOUT_MS_DEFAULT),
+            cleanup_timeout_ms: setting_ms(
+                "CHAT_CLEANUP_TIMEOUT_MS",
+                limits::CLEANUP_TIMEOUT_MS_DEFAULT,
+            ),
             body_bytes_max: limits::BODY_BYTES_MAX_DEFAULT,
             confirmation_ttl_ms: limits::CONFIRMATION_TTL_MS_DEFAULT,
         }
@@ -146,6 +160,18 @@ impl ChatHost for DemoChatHost {
                     session_id: Some(session_id.to_owned()),
                     turn_id: Some(client.envelope.turn_id.clone()),
                 }),
+            };
+            #[cfg(feature = "test-hooks")]
+            let ports = match super::test_holds::HoldPoint::of_turn(&client.envelope.turn_id) {
+                Some(point) if setting(&self.env, "TEST_HOOKS").as_deref() == Some("1") => {
+                    super::test_holds::hold_ports(
+                        ports,
+                        point,
+                        session_id,
+                        &client.envelope.turn_id,
+                    )
+                }
+                _ => ports,
             };
             let setup = ChatSetup {
                 identity: SessionIdentity {

@@ -57,6 +57,11 @@ async fn route(request: &Request, env: &Env, ctx: &Context) -> Result<Response, 
     let url = web_sys::Url::new(&request.url())?;
     let path = url.pathname();
     let method = request.method();
+    #[cfg(feature = "test-hooks")]
+    if path == "/__test/memory" && setting(env, "TEST_HOOKS").as_deref() == Some("1") {
+        let report = super::test_holds::memory_report();
+        return http_respond(200, &report.into(), "application/json; charset=utf-8", &[]);
+    }
     let route = Route::of(&path);
     if !route.allows(&method) {
         let allow = route.allowed_methods().unwrap_or_default();

@@ -41,5 +41,7 @@ mod session_ports;
 mod sql;
 #[cfg(target_arch = "wasm32")]
 mod store;
+#[cfg(all(target_arch = "wasm32", feature = "test-hooks"))]
+mod test_holds;
 #[cfg(target_arch = "wasm32")]
 mod wait;

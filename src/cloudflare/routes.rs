@@ -12,6 +12,8 @@
 //! | `GET /mcp/sandbox?uri=&theme=`, `GET /mcp/assets/chart.js` | the MCP ui:// sandbox and its one script |
 
 use crate::core::checks::is_safe_id;
+use crate::core::diagnostics::{demo_routes, Row};
+use crate::core::protocol::TurnDiagnostic;
 
 use super::streams::route::{bearer, chat_stream_name, decode_component, StreamsAccess};
 
@@ -78,7 +80,8 @@ impl Route {
     }
 }
 
-/// A refusal of the demo routes: a versioned diagnostic (the chat handler's shape).
+/// A refusal of the demo routes: a row of the diagnostic registry (`core::diagnostics::demo_routes`)
+/// with the headers it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub status: u16,
@@ -89,77 +92,58 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    fn of(row: Row) -> Diagnostic {
+        Diagnostic {
+            status: row.status,
+            code: row.code,
+            message: row.message,
+            retryable: row.retryable,
+            headers: Vec::new(),
+        }
+    }
+
+    fn header(mut self, name: &'static str, value: &str) -> Diagnostic {
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+
     pub fn body(&self) -> String {
-        serde_json::json!({ "error": { "version": 1, "code": self.code, "message": self.message, "retryable": self.retryable } })
-            .to_string()
+        TurnDiagnostic {
+            code: self.code.to_owned(),
+            message: self.message.to_owned(),
+            retryable: self.retryable,
+        }
+        .error_body_json(None)
     }
 
     pub fn method_not_allowed(allow: &'static str) -> Diagnostic {
-        let message = match allow {
-            "GET" => "Only GET is supported.",
-            _ => "Only GET, HEAD is supported.",
+        let row = match allow {
+            "GET" => demo_routes::METHOD_NOT_ALLOWED_GET,
+            _ => demo_routes::METHOD_NOT_ALLOWED_GET_HEAD,
         };
-        Diagnostic {
-            status: 405,
-            code: "REQUEST_METHOD_NOT_ALLOWED",
-            message,
-            retryable: false,
-            headers: vec![("allow", allow.to_owned())],
-        }
+        Diagnostic::of(row).header("allow", allow)
     }
 
     pub fn auth_required() -> Diagnostic {
-        Diagnostic {
-            status: 401,
-            code: "AUTH_REQUIRED",
-            message: "Send Authorization: Bearer <tenant>, a SafeId.",
-            retryable: false,
-            headers: vec![(
-                "www-authenticate",
-                "Bearer realm=\"turnkeep demo\"".to_owned(),
-            )],
-        }
+        Diagnostic::of(demo_routes::AUTH_REQUIRED)
+            .header("www-authenticate", "Bearer realm=\"turnkeep demo\"")
     }
 
     pub fn session_id_invalid() -> Diagnostic {
-        Diagnostic {
-            status: 400,
-            code: "REQUEST_INVALID_SESSION_ID",
-            message: "The session id must be a SafeId.",
-            retryable: false,
-            headers: Vec::new(),
-        }
+        Diagnostic::of(demo_routes::SESSION_ID_INVALID)
     }
 
     pub fn not_found() -> Diagnostic {
-        Diagnostic {
-            status: 404,
-            code: "NOT_FOUND",
-            message: "No such route.",
-            retryable: false,
-            headers: Vec::new(),
-        }
+        Diagnostic::of(demo_routes::NOT_FOUND)
     }
 
     /// The chat-stream proxy has no server-side credentials to read streams with.
     pub fn streams_not_configured() -> Diagnostic {
-        Diagnostic {
-            status: 500,
-            code: "SERVER_INVALID_CONFIG",
-            message: "The server has no streams token to read the session's stream with.",
-            retryable: false,
-            headers: Vec::new(),
-        }
+        Diagnostic::of(demo_routes::STREAMS_NOT_CONFIGURED)
     }
 
     pub fn session_unreadable() -> Diagnostic {
-        Diagnostic {
-            status: 500,
-            code: "SERVER_INTERNAL",
-            message: "The session could not be read.",
-            retryable: true,
-            headers: Vec::new(),
-        }
+        Diagnostic::of(demo_routes::SESSION_UNREADABLE)
     }
 }
 

@@ -24,6 +24,12 @@ pub const JS_INPUT_DEPTH_MAX: usize = 128;
 /// fits, while a hostile object graph (shared subtrees, cycles) stops after bounded work.
 /// Larger stored session envelopes can be passed as JSON text.
 pub const JS_INPUT_NODES_MAX: usize = 100_000;
+/// Property names kept as JS strings by the web shell (`web::js::key`): its own literals, a few
+/// dozen; the bound only stops a name built at run time from growing the table.
+pub const JS_KEYS_INTERNED_MAX: usize = 512;
+/// Idle `then` callback pairs the web shell keeps for its next awaits (`web::js::settled`): as
+/// many as were pending at once, up to this; beyond it a finished pair is let go.
+pub const JS_SETTLERS_IDLE_MAX: usize = 256;
 
 // ---- Component frames and the assistant content envelope (`agentskit.chat.component` v1,
 // `agentskit.chat.content` v1). `wire`
@@ -137,6 +143,17 @@ pub const STREAM_LONG_POLL_MS_MAX: u64 = 60_000;
 pub const STREAM_FORK_COPY_PAGE_BYTES: u64 = 4_194_304;
 /// Bytes of a stream name (the part of `/v1/stream/<name>` after the prefix, decoded).
 pub const STREAM_NAME_BYTES_MAX: usize = 512;
+/// Long-poll reads of one stream waiting at once; one more is answered 429
+/// `streams.v1.readers_busy` with `Retry-After` (each waiter holds a timer and a request).
+pub const STREAM_LONG_POLL_WAITERS_MAX: usize = 1_024;
+/// SSE responses of one stream open at once; one more is answered 429 `streams.v1.readers_busy`.
+pub const STREAM_SSE_CONNECTIONS_MAX: usize = 256;
+/// Seconds a client told `streams.v1.readers_busy` waits before trying again (`Retry-After`).
+pub const STREAM_READERS_BUSY_RETRY_AFTER_SECONDS: u32 = 1;
+/// Hops of one fork-reference release up a chain of forks (each purged source releases its
+/// own source): the walk stops there and logs what it left (a reference left behind only keeps
+/// a deleted source reserved, 410, longer).
+pub const STREAM_FORK_RELEASE_HOPS_MAX: usize = 64;
 /// How long the server holds a producer append that arrived ahead of its predecessors (a seq
 /// gap) before answering 409: pipelined batches (the client keeps 5 in flight) often arrive out
 /// of order by a millisecond or two.

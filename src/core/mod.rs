@@ -7,6 +7,7 @@ pub mod chat;
 pub mod checks;
 pub mod coalesce;
 pub mod connection;
+pub mod diagnostics;
 pub mod limits;
 pub mod projection;
 pub mod protocol;

@@ -28,7 +28,8 @@ use super::stop_request::watch_for_stop;
 use crate::core::chat::controller::{waiting_calls, Action, ChatController, ChatState};
 use crate::core::protocol::BoundaryError;
 use crate::core::session::{
-    final_status, records_for_waiting_calls, settle_turn, Confirmation, TurnOutcome, TurnSettlement,
+    claim_turn, final_status, records_for_waiting_calls, settle_turn, ClaimDecision, Confirmation,
+    SessionEnvelope, TurnOutcome, TurnSettlement,
 };
 use crate::ports::chat::Tool;
 use crate::ports::CancelToken;
@@ -292,15 +293,23 @@ async fn drive(turn: &Turn, sink: &dyn TurnSink, publisher: Option<&Publisher>) 
 }
 
 /// Cleanup, once: save messages, release the lease (each within its budget), close the sink.
-/// A turn that outlived its lease (its process was paused, its clock jumped) is a zombie:
-/// another claim may own the session, so it saves and releases nothing — the next claim re-syncs
-/// the log from the saved messages (`Claim::resync`).
+/// A turn that outlived its lease (its process was paused, its clock jumped, its isolate was
+/// overloaded) first takes the lease back by CAS on its own claim: when nobody claimed the
+/// session meanwhile that write wins and the turn saves and releases as usual, so a slow turn
+/// loses no messages. When it loses, another claim owns the session: the turn is a zombie, saves
+/// and releases nothing, and the next claim re-syncs the log from the saved messages
+/// (`Claim::resync`).
 async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnEnd {
     let ports = &turn.ports;
     let budget_ms = turn.limits.cleanup_budget_ms;
-    if lease_lapsed(turn) {
+    let held = if lease_lapsed(turn) {
+        retake_lease(turn).await
+    } else {
+        Some(turn.claim.envelope.clone())
+    };
+    let Some(held) = held else {
         let lapsed = crate::ports::PortError::new(
-            "the turn outlived its lease: its messages were not saved and nothing was released",
+            "the turn outlived its lease and another claim took it: its messages were not saved and nothing was released",
         );
         ports.faults.report(&Fault::new(Stage::SessionSave, lapsed));
         sink.close(Some(BoundaryError::SessionConflict));
@@ -311,7 +320,7 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
             log,
             last_line: Some(BoundaryError::SessionConflict),
         };
-    }
+    };
     let messages = turn.state().messages.clone();
     let saving = Budget::new(ports.sleep.as_ref(), budget_ms);
     let saved = match saving
@@ -340,7 +349,7 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
     } else {
         TurnOutcome::Indeterminate
     };
-    let released = release(turn, outcome, saved).await;
+    let released = release(turn, &held, outcome, saved).await;
     let stopped_by = turn.stop.cause();
     let last_line = closing_line(stopped_by.or(turn.sender_lost.get()), saved, released);
     sink.close(last_line);
@@ -362,12 +371,51 @@ fn lease_lapsed(turn: &Turn) -> bool {
         .is_some_and(|active| now_ms >= active.expires_at)
 }
 
-/// The release CAS on the claim's cursor, with the turn's confirmations (proposals only when
-/// its messages were `saved`): `Some(true)` written, `Some(false)` lost to another writer (the
-/// lease had lapsed and was taken), `None` failed or ran out of budget.
-async fn release(turn: &Turn, outcome: TurnOutcome, saved: bool) -> Option<bool> {
+/// Takes a lapsed lease back for its own turn: the same claim again (`claim_turn` re-claims an
+/// expired lease of the same turn id) saved by CAS on the turn's claim cursor. `Some(envelope)`
+/// when it won (nobody wrote the session since the claim), `None` when another writer did, the
+/// store failed, or the cleanup budget ran out.
+async fn retake_lease(turn: &Turn) -> Option<SessionEnvelope> {
     let ports = &turn.ports;
     let claimed = &turn.claim.envelope;
+    let decision = claim_turn(
+        claimed,
+        &turn.submission.turn_id,
+        ports.clock.now_ms(),
+        turn.limits.lease_ms,
+    );
+    let Ok(ClaimDecision::Claimed(next)) = decision else {
+        return None;
+    };
+    let budget = Budget::new(ports.sleep.as_ref(), turn.limits.cleanup_budget_ms);
+    let saved = budget
+        .run(
+            ports
+                .storage
+                .save(&next.to_value(), Some(claimed.cursor), budget.token()),
+        )
+        .await;
+    match saved {
+        Some(Ok(true)) => Some(next),
+        Some(Err(e)) => {
+            ports.faults.report(&Fault::new(Stage::SessionSave, e));
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The release CAS on `claimed` (the claim's envelope, or the one that took a lapsed lease
+/// back), with the turn's confirmations (proposals only when its messages were `saved`):
+/// `Some(true)` written, `Some(false)` lost to another writer (the lease had lapsed and was
+/// taken), `None` failed or ran out of budget.
+async fn release(
+    turn: &Turn,
+    claimed: &SessionEnvelope,
+    outcome: TurnOutcome,
+    saved: bool,
+) -> Option<bool> {
+    let ports = &turn.ports;
     let proposed = turn.proposed.borrow().clone();
     let settlement = TurnSettlement {
         outcome,

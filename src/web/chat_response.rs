@@ -40,8 +40,12 @@ use crate::turn::send::Producer;
 #[wasm_bindgen(js_name = toChatResponse)]
 pub fn to_chat_response(options: JsValue) -> Promise {
     future_to_promise(async move {
-        let options = ResponseOptions::from_js(&options)
-            .map_err(|m| coded_error("SERVER_INVALID_CONFIG", &format!("toChatResponse: {m}")))?;
+        let options = ResponseOptions::from_js(&options).map_err(|m| {
+            coded_error(
+                BoundaryError::InvalidConfig.code(),
+                &format!("toChatResponse: {m}"),
+            )
+        })?;
         respond(options).await
     })
 }

@@ -3,7 +3,12 @@
 //!
 //! Everything goes through `globalThis`, so the same code runs in workerd, Node and browsers.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 
 use js_sys::{Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -11,12 +16,36 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
+use crate::core::limits::{JS_KEYS_INTERNED_MAX, JS_SETTLERS_IDLE_MAX};
+
+thread_local! {
+    /// Property names as JS strings, made once: a name crossing from wasm is decoded from UTF-8
+    /// into a fresh JS string each time, and a turn reads the same few dozen names hundreds of
+    /// times. Bounded (the names are the crate's own literals, so the bound is never reached).
+    static KEYS: RefCell<HashMap<String, JsValue>> = RefCell::default();
+}
+
+/// `key` as a JS string, interned (see `KEYS`).
+pub fn key(key: &str) -> JsValue {
+    KEYS.with(|keys| {
+        if let Some(value) = keys.borrow().get(key) {
+            return value.clone();
+        }
+        let value = JsValue::from_str(key);
+        let mut keys = keys.borrow_mut();
+        if keys.len() < JS_KEYS_INTERNED_MAX {
+            keys.insert(key.to_owned(), value.clone());
+        }
+        value
+    })
+}
+
 /// `obj[key]`, or `undefined` when `obj` is not an object.
-pub fn get(obj: &JsValue, key: &str) -> JsValue {
+pub fn get(obj: &JsValue, key_name: &str) -> JsValue {
     if !obj.is_object() && !obj.is_function() {
         return JsValue::UNDEFINED;
     }
-    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    Reflect::get(obj, &key(key_name)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// `obj[key]` as a function, if it is one.
@@ -25,15 +54,132 @@ pub fn get_fn(obj: &JsValue, key: &str) -> Option<Function> {
 }
 
 /// Sets `obj[key] = value` on a plain object we created ourselves (cannot fail).
-pub fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
-    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
+pub fn set(obj: &Object, key_name: &str, value: impl Into<JsValue>) {
+    let _ = Reflect::set(obj, &key(key_name), &value.into());
 }
 
 /// Awaits a value that may or may not be a promise (host callbacks may return either).
 /// A synchronous throw and a rejection both become `Err`.
 pub async fn resolve(result: Result<JsValue, JsValue>) -> Result<JsValue, JsValue> {
     let value = result?;
-    JsFuture::from(Promise::resolve(&value)).await
+    settled(Promise::resolve(&value)).await
+}
+
+/// Awaits `promise`, like `JsFuture`, through `then` callbacks taken from a pool instead of
+/// two closures made (and released) for every await: a turn awaits its model once per chunk.
+pub fn settled(promise: Promise) -> Settling {
+    let settler = SETTLERS
+        .with(|pool| pool.borrow_mut().pop())
+        .unwrap_or_else(Settler::new);
+    *settler.slot.borrow_mut() = Slot::Waiting(None);
+    let promise: &NativePromise = promise.unchecked_ref();
+    promise.then_with(&settler.on_fulfilled, &settler.on_rejected);
+    Settling {
+        settler: Some(settler),
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A `Promise`, for `then` with callbacks that are already JS functions.
+    type NativePromise;
+    #[wasm_bindgen(method, js_name = then)]
+    fn then_with(this: &NativePromise, on_fulfilled: &Function, on_rejected: &Function);
+}
+
+thread_local! {
+    /// Idle settlers (their promise settled and was read), at most `JS_SETTLERS_IDLE_MAX`.
+    static SETTLERS: RefCell<Vec<Settler>> = RefCell::default();
+}
+
+/// A pair of `then` callbacks that write into one slot. JS owns the callbacks (a promise still
+/// pending when its `Settling` was dropped keeps them, and they stay callable); the pool gets a
+/// settler back only after its promise settled, so a pair is never attached to two pending
+/// promises at once.
+struct Settler {
+    slot: Rc<RefCell<Slot>>,
+    on_fulfilled: Function,
+    on_rejected: Function,
+}
+
+enum Slot {
+    Idle,
+    Waiting(Option<Waker>),
+    Settled(Result<JsValue, JsValue>),
+}
+
+impl Settler {
+    fn new() -> Self {
+        let slot = Rc::new(RefCell::new(Slot::Idle));
+        let callback = |ok: bool| {
+            let slot = slot.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
+                let outcome = if ok { Ok(value) } else { Err(value) };
+                let previous = std::mem::replace(&mut *slot.borrow_mut(), Slot::Settled(outcome));
+                if let Slot::Waiting(Some(waker)) = previous {
+                    waker.wake();
+                }
+            })
+            .into_js_value()
+            .unchecked_into::<Function>()
+        };
+        Self {
+            on_fulfilled: callback(true),
+            on_rejected: callback(false),
+            slot,
+        }
+    }
+
+    fn release(self) {
+        *self.slot.borrow_mut() = Slot::Idle;
+        SETTLERS.with(|pool| {
+            let mut pool = pool.borrow_mut();
+            if pool.len() < JS_SETTLERS_IDLE_MAX {
+                pool.push(self);
+            }
+        });
+    }
+}
+
+/// The future [`settled`] returns.
+pub struct Settling {
+    settler: Option<Settler>,
+}
+
+impl Future for Settling {
+    type Output = Result<JsValue, JsValue>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(settler) = self.settler.as_ref() else {
+            panic!("Settling polled after it completed");
+        };
+        let outcome = {
+            let mut slot = settler.slot.borrow_mut();
+            match std::mem::replace(&mut *slot, Slot::Idle) {
+                Slot::Settled(outcome) => outcome,
+                Slot::Waiting(_) | Slot::Idle => {
+                    *slot = Slot::Waiting(Some(cx.waker().clone()));
+                    return Poll::Pending;
+                }
+            }
+        };
+        if let Some(settler) = self.settler.take() {
+            settler.release();
+        }
+        Poll::Ready(outcome)
+    }
+}
+
+impl Drop for Settling {
+    fn drop(&mut self) {
+        let Some(settler) = self.settler.take() else {
+            return;
+        };
+        // Settled but never read: reusable. Still pending: its promise keeps the callbacks.
+        if matches!(*settler.slot.borrow(), Slot::Settled(_)) {
+            settler.release();
+        }
+    }
 }
 
 /// Calls `f(args...)` with `this = undefined` and awaits its (possibly async) result.
@@ -150,7 +296,7 @@ impl Drop for Aborted {
             return; // a `once` listener that fired is gone already
         }
         if let Some(remove) = get_fn(&self.signal, "removeEventListener") {
-            let _ = remove.call2(&self.signal, &JsValue::from_str("abort"), &listener);
+            let _ = remove.call2(&self.signal, &key("abort"), &listener);
         }
     }
 }
@@ -162,7 +308,7 @@ pub fn on_abort(signal: &AbortSignal, callback: &Function) {
     } else if let Some(add) = get_fn(signal, "addEventListener") {
         let options = Object::new();
         set(&options, "once", true);
-        let _ = add.call3(signal, &JsValue::from_str("abort"), callback, &options);
+        let _ = add.call3(signal, &key("abort"), callback, &options);
     }
 }
 

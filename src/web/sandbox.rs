@@ -15,8 +15,7 @@ use web_sys::{Request, Response, Url};
 
 use crate::core::limits::SANDBOX_THEME_NAME_CHARS_MAX;
 use crate::core::sandbox::{
-    check_ui_uri, decode_resource, decode_themes, render_page, select_theme, FailureRow,
-    SandboxFailure, Theme,
+    check_ui_uri, decode_resource, decode_themes, render_page, select_theme, SandboxFailure, Theme,
 };
 use crate::web::convert::to_json;
 use crate::web::http::{bare_response, handler_function, json_response_with, respond};
@@ -30,7 +29,7 @@ struct SandboxOptions {
     on_error: Option<Function>,
 }
 
-const INVALID_CONFIG: &str = "SANDBOX_INVALID_CONFIG";
+const INVALID_CONFIG: &str = crate::core::diagnostics::sandbox::INVALID_CONFIG.code;
 
 fn invalid(detail: &str) -> JsValue {
     coded_error(
@@ -185,7 +184,7 @@ fn failure_response(options: &SandboxOptions, failure: Failure) -> Response {
     let Failure { failure, cause } = failure;
     if let (Some(on_error), Some(cause)) = (&options.on_error, cause) {
         let report = Object::new();
-        set(&report, "code", failure.row().1);
+        set(&report, "code", failure.row().code);
         set(&report, "cause", cause);
         let _ = on_error.call1(&JsValue::UNDEFINED, &report);
     }

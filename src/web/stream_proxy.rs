@@ -18,7 +18,7 @@ use web_sys::{Headers, Request, Response, ResponseInit, Url};
 
 use crate::core::streams::proxy::{
     allows_method, forwards_request_header, keeps_on_failure, passes_response_header,
-    upstream_failure, FailureRow, ProxyFailure, ALLOWED_METHODS,
+    upstream_failure, ProxyFailure, ALLOWED_METHODS,
 };
 use crate::web::http::{bare_response, handler_function, json_response_with};
 use crate::web::js::{call, coded_error, get, get_fn, resolve, set};
@@ -45,7 +45,7 @@ struct Target {
     fetch: Option<Function>,
 }
 
-const INVALID_CONFIG: &str = "STREAM_PROXY_INVALID_CONFIG";
+const INVALID_CONFIG: &str = crate::core::diagnostics::proxy::INVALID_CONFIG.code;
 
 fn invalid(detail: &str) -> JsValue {
     coded_error(
@@ -357,7 +357,7 @@ fn failure_response(options: &ProxyOptions, failure: Failure) -> Response {
     } = failure;
     if let (Some(on_error), Some(cause)) = (&options.on_error, cause) {
         let report = Object::new();
-        set(&report, "code", failure.row().1);
+        set(&report, "code", failure.row().code);
         set(&report, "cause", cause);
         let _ = on_error.call1(&JsValue::UNDEFINED, &report);
     }

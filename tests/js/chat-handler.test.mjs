@@ -163,11 +163,14 @@ describe('the diagnostics table, before the stream', () => {
   check('409 TURN_REPLAYED with the recorded outcome', {
     seed: envelope({ terminalTurns: [{ turnId: 'older', outcome: 'completed' }, { turnId: 't1', outcome: 'indeterminate' }] }),
   }, { ...E.replayed, outcome: 'indeterminate' });
-  test('an expired lease is taken over (the control case for SESSION_BUSY)', async () => {
+  test('an expired lease is taken over (the control case for SESSION_BUSY); its turn is recorded indeterminate', async () => {
     const { response, storage } = await run({ seed: envelope({ activeTurn: { turnId: 'other', expiresAt: 1 } }) });
     assert.equal(response.status, 200);
     await readTurn(pkg, response);
-    assert.deepEqual((await storage.stored('s1')).terminalTurns, [{ turnId: 't1', outcome: 'completed' }]);
+    assert.deepEqual((await storage.stored('s1')).terminalTurns, [
+      { turnId: 'other', outcome: 'indeterminate' },
+      { turnId: 't1', outcome: 'completed' },
+    ]);
   });
 
   check('408 when the body never finishes arriving', {
@@ -488,6 +491,55 @@ describe('abort, cancel and deadline: stop, save, release at once', () => {
     const next = await handler(chatRequest(submitEvent({ turnId: 'next' })));
     assert.equal(next.status, 200, 'the next turn is accepted at once');
     await next.body.cancel();
+  });
+
+  test("a model await left pending by an aborted turn never answers a later turn's await", async () => {
+    // The handler reuses its `then` callbacks across awaits (web::js::settled): a pair whose
+    // promise was still pending when its turn stopped must not be handed to another await.
+    let settleStale;
+    let staleServed = false;
+    let nowPending;
+    const pending = new Promise((resolve) => (nowPending = resolve));
+    const stale = {
+      stream: () => ({
+        calls: 0,
+        [Symbol.asyncIterator]() { return this; },
+        next() {
+          this.calls += 1;
+          if (this.calls === 1) return Promise.resolve({ done: false, value: { type: 'text', text: 'a1' } });
+          nowPending();
+          return new Promise((resolve) => (settleStale = () => { staleServed = true; resolve({ done: false, value: { type: 'text', text: ' STALE' } }); }));
+        },
+        return: () => Promise.resolve({ done: true }),
+      }),
+    };
+    const fresh = {
+      async *stream() {
+        yield { type: 'text', text: 'b1' };
+        await Promise.resolve();
+        settleStale(); // while this turn awaits its model's next chunk
+        await sleep(1);
+        yield { type: 'text', text: ' b2' };
+        yield { type: 'text', text: ' b3' };
+      },
+    };
+    const storage = countingStorage(pkg);
+    const memory = recordingMemory();
+    const handlerOf = (model, chatMemory) => {
+      const definition = defineChat({ id: 'pool', revision: 1, model, memory: chatMemory });
+      return createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage });
+    };
+    const client = new AbortController();
+    const first = await handlerOf(stale, recordingMemory())(chatRequest(submitEvent({ sessionId: 'a', turnId: 'stopped' }), { signal: client.signal }));
+    first.body.getReader().read();
+    await pending; // the stopped turn awaits its model's second chunk
+    client.abort();
+    await storage.released('stopped');
+    const second = await handlerOf(fresh, memory)(chatRequest(submitEvent({ sessionId: 'b', turnId: 'later' })));
+    const turn = await readTurn(pkg, second);
+    assert.equal(staleServed, true, 'the stale promise settled during the later turn');
+    assert.deepEqual(turn.faults, []);
+    assert.equal(assistantText(memory.messages), 'b1 b2 b3');
   });
 
   test('the response body is cancelled: stop, save, release', async () => {

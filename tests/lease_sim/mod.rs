@@ -761,8 +761,12 @@ impl<S: SessionStorage> Sim<'_, S> {
                         "{turn_id} decided at {at_ms} recorded expiry {expires_at}"
                     ));
                 }
-                if before.and_then(|b| b.active_turn.as_ref()).is_some() {
+                if let Some(lapsed) = before.and_then(|b| b.active_turn.as_ref()) {
                     tally.lapsed_taken_over += 1; // a lease nobody released, past its expiry
+                                                  // Its turn's outcome is unknown: it enters the history as indeterminate.
+                    if lapsed.turn_id != *turn_id {
+                        self.record(lapsed.turn_id.clone(), TurnOutcome::Indeterminate);
+                    }
                 }
                 self.claimed.insert(turn_id.clone(), expires_at);
                 self.unfinished.push(turn_id.clone());
@@ -770,16 +774,21 @@ impl<S: SessionStorage> Sim<'_, S> {
             Op::Release(turn_id, outcome) => {
                 tally.releases += 1;
                 self.released.push(turn_id.clone());
-                self.history.retain(|(id, _)| id != turn_id);
-                self.history.push_back((turn_id.clone(), *outcome));
-                if self.history.len() > TERMINAL_TURNS_MAX {
-                    self.history.pop_front();
-                }
+                self.record(turn_id.clone(), *outcome);
                 self.unfinished.retain(|id| id != turn_id);
             }
             Op::Advance => {}
         }
         Ok(())
+    }
+
+    /// `turn_id` is the newest entry of the terminal history the model expects.
+    fn record(&mut self, turn_id: String, outcome: TurnOutcome) {
+        self.history.retain(|(id, _)| *id != turn_id);
+        self.history.push_back((turn_id, outcome));
+        if self.history.len() > TERMINAL_TURNS_MAX {
+            self.history.pop_front();
+        }
     }
 
     /// Invariants 1-3 against what storage holds now.

@@ -35,8 +35,9 @@ export function freePort() {
  * `wrangler dev --ip 127.0.0.1 --port <port> --persist-to <persistDir> [--var K:V ...]` in `cwd`
  * (default the repository root, i.e. the demo Worker; an example app passes its own directory
  * and uses its own wrangler). Resolves when wrangler prints "Ready on" with
- * `{ url, port, output(), stop() }`; `stop()` ends its whole process group (wrangler and its
- * workerd child) and waits for it.
+ * `{ url, port, output(), stop(), crash() }`; `stop()` ends its whole process group (wrangler
+ * and its workerd child) and waits for it; `crash()` does the same with SIGKILL (no shutdown
+ * code runs: what the crash tests need).
  */
 export async function startWranglerDev({ persistDir, port, vars = {}, cwd = ROOT }) {
   for (let attempt = 1; ; attempt += 1) {
@@ -54,7 +55,7 @@ async function launch({ persistDir, port, vars, cwd }) {
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistDir,
     '--show-interactive-dev-session=false'];
   for (const [key, value] of Object.entries(vars)) args.push('--var', `${key}:${value}`);
-  const { output, stop } = await spawnServer({
+  const { child, output, stop } = await spawnServer({
     command: `${cwd}/node_modules/.bin/wrangler`,
     args,
     cwd,
@@ -62,5 +63,13 @@ async function launch({ persistDir, port, vars, cwd }) {
     ready: /Ready on http/,
     timeoutMs: READY_TIMEOUT_MS,
   });
-  return { url: `http://127.0.0.1:${port}`, port, output, stop };
+  const crash = async () => {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await stop();
+  };
+  return { url: `http://127.0.0.1:${port}`, port, pid: child.pid, output, stop, crash };
 }

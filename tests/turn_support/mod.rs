@@ -293,6 +293,29 @@ pub fn tools_counting(transfer: &Rc<CountingTransfer>) -> Rc<Vec<Box<dyn Tool>>>
 }
 
 /// How many seeds a simulation runs: `TURNKEEP_SIM_SEEDS`, else `default`.
+/// Shards a wide run is split into (one test each, so the harness runs them in parallel).
+pub const SIM_SHARDS: u64 = 4;
+
+/// The seeds of shard `shard` of a run over `1..=seeds(default)`.
+pub fn shard_seeds(shard: u64, default: u64) -> impl Iterator<Item = u64> {
+    (1..=seeds(default)).filter(move |seed| seed % SIM_SHARDS == shard)
+}
+
+/// The message of a failing seed: the seed, what broke, and how to keep it as a regression.
+pub fn failing_seed(sim: &str, seed: u64, violations: &[String]) -> String {
+    format!(
+        "{sim}: seed {seed} failed: {violations:#?}\nreplay it alone with \
+         TURNKEEP_SIM_SEED={seed}; with the fix, add {seed} to REGRESSION_SEEDS in tests/{sim}.rs"
+    )
+}
+
+/// `TURNKEEP_SIM_SEED=N`: run only that seed (replaying a failure).
+pub fn only_seed() -> Option<u64> {
+    std::env::var("TURNKEEP_SIM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+}
+
 pub fn seeds(default: u64) -> u64 {
     std::env::var("TURNKEEP_SIM_SEEDS")
         .ok()

@@ -2,6 +2,7 @@
 //! `core::streams::append::decide_append`; `commit_append` is the only place an append changes
 //! state, all in the caller's one SQLite transaction.
 
+use crate::core::diagnostics::streams as rows;
 use wasm_bindgen::JsValue;
 
 use super::object::{Ctx, SessionStreamCore, State};
@@ -84,9 +85,7 @@ impl SessionStreamCore {
                         .header("producer-seq", seq.to_string());
                 }
                 if d == ClosedStreamDecision::Conflict {
-                    reply = reply.header("content-type", "application/json").body(
-                        br#"{"error":{"code":"streams.v1.stream_closed","message":"the stream is closed"}}"#.to_vec(),
-                    );
+                    reply = reply.with_diagnostic(&rows::STREAM_CLOSED.diagnostic());
                 } else {
                     self.touch(ctx.now_ms)?;
                 }
@@ -97,11 +96,8 @@ impl SessionStreamCore {
                 if matches!(d, ProducerDecision::Duplicate { .. }) {
                     reply = reply.header("stream-next-offset", tail.to_string());
                     self.touch(ctx.now_ms)?;
-                } else {
-                    let body = serde_json::json!({ "error": { "code": d.code(), "message": producer_message(&d) } });
-                    reply = reply
-                        .header("content-type", "application/json")
-                        .body(body.to_string().into_bytes());
+                } else if let Some(row) = d.refusal_row() {
+                    reply = reply.with_diagnostic(&row.diagnostic());
                 }
                 // Ahead of the next expected seq: pipelined batches often arrive out of order,
                 // so the shell may hold this one until the gap fills (see `Effects::gap`).
@@ -150,18 +146,5 @@ impl SessionStreamCore {
             meta.last_access_ms = meta.last_access_ms.max(now_ms);
         }
         self.store.save_meta()
-    }
-}
-
-fn producer_message(d: &ProducerDecision) -> &'static str {
-    match d {
-        ProducerDecision::StaleEpoch { .. } => "a newer producer epoch has written to this stream",
-        ProducerDecision::NewEpochSeqNotZero { .. } => {
-            "a new producer epoch must start at Producer-Seq 0"
-        }
-        ProducerDecision::SequenceGap { .. } => {
-            "Producer-Seq skips ahead of the next expected sequence"
-        }
-        _ => "producer request refused",
     }
 }

@@ -182,8 +182,7 @@ impl SessionStreamCore {
                 Ok(prefix) => prefix,
                 Err(SubOffsetBeyond) => {
                     self.store.purge()?;
-                    let reply =
-                        Reply::diagnostic(400, SubOffsetBeyond::CODE, SubOffsetBeyond::MESSAGE);
+                    let reply = Reply::diagnostic(&SubOffsetBeyond::ROW);
                     return Ok(release(reply));
                 }
             };

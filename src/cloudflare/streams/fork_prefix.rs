@@ -12,9 +12,8 @@ pub struct SubOffsetBeyond;
 // Used by the wasm32-only fork module.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 impl SubOffsetBeyond {
-    pub const CODE: &'static str = "streams.v1.fork_sub_offset_beyond";
-    pub const MESSAGE: &'static str =
-        "Stream-Fork-Sub-Offset goes past the append that starts at the fork offset";
+    pub const ROW: crate::core::diagnostics::Row =
+        crate::core::diagnostics::streams::FORK_SUB_OFFSET_BEYOND;
 }
 
 /// `row` is the source append starting at or after the fork offset `start` (its start, its

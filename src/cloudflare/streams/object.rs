@@ -72,7 +72,7 @@ impl SessionStreamCore {
             "GET" => self.get(&ctx, waited)?,
             "HEAD" => self.head(&ctx)?,
             "DELETE" => self.delete(&ctx)?,
-            _ => Reply::diagnostic(405, "streams.v1.method_not_allowed", "method not allowed")
+            _ => Reply::diagnostic(&crate::core::diagnostics::streams::METHOD_NOT_ALLOWED)
                 .header("allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS"),
         };
         Ok(self.finish(reply))

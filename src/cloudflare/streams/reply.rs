@@ -2,6 +2,8 @@
 //! follow-up work the shell performs (wake waiters, wait, stream SSE, talk to another stream's
 //! object).
 
+use crate::core::diagnostics::{streams as rows, Row};
+use crate::core::protocol::TurnDiagnostic;
 use js_sys::{Object, Reflect};
 use wasm_bindgen::JsValue;
 
@@ -73,33 +75,30 @@ impl Reply {
         self
     }
 
-    /// A versioned diagnostic: `{"error":{"code":"streams.v1.…","message":"…"}}`.
-    pub fn diagnostic(status: u16, code: &str, message: &str) -> Reply {
-        let body = serde_json::json!({ "error": { "code": code, "message": message } });
-        Reply::new(status)
-            .header("content-type", "application/json")
-            .body(body.to_string().into_bytes())
+    /// A registry row as the versioned diagnostic
+    /// `{"error":{"version":1,"code":"streams.v1.…","message":"…","retryable":…}}`.
+    pub fn diagnostic(row: &Row) -> Reply {
+        Reply::new(row.status).with_diagnostic(&row.diagnostic())
     }
 
-    /// A protocol rejection with its own status and code.
+    /// This reply with `diagnostic` as its JSON body.
+    pub fn with_diagnostic(self, diagnostic: &TurnDiagnostic) -> Reply {
+        self.header("content-type", "application/json")
+            .body(diagnostic.error_body_json(None).into_bytes())
+    }
+
+    /// A protocol rejection: its row, with the rule it broke as the message.
     pub fn rejected(r: &dyn Rejection) -> Reply {
-        Reply::diagnostic(r.status(), r.code(), &r.to_string())
+        let row = r.row();
+        Reply::new(row.status).with_diagnostic(&row.diagnostic_with(&r.to_string()))
     }
 
     pub fn not_found() -> Reply {
-        Reply::diagnostic(
-            404,
-            "streams.v1.stream_not_found",
-            "no stream exists at this path",
-        )
+        Reply::diagnostic(&rows::STREAM_NOT_FOUND)
     }
 
     pub fn gone() -> Reply {
-        Reply::diagnostic(
-            410,
-            "streams.v1.stream_gone",
-            "this stream was deleted; it stays reserved while forks of it exist",
-        )
+        Reply::diagnostic(&rows::STREAM_GONE)
     }
 
     /// The HTTP answer, with the browser security headers (`route::SECURITY_HEADERS`), built

@@ -6,7 +6,9 @@
 //! the Worker (`crate::cloudflare::worker`) performs the decision. Tested on the host in
 //! `tests/streams_route.rs`.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use crate::core::limits;
+use crate::core::protocol::TurnDiagnostic;
 
 /// Where the Durable Streams protocol is served.
 pub const STREAM_PREFIX: &str = "/v1/stream/";
@@ -72,6 +74,7 @@ pub struct Refusal {
     pub status: u16,
     pub code: &'static str,
     pub message: String,
+    pub retryable: bool,
     pub headers: Vec<(&'static str, &'static str)>,
     /// Read (and drop) the request body first, up to `STREAM_REFUSED_BODY_DRAIN_BYTES_MAX`:
     /// answering while a client is still sending makes the connection close under it, which
@@ -80,11 +83,12 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    fn new(status: u16, code: &'static str, message: impl Into<String>) -> Refusal {
+    fn new(row: Row) -> Refusal {
         Refusal {
-            status,
-            code,
-            message: message.into(),
+            status: row.status,
+            code: row.code,
+            message: row.message.to_owned(),
+            retryable: row.retryable,
             headers: Vec::new(),
             drain_body: false,
         }
@@ -95,20 +99,22 @@ impl Refusal {
         self
     }
 
-    /// The body: `{"error":{"code":"streams.v1.…","message":"…"}}`.
+    /// The body: `{"error":{"version":1,"code":"streams.v1.…","message":"…","retryable":…}}`.
     pub fn body(&self) -> String {
-        serde_json::json!({ "error": { "code": self.code, "message": self.message } }).to_string()
+        TurnDiagnostic {
+            code: self.code.to_owned(),
+            message: self.message.clone(),
+            retryable: self.retryable,
+        }
+        .error_body_json(None)
     }
 
     /// 413: an append larger than the protocol allows.
     pub fn append_too_large() -> Refusal {
-        let mut refusal = Refusal::new(
-            413,
-            "streams.v1.append_too_large",
-            format!(
-                "an append may carry at most {} bytes",
-                limits::STREAM_APPEND_BYTES_MAX
-            ),
+        let mut refusal = Refusal::new(rows::APPEND_TOO_LARGE);
+        refusal.message = format!(
+            "an append may carry at most {} bytes",
+            limits::STREAM_APPEND_BYTES_MAX
         );
         refusal.drain_body = true;
         refusal
@@ -116,7 +122,7 @@ impl Refusal {
 
     /// 500: something failed while serving the stream (the cause goes to the log).
     pub fn internal() -> Refusal {
-        Refusal::new(500, "streams.v1.internal", "the stream could not be served")
+        Refusal::new(rows::INTERNAL)
     }
 }
 
@@ -148,20 +154,12 @@ fn decide_stream(request: &RouteRequest<'_>, raw: &str, access: &StreamsAccess) 
     }
     if !token_accepted(request.authorization, access) {
         return StreamRoute::Refuse(
-            Refusal::new(
-                401,
-                "streams.v1.unauthorized",
-                "send Authorization: Bearer <streams token>",
-            )
-            .header("www-authenticate", "Bearer realm=\"turnkeep streams\""),
+            Refusal::new(rows::UNAUTHORIZED)
+                .header("www-authenticate", "Bearer realm=\"turnkeep streams\""),
         );
     }
     let Some(stream) = stream_name(raw) else {
-        return StreamRoute::Refuse(Refusal::new(
-            400,
-            "streams.v1.name_invalid",
-            "the stream name is empty, too long or badly encoded",
-        ));
+        return StreamRoute::Refuse(Refusal::new(rows::NAME_INVALID));
     };
     if declared_too_large(request.content_length) {
         return StreamRoute::Refuse(Refusal::append_too_large());

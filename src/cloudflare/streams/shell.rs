@@ -27,7 +27,8 @@ use super::query::{query_all, with_offset};
 use super::reply::Reply;
 use super::route::Refusal;
 use super::timing::{
-    AppendStep, GapRetry, LongPoll, ReadStep, SseSession, SseStep, Waits, Written,
+    next_release_hop, AppendStep, GapRetry, LongPoll, ReadStep, Reader, ReaderCounts, SseSession,
+    SseStep, Waits, Written,
 };
 use crate::cloudflare::body::{read_limited, BodyError};
 use crate::cloudflare::env::{random_in, setting, stub};
@@ -61,6 +62,7 @@ impl DurableObject for SessionStreamObject {
             env,
             waits,
             waiters: Waiters::default(),
+            readers: Rc::new(RefCell::new(ReaderCounts::default())),
             exclusive: Serial::default(),
         };
         Self {
@@ -97,7 +99,42 @@ struct Shell {
     env: Env,
     waits: Waits,
     waiters: Waiters,
+    /// Long-polls and SSE responses waiting now (bounded: `timing::Reader::max`).
+    readers: Rc<RefCell<ReaderCounts>>,
     exclusive: Serial,
+}
+
+/// A reader's place among the stream's waiting readers, given back when dropped.
+struct ReaderPlace {
+    counts: Rc<RefCell<ReaderCounts>>,
+    kind: Reader,
+}
+
+impl ReaderPlace {
+    /// A place, or `None` when `kind` is at its bound.
+    fn take(counts: &Rc<RefCell<ReaderCounts>>, kind: Reader) -> Option<ReaderPlace> {
+        counts.borrow_mut().admit(kind).then(|| ReaderPlace {
+            counts: counts.clone(),
+            kind,
+        })
+    }
+}
+
+impl Drop for ReaderPlace {
+    fn drop(&mut self) {
+        self.counts.borrow_mut().leave(self.kind);
+    }
+}
+
+/// 429 `streams.v1.readers_busy`: the stream has as many waiting readers of this kind as it
+/// serves.
+fn readers_busy() -> Answer {
+    Reply::diagnostic(&crate::core::diagnostics::streams::READERS_BUSY)
+        .header(
+            "retry-after",
+            limits::STREAM_READERS_BUSY_RETRY_AFTER_SECONDS.to_string(),
+        )
+        .into_response(None)
 }
 
 type Answer = Result<worker::Response, JsValue>;
@@ -163,6 +200,7 @@ impl Shell {
     async fn read(self: Rc<Self>, request: &Request) -> Answer {
         let poll = LongPoll::start(now_ms(), self.waits);
         let mut url = request.url();
+        let mut place = None;
         loop {
             let waited = poll.expired(now_ms());
             let (method, headers, at) = (request.method(), request.headers(), url.clone());
@@ -171,12 +209,21 @@ impl Shell {
                 core.handle(&method, &at, &headers, &[], now_ms(), jitter(), waited)
             })?;
             if let Some((offset, _)) = reply.effects.sse.take() {
-                return self.clone().sse(request, reply, offset);
+                let Some(place) = ReaderPlace::take(&self.readers, Reader::Sse) else {
+                    return readers_busy();
+                };
+                return self.clone().sse(request, reply, offset, place);
             }
             match poll.step(reply.effects.wait.take(), request.signal().aborted()) {
                 ReadStep::Answer => return self.answer(reply, None).await,
                 ReadStep::Abandon => return Reply::new(204).into_response(None),
                 ReadStep::Wait { until_ms, offset } => {
+                    if place.is_none() {
+                        place = ReaderPlace::take(&self.readers, Reader::LongPoll);
+                        if place.is_none() {
+                            return readers_busy();
+                        }
+                    }
                     url = with_offset(&url, &offset);
                     self.waiters
                         .changed(until_ms, Some(&request.signal()))
@@ -199,7 +246,13 @@ impl Shell {
 
     /// An SSE response: its headers now, its events from a task that follows the stream (the
     /// steps of [`SseSession`]) until it is done, its time is up or the reader goes away.
-    fn sse(self: Rc<Self>, request: &Request, reply: Reply, offset: String) -> Answer {
+    fn sse(
+        self: Rc<Self>,
+        request: &Request,
+        reply: Reply,
+        offset: String,
+        place: ReaderPlace,
+    ) -> Answer {
         // One chunk in flight: a reader that stops reading holds the writer (up to the end time).
         let (sender, receiver) = mpsc::channel::<Result<Vec<u8>, JsValue>>(0);
         let body = stream_body(receiver)?;
@@ -207,6 +260,7 @@ impl Shell {
         let signal = request.signal();
         wasm_bindgen_futures::spawn_local(async move {
             self.pump(sender, offset, cursor, signal).await;
+            drop(place); // the SSE response ended
         });
         reply.into_response(Some(body))
     }
@@ -378,13 +432,22 @@ async fn await_js(promise: Promise) -> Result<JsValue, JsValue> {
 /// committed, and a reference left behind only keeps a deleted source reserved (410) longer.
 async fn release_chain(env: &Env, name: &str) {
     let mut next = Some(name.to_owned());
+    let mut hops = 0;
     while let Some(name) = next.take() {
+        hops += 1;
         let released = match stream_rpc(env, &name) {
             Ok(stub) => await_js(stub.fork_release()).await,
             Err(error) => Err(error),
         };
         match released {
-            Ok(value) => next = value.as_string(),
+            Ok(value) => {
+                next = next_release_hop(hops, value.as_string());
+                if next.is_none() && value.as_string().is_some() {
+                    web_sys::console::error_1(
+                        &format!("fork release stopped after {hops} hops at {name}").into(),
+                    );
+                }
+            }
             Err(error) => {
                 web_sys::console::error_2(
                     &format!("releasing a fork reference at {name} failed:").into(),

@@ -209,3 +209,57 @@ impl SseSession {
         }
     }
 }
+
+/// The kinds of reader that wait on a stream, each bounded on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    LongPoll,
+    Sse,
+}
+
+impl Reader {
+    /// How many of this kind may wait on one stream at once.
+    pub const fn max(self) -> usize {
+        match self {
+            Reader::LongPoll => limits::STREAM_LONG_POLL_WAITERS_MAX,
+            Reader::Sse => limits::STREAM_SSE_CONNECTIONS_MAX,
+        }
+    }
+}
+
+/// The readers of one stream waiting now, by kind. `admit` takes a place or says no (the reader
+/// is answered 429 `streams.v1.readers_busy`); `leave` gives it back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReaderCounts {
+    pub long_polls: usize,
+    pub sse: usize,
+}
+
+impl ReaderCounts {
+    fn slot(&mut self, kind: Reader) -> &mut usize {
+        match kind {
+            Reader::LongPoll => &mut self.long_polls,
+            Reader::Sse => &mut self.sse,
+        }
+    }
+
+    pub fn admit(&mut self, kind: Reader) -> bool {
+        let slot = self.slot(kind);
+        let admitted = *slot < kind.max();
+        if admitted {
+            *slot += 1;
+        }
+        admitted
+    }
+
+    pub fn leave(&mut self, kind: Reader) {
+        let slot = self.slot(kind);
+        *slot = slot.saturating_sub(1);
+    }
+}
+
+/// How far a fork-reference release walks up a chain: `Some(next)` while `hops` (those done,
+/// counting this one) stay within `STREAM_FORK_RELEASE_HOPS_MAX`, else `None` (stop).
+pub fn next_release_hop(hops: usize, next: Option<String>) -> Option<String> {
+    next.filter(|_| hops < limits::STREAM_FORK_RELEASE_HOPS_MAX)
+}

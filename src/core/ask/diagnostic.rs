@@ -36,14 +36,8 @@ pub enum AskFailure {
     InvalidConfig,
 }
 
-/// One row of the table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AskRow {
-    pub status: u16,
-    pub code: &'static str,
-    pub message: &'static str,
-    pub retryable: bool,
-}
+/// One row of the table (a row of the diagnostic registry).
+pub type AskRow = crate::core::diagnostics::Row;
 
 impl AskFailure {
     pub const ALL: [AskFailure; 21] = [
@@ -70,35 +64,32 @@ impl AskFailure {
         Self::InvalidConfig,
     ];
 
-    /// The table. Every message is AgentsKit's literal text.
-    #[rustfmt::skip]
+    /// The mapping to the registry's rows (`core::diagnostics::ask`: AgentsKit's literal texts).
     pub const fn row(self) -> AskRow {
-        const INVALID: &str = "ASK_INVALID_REQUEST";
-        const INTERNAL: &str = "ASK_INTERNAL";
-        let (status, code, message, retryable) = match self {
-            Self::MethodNotAllowed => (405, INVALID, "Only POST is supported.", false),
-            Self::UnsupportedMediaType => (415, INVALID, "Content-Type must be application/json.", false),
-            Self::TooLarge => (413, INVALID, "Request body is too large.", false),
-            Self::InvalidJson => (400, INVALID, "Request body is not valid JSON.", false),
-            Self::InvalidPayload => (400, INVALID, "The Ask request payload is invalid.", false),
-            Self::QuestionMissing => (400, INVALID, "A user question is required.", false),
-            Self::Forbidden => (403, "ASK_FORBIDDEN", "The requested assistant or corpus is not authorized for this site.", false),
-            Self::RateLimited => (429, "ASK_RATE_LIMITED", "The Ask rate limit was exceeded.", true),
-            Self::Timeout => (408, "ASK_TIMEOUT", "The Ask request timed out.", true),
-            Self::RetrievalTimeout => (408, "ASK_TIMEOUT", "Grounded retrieval timed out.", true),
-            Self::Cancelled => (499, "ASK_CANCELLED", "The Ask request was cancelled.", true),
-            Self::RetrievalFailed => (502, "ASK_RETRIEVAL_FAILED", "Grounded retrieval is temporarily unavailable.", true),
-            Self::NoGroundedSources => (422, "ASK_NO_GROUNDED_SOURCES", "No grounded sources were found for this question.", false),
-            Self::AnswerTooLong => (502, "ASK_GENERATION_FAILED", "The grounded answer exceeded its safe limit.", true),
-            Self::AnswerEmpty => (502, "ASK_GENERATION_FAILED", "The grounded answer was empty.", true),
-            Self::PersistenceConflict => (409, "ASK_PERSISTENCE_CONFLICT", "The Ask session changed concurrently.", true),
-            Self::Internal => (500, INTERNAL, "The Ask request failed.", true),
-            Self::HostIdentityInvalid => (500, INTERNAL, "The Ask host identity is invalid.", false),
-            Self::PersistenceNotConfigured => (500, INTERNAL, "Required Ask persistence is not configured.", false),
-            Self::RetrieverUnavailable => (500, INTERNAL, "The configured Ask retriever is unavailable.", false),
-            Self::InvalidConfig => (500, INTERNAL, "The Ask handler configuration is invalid.", false),
-        };
-        AskRow { status, code, message, retryable }
+        use crate::core::diagnostics::ask;
+        match self {
+            Self::MethodNotAllowed => ask::METHOD_NOT_ALLOWED,
+            Self::UnsupportedMediaType => ask::UNSUPPORTED_MEDIA_TYPE,
+            Self::TooLarge => ask::TOO_LARGE,
+            Self::InvalidJson => ask::INVALID_JSON,
+            Self::InvalidPayload => ask::INVALID_PAYLOAD,
+            Self::QuestionMissing => ask::QUESTION_MISSING,
+            Self::Forbidden => ask::FORBIDDEN,
+            Self::RateLimited => ask::RATE_LIMITED,
+            Self::Timeout => ask::TIMEOUT,
+            Self::RetrievalTimeout => ask::RETRIEVAL_TIMEOUT,
+            Self::Cancelled => ask::CANCELLED,
+            Self::RetrievalFailed => ask::RETRIEVAL_FAILED,
+            Self::NoGroundedSources => ask::NO_GROUNDED_SOURCES,
+            Self::AnswerTooLong => ask::ANSWER_TOO_LONG,
+            Self::AnswerEmpty => ask::ANSWER_EMPTY,
+            Self::PersistenceConflict => ask::PERSISTENCE_CONFLICT,
+            Self::Internal => ask::INTERNAL,
+            Self::HostIdentityInvalid => ask::HOST_IDENTITY_INVALID,
+            Self::PersistenceNotConfigured => ask::PERSISTENCE_NOT_CONFIGURED,
+            Self::RetrieverUnavailable => ask::RETRIEVER_UNAVAILABLE,
+            Self::InvalidConfig => ask::INVALID_CONFIG,
+        }
     }
 
     pub const fn status(self) -> u16 {
@@ -107,12 +98,7 @@ impl AskFailure {
 
     /// The versioned diagnostic (`{version: 1, code, message, retryable}`).
     pub fn diagnostic(self) -> TurnDiagnostic {
-        let row = self.row();
-        TurnDiagnostic {
-            code: row.code.to_owned(),
-            message: row.message.to_owned(),
-            retryable: row.retryable,
-        }
+        self.row().diagnostic()
     }
 
     /// The pre-stream body `{"error":{"version":1,...}}`.

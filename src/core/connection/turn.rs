@@ -148,7 +148,7 @@ mod tests {
         let (d, status) = post_failure(409, busy);
         assert_eq!(
             (d.code.as_str(), d.retryable, status),
-            ("SESSION_BUSY", true, 409)
+            (crate::core::diagnostics::chat::SESSION_BUSY.code, true, 409)
         );
         for body in [
             "",

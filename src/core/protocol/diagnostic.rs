@@ -90,30 +90,6 @@ impl Serialize for ExtendedDiagnostic<'_> {
     }
 }
 
-/// A failure table whose rows are `(HTTP status, code, literal message, retryable)`: the
-/// status, the versioned diagnostic and the pre-stream error body follow from the row.
-pub trait FailureRow: Copy {
-    fn row(self) -> (u16, &'static str, &'static str, bool);
-
-    fn status(self) -> u16 {
-        self.row().0
-    }
-
-    fn diagnostic(self) -> TurnDiagnostic {
-        let (_, code, message, retryable) = self.row();
-        TurnDiagnostic {
-            code: code.into(),
-            message: message.into(),
-            retryable,
-        }
-    }
-
-    /// `{"error":{"version":1,"code","message","retryable"}}`.
-    fn error_body_json(self) -> String {
-        self.diagnostic().error_body_json(None)
-    }
-}
-
 /// `^[A-Z][A-Z0-9_]*$`
 pub fn is_diagnostic_code(s: &str) -> bool {
     let mut bytes = s.bytes();
@@ -155,14 +131,8 @@ pub enum BoundaryError {
     SessionIncompatible,
 }
 
-/// One row of the boundary table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BoundaryRow {
-    pub status: u16,
-    pub code: &'static str,
-    pub message: &'static str,
-    pub retryable: bool,
-}
+/// One row of the boundary table (a row of the diagnostic registry).
+pub type BoundaryRow = crate::core::diagnostics::Row;
 
 impl BoundaryError {
     pub const ALL: [BoundaryError; 20] = [
@@ -188,125 +158,31 @@ impl BoundaryError {
         Self::SessionIncompatible,
     ];
 
-    /// The table. Messages are literal wire facts (AgentsKit server); `TURN_REPLAYED`,
-    /// `TURN_NOT_RUNNING`, `TURN_STOP_UNAVAILABLE`, `SESSION_FORBIDDEN`,
-    /// `REQUEST_INVALID_MESSAGES`, the `CONFIRMATION_*` codes, `SESSION_INCOMPATIBLE_DEFINITION`
-    /// and `SERVER_INVALID_CONFIG`'s message are turnkeep's (additive; AgentsKit answers an
-    /// incompatible stored session with `SERVER_INTERNAL`).
-    #[rustfmt::skip]
+    /// The mapping to the registry's rows (`core::diagnostics::chat`: AgentsKit's table plus
+    /// turnkeep's additive codes).
     pub const fn row(self) -> BoundaryRow {
-        let (status, code, message, retryable) = match self {
-            Self::MethodNotAllowed => (
-                405,
-                "REQUEST_METHOD_NOT_ALLOWED",
-                "Only POST is supported.",
-                false,
-            ),
-            Self::UnsupportedMediaType => (
-                415,
-                "REQUEST_UNSUPPORTED_MEDIA_TYPE",
-                "Content-Type must be application/json.",
-                false,
-            ),
-            Self::TooLarge => (
-                413,
-                "REQUEST_TOO_LARGE",
-                "Request body is too large.",
-                false,
-            ),
-            Self::InvalidJson => (
-                400,
-                "REQUEST_INVALID_JSON",
-                "Request body is not valid JSON.",
-                false,
-            ),
-            Self::InvalidEvent => (
-                400,
-                "REQUEST_INVALID_EVENT",
-                "Request body must be a valid turn submission.",
-                false,
-            ),
-            Self::SessionBusy => (
-                409,
-                "SESSION_BUSY",
-                "Another turn is active for this session.",
-                true,
-            ),
-            Self::SessionConflict => (
-                409,
-                "SESSION_CONFLICT",
-                "Another turn is active for this session.",
-                true,
-            ),
-            Self::TurnReplayed => (
-                409,
-                "TURN_REPLAYED",
-                "This turn has already been processed.",
-                false,
-            ),
-            Self::Timeout => (408, "SERVER_TIMEOUT", "The chat request timed out.", true),
-            Self::Cancelled => (
-                499,
-                "REQUEST_CANCELLED",
-                "The chat request was cancelled.",
-                true,
-            ),
-            Self::Internal => (500, "SERVER_INTERNAL", "The chat request failed.", true),
-            Self::ChatTurnFailed => (500, "CHAT_TURN_FAILED", "The chat turn failed.", true),
-            Self::InvalidConfig => (
-                500,
-                "SERVER_INVALID_CONFIG",
-                "The chat handler configuration is invalid.",
-                false,
-            ),
-            Self::TurnNotRunning => (
-                404,
-                "TURN_NOT_RUNNING",
-                "No such turn is running in this session.",
-                false,
-            ),
-            Self::StopUnavailable => (
-                409,
-                "TURN_STOP_UNAVAILABLE",
-                "Stopping a turn from another request needs a session log.",
-                false,
-            ),
-            Self::Forbidden => (
-                403,
-                "SESSION_FORBIDDEN",
-                "This session is not yours to write.",
-                false,
-            ),
-            Self::InvalidMessages => (
-                400,
-                "REQUEST_INVALID_MESSAGES",
-                "The new messages must be chat messages.",
-                false,
-            ),
-            Self::ConfirmationNotFound => (
-                404,
-                "CONFIRMATION_NOT_FOUND",
-                "No such confirmation in this session.",
-                false,
-            ),
-            Self::ConfirmationUnavailable => (
-                409,
-                "CONFIRMATION_UNAVAILABLE",
-                "The tool call no longer waits for this confirmation.",
-                false,
-            ),
-            Self::SessionIncompatible => (
-                409,
-                "SESSION_INCOMPATIBLE_DEFINITION",
-                "The stored session cannot be resumed by this chat definition.",
-                false,
-            ),
-        };
-        BoundaryRow {
-            status,
-            code,
-            message,
-            retryable,
+        use crate::core::diagnostics::chat;
+        match self {
+            Self::MethodNotAllowed => chat::METHOD_NOT_ALLOWED,
+            Self::UnsupportedMediaType => chat::UNSUPPORTED_MEDIA_TYPE,
+            Self::TooLarge => chat::TOO_LARGE,
+            Self::InvalidJson => chat::INVALID_JSON,
+            Self::InvalidEvent => chat::INVALID_EVENT,
+            Self::SessionBusy => chat::SESSION_BUSY,
+            Self::SessionConflict => chat::SESSION_CONFLICT,
+            Self::TurnReplayed => chat::TURN_REPLAYED,
+            Self::Timeout => chat::TIMEOUT,
+            Self::Cancelled => chat::CANCELLED,
+            Self::Internal => chat::INTERNAL,
+            Self::ChatTurnFailed => chat::TURN_FAILED,
+            Self::InvalidConfig => chat::INVALID_CONFIG,
+            Self::TurnNotRunning => chat::TURN_NOT_RUNNING,
+            Self::StopUnavailable => chat::STOP_UNAVAILABLE,
+            Self::Forbidden => chat::FORBIDDEN,
+            Self::InvalidMessages => chat::INVALID_MESSAGES,
+            Self::ConfirmationNotFound => chat::CONFIRMATION_NOT_FOUND,
+            Self::ConfirmationUnavailable => chat::CONFIRMATION_UNAVAILABLE,
+            Self::SessionIncompatible => chat::SESSION_INCOMPATIBLE,
         }
     }
 
@@ -321,12 +197,7 @@ impl BoundaryError {
 
     /// The diagnostic as sent to clients.
     pub fn diagnostic(self) -> TurnDiagnostic {
-        let row = self.row();
-        TurnDiagnostic {
-            code: row.code.to_owned(),
-            message: row.message.to_owned(),
-            retryable: row.retryable,
-        }
+        self.row().diagnostic()
     }
 
     /// The table entry whose code is `code`.

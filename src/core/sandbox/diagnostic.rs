@@ -1,8 +1,9 @@
-//! The sandbox's failure table: status, code, literal message, retryable. Every failure is the
+//! The sandbox's failures, mapped to the diagnostic registry's rows (`core::diagnostics`). Every failure is the
 //! versioned JSON body `{"error":{"version":1,"code","message","retryable"}}`; none echoes the
 //! request's values back.
 
-pub use crate::core::protocol::diagnostic::FailureRow;
+use crate::core::diagnostics::{sandbox, Row};
+use crate::core::protocol::TurnDiagnostic;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SandboxFailure {
@@ -23,18 +24,28 @@ impl SandboxFailure {
         Self::Cancelled,
         Self::Internal,
     ];
-}
 
-impl FailureRow for SandboxFailure {
-    #[rustfmt::skip]
-    fn row(self) -> (u16, &'static str, &'static str, bool) {
+    /// The mapping to the registry's rows (`core::diagnostics::sandbox`).
+    pub const fn row(self) -> Row {
         match self {
-            Self::MethodNotAllowed => (405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET and HEAD are supported.", false),
-            Self::UriInvalid => (400, "SANDBOX_URI_INVALID", "Expected a ui:// resource URI in ?uri=.", false),
-            Self::NotFound => (404, "SANDBOX_RESOURCE_NOT_FOUND", "No ui:// resource is registered at this URI.", false),
-            Self::ResourceInvalid => (500, "SANDBOX_RESOURCE_INVALID", "The ui:// resource could not be served.", false),
-            Self::Cancelled => (499, "REQUEST_CANCELLED", "The sandbox request was cancelled.", true),
-            Self::Internal => (500, "SANDBOX_INTERNAL", "The sandbox request failed.", true),
+            Self::MethodNotAllowed => sandbox::METHOD_NOT_ALLOWED,
+            Self::UriInvalid => sandbox::URI_INVALID,
+            Self::NotFound => sandbox::NOT_FOUND,
+            Self::ResourceInvalid => sandbox::RESOURCE_INVALID,
+            Self::Cancelled => sandbox::CANCELLED,
+            Self::Internal => sandbox::INTERNAL,
         }
+    }
+
+    pub const fn status(self) -> u16 {
+        self.row().status
+    }
+
+    pub fn diagnostic(self) -> TurnDiagnostic {
+        self.row().diagnostic()
+    }
+
+    pub fn error_body_json(self) -> String {
+        self.diagnostic().error_body_json(None)
     }
 }

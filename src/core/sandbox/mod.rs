@@ -11,7 +11,7 @@ pub mod theme;
 pub mod uri;
 
 pub use csp::{content_security_policy, decode_csp, ResourceCsp};
-pub use diagnostic::{FailureRow, SandboxFailure};
+pub use diagnostic::SandboxFailure;
 pub use theme::{decode_themes, select_theme, theme_style, Theme};
 pub use uri::{check_ui_uri, UriError};
 

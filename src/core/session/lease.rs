@@ -48,8 +48,14 @@ impl std::fmt::Display for LeaseError {
 impl std::error::Error for LeaseError {}
 
 /// Decides whether `turn_id` may start now. A replay is checked before a live lease, so a
-/// finished turn is reported as replayed even while another turn runs. An expired lease is
-/// simply overwritten.
+/// finished turn is reported as replayed even while another turn runs.
+///
+/// An expired lease of another turn is taken over, and that turn enters the terminal history as
+/// `indeterminate` in the same write: its holder crashed or hung, so nobody knows how it ended
+/// (its messages may or may not be saved, its log may be ahead of them), and a retry of its id
+/// must be refused as a replay rather than run its model and tools a second time. An expired
+/// lease of the same turn id (its own client retrying after the lapse) is claimed again; the
+/// higher cursor fences the old holder's writes.
 pub fn claim_turn(
     env: &SessionEnvelope,
     turn_id: &str,
@@ -70,6 +76,9 @@ pub fn claim_turn(
     }
     let expires_at = safe_add(now_ms, lease_ms).ok_or(LeaseError::ExpiryOutOfRange)?;
     let mut next = advance_cursor(env, now_ms)?;
+    if let Some(lapsed) = env.active_turn.as_ref().filter(|a| a.turn_id != turn_id) {
+        record_terminal(&mut next, &lapsed.turn_id, TurnOutcome::Indeterminate);
+    }
     next.active_turn = Some(ActiveTurn {
         turn_id: turn_id.to_owned(),
         expires_at,
@@ -93,6 +102,13 @@ pub fn release_turn(
     now_ms: u64,
 ) -> Result<SessionEnvelope, LeaseError> {
     let mut next = abandon_turn(env, turn_id, now_ms)?;
+    record_terminal(&mut next, turn_id, outcome);
+    Ok(next)
+}
+
+/// `turn_id` becomes the newest terminal entry (an older entry with its id is dropped); only
+/// the newest `TERMINAL_TURNS_MAX` are kept.
+fn record_terminal(next: &mut SessionEnvelope, turn_id: &str, outcome: TurnOutcome) {
     next.terminal_turns.retain(|t| t.turn_id != turn_id);
     next.terminal_turns.push(TerminalTurn {
         turn_id: turn_id.to_owned(),
@@ -103,7 +119,6 @@ pub fn release_turn(
         .len()
         .saturating_sub(limits::TERMINAL_TURNS_MAX);
     next.terminal_turns.drain(..excess);
-    Ok(next)
 }
 
 /// Gives up `turn_id` before it ran (a failure between the claim and the stream): clears the
@@ -153,15 +168,18 @@ mod abandon_tests {
     use super::*;
     use crate::core::session::{new_session, SessionIdentity};
 
-    #[test]
-    fn abandon_frees_the_lease_and_leaves_the_turn_id_reusable() {
-        let identity = SessionIdentity {
+    fn identity() -> SessionIdentity {
+        SessionIdentity {
             session_id: "s1".into(),
             definition_id: "demo".into(),
             definition_revision: 1,
             conversation: None,
-        };
-        let env = new_session(&identity, 0);
+        }
+    }
+
+    #[test]
+    fn abandon_frees_the_lease_and_leaves_the_turn_id_reusable() {
+        let env = new_session(&identity(), 0);
         let ClaimDecision::Claimed(claimed) = claim_turn(&env, "t1", 10, 1_000).unwrap() else {
             panic!("claim")
         };
@@ -176,5 +194,35 @@ mod abandon_tests {
         // Another turn's lease is left alone.
         let other = abandon_turn(&claimed, "t2", 20).unwrap();
         assert_eq!(other.active_turn, claimed.active_turn);
+    }
+
+    /// (the session after a claim of t1 at 10 for 1000 ms, who claims, when) → what the history
+    /// holds after the claim, or `None` when it is not claimed.
+    fn check(turn_id: &str, now_ms: u64, expected: Option<&[(&str, TurnOutcome)]>) {
+        let env = new_session(&identity(), 0);
+        let ClaimDecision::Claimed(held) = claim_turn(&env, "t1", 10, 1_000).unwrap() else {
+            panic!("claim")
+        };
+        let history = match claim_turn(&held, turn_id, now_ms, 1_000).unwrap() {
+            ClaimDecision::Claimed(next) => Some(next.terminal_turns),
+            _ => None,
+        };
+        let expected = expected.map(|e| {
+            e.iter()
+                .map(|(id, outcome)| TerminalTurn {
+                    turn_id: (*id).into(),
+                    outcome: *outcome,
+                })
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(history, expected, "{turn_id} at {now_ms}");
+    }
+
+    #[test]
+    fn a_lapsed_lease_taken_over_records_its_turn_as_indeterminate() {
+        use TurnOutcome::Indeterminate;
+        check("t2", 1_009, None); // still live: busy
+        check("t2", 1_010, Some(&[("t1", Indeterminate)])); // lapsed at its recorded expiry
+        check("t1", 1_010, Some(&[])); // its own retry: claimed again, nothing recorded
     }
 }

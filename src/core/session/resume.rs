@@ -57,7 +57,9 @@ impl ResumeError {
             Self::Corrupt(_) => "SESSION_INVALID_SNAPSHOT",
             Self::UnsupportedVersion(_) => "SESSION_UNSUPPORTED_VERSION",
             Self::ForeignSession { .. } => "SESSION_FOREIGN",
-            Self::IncompatibleDefinition { .. } => "SESSION_INCOMPATIBLE_DEFINITION",
+            Self::IncompatibleDefinition { .. } => {
+                crate::core::diagnostics::chat::SESSION_INCOMPATIBLE.code
+            }
             Self::InvalidIdentity { .. } => "SESSION_INVALID_IDENTITY",
         }
     }

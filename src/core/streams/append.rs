@@ -20,6 +20,7 @@
 //! Producer header syntax (400) is checked before the body is read, with
 //! [`super::producer::parse_producer_headers`]; its result is an input here.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::closure::{
@@ -310,26 +311,16 @@ impl fmt::Display for AppendRejection {
 }
 
 impl Rejection for AppendRejection {
-    fn status(&self) -> u16 {
+    fn row(&self) -> Row {
         match self {
-            AppendRejection::EmptyBody | AppendRejection::StreamSeqTooLong => 400,
-            AppendRejection::ContentType(e) => e.status(),
-            AppendRejection::Json(e) => e.status(),
-            AppendRejection::StreamSeqRegression { .. } => 409,
-            AppendRejection::BodyTooLarge | AppendRejection::StreamFull => 413,
-            AppendRejection::TooManyProducers => 429,
-        }
-    }
-    fn code(&self) -> &'static str {
-        match self {
-            AppendRejection::EmptyBody => "streams.v1.empty_append",
-            AppendRejection::BodyTooLarge => "streams.v1.append_too_large",
-            AppendRejection::ContentType(e) => e.code(),
-            AppendRejection::TooManyProducers => "streams.v1.producer_table_full",
-            AppendRejection::StreamSeqTooLong => "streams.v1.stream_seq_too_long",
-            AppendRejection::StreamSeqRegression { .. } => "streams.v1.stream_seq_regression",
-            AppendRejection::Json(e) => e.code(),
-            AppendRejection::StreamFull => "streams.v1.stream_full",
+            AppendRejection::EmptyBody => rows::EMPTY_APPEND,
+            AppendRejection::BodyTooLarge => rows::APPEND_TOO_LARGE,
+            AppendRejection::ContentType(e) => e.row(),
+            AppendRejection::TooManyProducers => rows::PRODUCER_TABLE_FULL,
+            AppendRejection::StreamSeqTooLong => rows::STREAM_SEQ_TOO_LONG,
+            AppendRejection::StreamSeqRegression { .. } => rows::STREAM_SEQ_REGRESSION,
+            AppendRejection::Json(e) => e.row(),
+            AppendRejection::StreamFull => rows::STREAM_FULL,
         }
     }
 }

@@ -18,6 +18,7 @@
 //! - A close that also appends (body + `Stream-Closed: true`) is atomic: the body is the final
 //!   data. When producer headers performed the closing request, their tuple is remembered.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::producer::ProducerHeaders;
@@ -124,10 +125,7 @@ impl fmt::Display for EmptyAppend {
 }
 
 impl Rejection for EmptyAppend {
-    fn status(&self) -> u16 {
-        400
-    }
-    fn code(&self) -> &'static str {
-        "streams.v1.empty_append"
+    fn row(&self) -> Row {
+        rows::EMPTY_APPEND
     }
 }

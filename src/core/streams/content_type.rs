@@ -14,6 +14,7 @@
 //! - SSE carries `text/*` and `application/json` data as text; everything else is base64 with
 //!   the response header `stream-sse-data-encoding: base64`.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::Rejection;
@@ -125,16 +126,10 @@ impl fmt::Display for ContentTypeError {
 }
 
 impl Rejection for ContentTypeError {
-    fn status(&self) -> u16 {
+    fn row(&self) -> Row {
         match self {
-            ContentTypeError::Missing => 400,
-            ContentTypeError::Mismatch => 409,
-        }
-    }
-    fn code(&self) -> &'static str {
-        match self {
-            ContentTypeError::Missing => "streams.v1.content_type_missing",
-            ContentTypeError::Mismatch => "streams.v1.content_type_mismatch",
+            ContentTypeError::Missing => rows::CONTENT_TYPE_MISSING,
+            ContentTypeError::Mismatch => rows::CONTENT_TYPE_MISMATCH,
         }
     }
 }

@@ -22,6 +22,7 @@
 //! - 201 Created carries `Location`, `Content-Type`, `Stream-Next-Offset` (and `Stream-Closed: true`
 //!   when created closed); 200 on the idempotent path carries the same but `Location`.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::closure::parse_stream_closed;
@@ -318,30 +319,18 @@ impl fmt::Display for CreateRejection {
 }
 
 impl Rejection for CreateRejection {
-    fn status(&self) -> u16 {
+    fn row(&self) -> Row {
         match self {
-            CreateRejection::Expiry(e) => e.status(),
-            CreateRejection::ForkOffset(_) => 400,
-            CreateRejection::ForkSubOffset | CreateRejection::ForkOffsetWithoutSource => 400,
-            CreateRejection::ConfigConflict | CreateRejection::SourceSoftDeleted => 409,
-            CreateRejection::SourceMissing => 404,
-            CreateRejection::ContentType(e) => e.status(),
-            CreateRejection::Json(e) => e.status(),
-            CreateRejection::BodyTooLarge => 413,
-        }
-    }
-    fn code(&self) -> &'static str {
-        match self {
-            CreateRejection::Expiry(e) => e.code(),
-            CreateRejection::ForkOffset(e) => e.code(),
-            CreateRejection::ForkSubOffset => "streams.v1.fork_sub_offset_invalid",
-            CreateRejection::ForkOffsetWithoutSource => "streams.v1.fork_offset_without_source",
-            CreateRejection::ConfigConflict => "streams.v1.stream_exists",
-            CreateRejection::SourceMissing => "streams.v1.fork_source_missing",
-            CreateRejection::SourceSoftDeleted => "streams.v1.fork_source_deleted",
-            CreateRejection::ContentType(e) => e.code(),
-            CreateRejection::Json(e) => e.code(),
-            CreateRejection::BodyTooLarge => "streams.v1.append_too_large",
+            CreateRejection::Expiry(e) => e.row(),
+            CreateRejection::ForkOffset(e) => e.row(),
+            CreateRejection::ForkSubOffset => rows::FORK_SUB_OFFSET_INVALID,
+            CreateRejection::ForkOffsetWithoutSource => rows::FORK_OFFSET_WITHOUT_SOURCE,
+            CreateRejection::ConfigConflict => rows::STREAM_EXISTS,
+            CreateRejection::SourceMissing => rows::FORK_SOURCE_MISSING,
+            CreateRejection::SourceSoftDeleted => rows::FORK_SOURCE_DELETED,
+            CreateRejection::ContentType(e) => e.row(),
+            CreateRejection::Json(e) => e.row(),
+            CreateRejection::BodyTooLarge => rows::APPEND_TOO_LARGE,
         }
     }
 }

@@ -16,6 +16,7 @@
 //! stays readable by the server's own code: a number beyond f64 range (`1e400`, which JavaScript
 //! reads as `Infinity`) is refused like the turn decoder refuses it.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -199,13 +200,10 @@ impl fmt::Display for JsonBodyError {
 }
 
 impl Rejection for JsonBodyError {
-    fn status(&self) -> u16 {
-        400
-    }
-    fn code(&self) -> &'static str {
+    fn row(&self) -> Row {
         match self {
-            JsonBodyError::Invalid => "streams.v1.json_invalid",
-            JsonBodyError::EmptyArray => "streams.v1.json_empty_array",
+            JsonBodyError::Invalid => rows::JSON_INVALID,
+            JsonBodyError::EmptyArray => rows::JSON_EMPTY_ARRAY,
         }
     }
 }

@@ -18,8 +18,9 @@
 //! - one PUT end to end (create, idempotent re-create, fork): [`create`]
 //! - one POST end to end (the order of all the checks above): [`append`]
 //!
-//! Every rejection implements [`Rejection`]: a stable `code` (the diagnostic's version is the
-//! `streams.v1.` prefix), the HTTP status the protocol prescribes, and a message that names the
+//! Every rejection implements [`Rejection`]: its row of the diagnostic registry
+//! (`core::diagnostics::streams`: a stable `streams.v1.` code, the HTTP status the protocol
+//! prescribes), and a message that names the
 //! broken rule without internal detail. What the HTTP layer still does itself (I/O, headers,
 //! ordering across requests, response shapes) lives in `src/cloudflare/streams/`.
 
@@ -38,10 +39,17 @@ pub mod read_query;
 pub mod stream_seq;
 pub mod ttl;
 
-/// A request the protocol tells the server to refuse.
+/// A request the protocol tells the server to refuse. Its `Display` is the safe message sent
+/// (the rule it broke, perhaps with the limit); status and code are its registry row's.
 pub trait Rejection: std::fmt::Display {
+    /// The row of `core::diagnostics::streams` this rejection is answered with.
+    fn row(&self) -> crate::core::diagnostics::Row;
     /// The HTTP status the protocol prescribes (400, 409, 413, 429...).
-    fn status(&self) -> u16;
+    fn status(&self) -> u16 {
+        self.row().status
+    }
     /// Stable diagnostic code, `streams.v1.<what>`.
-    fn code(&self) -> &'static str;
+    fn code(&self) -> &'static str {
+        self.row().code
+    }
 }

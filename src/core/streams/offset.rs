@@ -15,6 +15,7 @@
 //! - Offsets never contain `,` `&` `=` `?` `/`; anything but the sentinels and the minted shape
 //!   (empty, spaces, path traversal, other lengths) is a malformed offset: 400.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
@@ -193,20 +194,14 @@ impl fmt::Display for OffsetError {
 }
 
 impl Rejection for OffsetError {
-    fn status(&self) -> u16 {
+    fn row(&self) -> Row {
         match self {
-            OffsetError::Exhausted => 413,
-            _ => 400,
-        }
-    }
-    fn code(&self) -> &'static str {
-        match self {
-            OffsetError::Malformed => "streams.v1.offset_malformed",
-            OffsetError::Empty => "streams.v1.offset_empty",
-            OffsetError::Repeated => "streams.v1.offset_repeated",
-            OffsetError::SentinelNotAllowed => "streams.v1.offset_sentinel_not_allowed",
-            OffsetError::BeyondTail => "streams.v1.offset_beyond_tail",
-            OffsetError::Exhausted => "streams.v1.offset_exhausted",
+            OffsetError::Malformed => rows::OFFSET_MALFORMED,
+            OffsetError::Empty => rows::OFFSET_EMPTY,
+            OffsetError::Repeated => rows::OFFSET_REPEATED,
+            OffsetError::SentinelNotAllowed => rows::OFFSET_SENTINEL_NOT_ALLOWED,
+            OffsetError::BeyondTail => rows::OFFSET_BEYOND_TAIL,
+            OffsetError::Exhausted => rows::OFFSET_EXHAUSTED,
         }
     }
 }

@@ -19,6 +19,7 @@
 //!   headers is a 204 duplicate rather than a `Stream-Seq` 409.
 //! - Forks start with no producer state.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::Rejection;
@@ -205,16 +206,16 @@ impl ProducerDecision {
         }
     }
 
-    /// Stable diagnostic code for the decision.
-    pub fn code(&self) -> &'static str {
+    /// The registry row a refused write is answered with (`None`: the write is accepted or a
+    /// duplicate, answered without a diagnostic).
+    pub fn refusal_row(&self) -> Option<Row> {
         match self {
-            ProducerDecision::Accepted { .. } => "streams.v1.producer_accepted",
-            ProducerDecision::Duplicate { .. } => "streams.v1.producer_duplicate",
-            ProducerDecision::StaleEpoch { .. } => "streams.v1.producer_stale_epoch",
+            ProducerDecision::Accepted { .. } | ProducerDecision::Duplicate { .. } => None,
+            ProducerDecision::StaleEpoch { .. } => Some(rows::PRODUCER_STALE_EPOCH),
             ProducerDecision::NewEpochSeqNotZero { .. } => {
-                "streams.v1.producer_new_epoch_seq_not_zero"
+                Some(rows::PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO)
             }
-            ProducerDecision::SequenceGap { .. } => "streams.v1.producer_sequence_gap",
+            ProducerDecision::SequenceGap { .. } => Some(rows::PRODUCER_SEQUENCE_GAP),
         }
     }
 }
@@ -254,16 +255,13 @@ impl fmt::Display for ProducerHeaderError {
 }
 
 impl Rejection for ProducerHeaderError {
-    fn status(&self) -> u16 {
-        400
-    }
-    fn code(&self) -> &'static str {
+    fn row(&self) -> Row {
         match self {
-            ProducerHeaderError::Partial => "streams.v1.producer_headers_partial",
-            ProducerHeaderError::EmptyId => "streams.v1.producer_id_empty",
-            ProducerHeaderError::IdTooLong => "streams.v1.producer_id_too_long",
-            ProducerHeaderError::InvalidEpoch => "streams.v1.producer_epoch_invalid",
-            ProducerHeaderError::InvalidSeq => "streams.v1.producer_seq_invalid",
+            ProducerHeaderError::Partial => rows::PRODUCER_HEADERS_PARTIAL,
+            ProducerHeaderError::EmptyId => rows::PRODUCER_ID_EMPTY,
+            ProducerHeaderError::IdTooLong => rows::PRODUCER_ID_TOO_LONG,
+            ProducerHeaderError::InvalidEpoch => rows::PRODUCER_EPOCH_INVALID,
+            ProducerHeaderError::InvalidSeq => rows::PRODUCER_SEQ_INVALID,
         }
     }
 }
@@ -275,10 +273,7 @@ impl fmt::Display for ProducerTableFull {
 }
 
 impl Rejection for ProducerTableFull {
-    fn status(&self) -> u16 {
-        429
-    }
-    fn code(&self) -> &'static str {
-        "streams.v1.producer_table_full"
+    fn row(&self) -> Row {
+        rows::PRODUCER_TABLE_FULL
     }
 }

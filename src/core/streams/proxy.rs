@@ -7,7 +7,8 @@
 //! upstream failure becomes (a versioned diagnostic of its own: an upstream error body never
 //! reaches the client).
 
-pub use crate::core::protocol::diagnostic::FailureRow;
+use crate::core::diagnostics::{proxy, Row};
+use crate::core::protocol::TurnDiagnostic;
 
 /// Request headers passed to the upstream: what a Durable Streams read or append needs.
 const FORWARDED_REQUEST_HEADERS: &[&str] = &[
@@ -115,27 +116,38 @@ impl ProxyFailure {
     ];
 }
 
-impl FailureRow for ProxyFailure {
-    #[rustfmt::skip]
-    fn row(self) -> (u16, &'static str, &'static str, bool) {
+impl ProxyFailure {
+    /// The mapping to the registry's rows (`core::diagnostics::proxy`).
+    pub const fn row(self) -> Row {
         match self {
-            Self::MethodNotAllowed => (405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET, HEAD and POST are supported.", false),
-            Self::NotARequest => (500, "STREAM_PROXY_INTERNAL", "The stream request could not be served.", true),
-            Self::Forbidden => (403, "STREAM_FORBIDDEN", "This request may not read this stream.", false),
-            Self::TargetInvalid => (500, "STREAM_PROXY_INTERNAL", "The stream request could not be served.", true),
-            Self::Cancelled => (499, "REQUEST_CANCELLED", "The stream request was cancelled.", true),
-            Self::Unreachable => (502, "STREAM_UPSTREAM_UNREACHABLE", "The stream server could not be reached.", true),
-            Self::BadRequest => (400, "STREAM_REQUEST_INVALID", "The stream server refused the request as invalid.", false),
-            Self::NotFound => (404, "STREAM_NOT_FOUND", "The stream does not exist (yet).", true),
-            Self::Conflict => (409, "STREAM_CONFLICT", "The stream refused the request in its current state.", false),
-            Self::Gone => (410, "STREAM_GONE", "The stream is gone.", false),
-            Self::TooLarge => (413, "STREAM_TOO_LARGE", "The request is larger than the stream accepts.", false),
-            Self::Busy => (429, "STREAM_BUSY", "The stream server is busy; try again later.", true),
-            Self::StaleEpoch => (403, "STREAM_PRODUCER_FENCED", "A newer writer owns this producer.", false),
-            Self::UpstreamAuth => (502, "STREAM_UPSTREAM_REFUSED", "The stream server refused this server's credentials.", false),
-            Self::UpstreamRefused => (502, "STREAM_UPSTREAM_REFUSED", "The stream server refused the request.", false),
-            Self::UpstreamFailed => (502, "STREAM_UPSTREAM_FAILED", "The stream server failed; try again later.", true),
+            Self::MethodNotAllowed => proxy::METHOD_NOT_ALLOWED,
+            Self::NotARequest | Self::TargetInvalid => proxy::INTERNAL,
+            Self::Forbidden => proxy::FORBIDDEN,
+            Self::Cancelled => proxy::CANCELLED,
+            Self::Unreachable => proxy::UNREACHABLE,
+            Self::BadRequest => proxy::BAD_REQUEST,
+            Self::NotFound => proxy::NOT_FOUND,
+            Self::Conflict => proxy::CONFLICT,
+            Self::Gone => proxy::GONE,
+            Self::TooLarge => proxy::TOO_LARGE,
+            Self::Busy => proxy::BUSY,
+            Self::StaleEpoch => proxy::STALE_EPOCH,
+            Self::UpstreamAuth => proxy::UPSTREAM_AUTH,
+            Self::UpstreamRefused => proxy::UPSTREAM_REFUSED,
+            Self::UpstreamFailed => proxy::UPSTREAM_FAILED,
         }
+    }
+
+    pub const fn status(self) -> u16 {
+        self.row().status
+    }
+
+    pub fn diagnostic(self) -> TurnDiagnostic {
+        self.row().diagnostic()
+    }
+
+    pub fn error_body_json(self) -> String {
+        self.row().error_body_json()
     }
 }
 

@@ -15,6 +15,7 @@
 //!   `Stream-Closed: true` and `Stream-Up-To-Date: true` at once. Otherwise a long-poll at the tail
 //!   waits; a long-poll behind the tail returns the data that is there.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::offset::{Offset, OffsetError, OffsetQuery};
@@ -115,16 +116,10 @@ impl fmt::Display for ReadQueryError {
 }
 
 impl Rejection for ReadQueryError {
-    fn status(&self) -> u16 {
+    fn row(&self) -> Row {
         match self {
-            ReadQueryError::Offset(e) => e.status(),
-            ReadQueryError::OffsetRequired(_) => 400,
-        }
-    }
-    fn code(&self) -> &'static str {
-        match self {
-            ReadQueryError::Offset(e) => e.code(),
-            ReadQueryError::OffsetRequired(_) => "streams.v1.offset_required",
+            ReadQueryError::Offset(e) => e.row(),
+            ReadQueryError::OffsetRequired(_) => rows::OFFSET_REQUIRED,
         }
     }
 }

@@ -11,6 +11,7 @@
 //!   closed and content-type checks.
 //! - Forks start with no `Stream-Seq` state.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::Rejection;
@@ -81,10 +82,7 @@ impl fmt::Display for StreamSeqTooLong {
 }
 
 impl Rejection for StreamSeqTooLong {
-    fn status(&self) -> u16 {
-        400
-    }
-    fn code(&self) -> &'static str {
-        "streams.v1.stream_seq_too_long"
+    fn row(&self) -> Row {
+        rows::STREAM_SEQ_TOO_LONG
     }
 }

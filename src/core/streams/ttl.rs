@@ -15,6 +15,7 @@
 //! - Forks: an explicit TTL or Expires-At on the fork wins; otherwise the fork inherits the
 //!   source's TTL value (with its own countdown) or the source's Expires-At; no expiry stays none.
 
+use crate::core::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::Rejection;
@@ -174,14 +175,11 @@ impl fmt::Display for ExpiryError {
 }
 
 impl Rejection for ExpiryError {
-    fn status(&self) -> u16 {
-        400
-    }
-    fn code(&self) -> &'static str {
+    fn row(&self) -> Row {
         match self {
-            ExpiryError::InvalidTtl => "streams.v1.ttl_invalid",
-            ExpiryError::InvalidExpiresAt => "streams.v1.expires_at_invalid",
-            ExpiryError::Both => "streams.v1.ttl_and_expires_at",
+            ExpiryError::InvalidTtl => rows::TTL_INVALID,
+            ExpiryError::InvalidExpiresAt => rows::EXPIRES_AT_INVALID,
+            ExpiryError::Both => rows::TTL_AND_EXPIRES_AT,
         }
     }
 }

@@ -142,7 +142,7 @@ impl Drop for SignalToken {
             return;
         };
         if let Some(remove) = get_fn(&signal, "removeEventListener") {
-            let _ = remove.call2(&signal, &JsValue::from_str("abort"), callback.as_ref());
+            let _ = remove.call2(&signal, &crate::web::js::key("abort"), callback.as_ref());
         }
     }
 }

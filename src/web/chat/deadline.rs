@@ -81,7 +81,7 @@ impl RequestDeadline {
         if signal.aborted() {
             inner.fire(Cause::ClientGone);
         } else if let Some(add) = get_fn(&signal, "addEventListener") {
-            let _ = add.call2(&signal, &JsValue::from_str("abort"), on_abort.as_ref());
+            let _ = add.call2(&signal, &crate::web::js::key("abort"), on_abort.as_ref());
             *inner.listener.borrow_mut() = Some((signal, on_abort));
         }
         Self { inner }
@@ -118,7 +118,7 @@ impl RequestDeadline {
         }
         if let Some((signal, closure)) = self.inner.listener.borrow_mut().take() {
             if let Some(remove) = get_fn(&signal, "removeEventListener") {
-                let _ = remove.call2(&signal, &JsValue::from_str("abort"), closure.as_ref());
+                let _ = remove.call2(&signal, &crate::web::js::key("abort"), closure.as_ref());
             }
         }
         *self.inner.turn.borrow_mut() = Weak::new();

@@ -99,10 +99,10 @@ async fn reconcile(
         Ok(record) => Ok(from_json(
             &serde_json::to_value(record).unwrap_or(Value::Null),
         )),
-        Err(ReconcileError::NotFound) => Err(coded_error(
-            "CONFIRMATION_NOT_FOUND",
-            "No such confirmation in this session.",
-        )),
+        Err(ReconcileError::NotFound) => {
+            let row = BoundaryError::ConfirmationNotFound.row();
+            Err(coded_error(row.code, row.message))
+        }
         Err(ReconcileError::NotStuck(status)) => Err(coded_error(
             "CONFIRMATION_NOT_STUCK",
             &format!(

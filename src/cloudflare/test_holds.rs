@@ -1,0 +1,173 @@
+//! Test hooks of the demo Worker (feature `test-hooks`, and only while the Worker's `TEST_HOOKS`
+//! setting is `1`): places a crash test can stop the Worker at, and the isolate's memory.
+//!
+//! **Holds.** A turn whose id starts with `hold-<point>-` parks for good at that point of its
+//! pipeline, after printing `turnkeep-test-hold <point> <sessionId> <turnId>` to the console.
+//! `tests/workerd/crash-restart.test.mjs` waits for that line, then SIGKILLs workerd, so the
+//! kill lands exactly there. The points are the session's durable writes, in turn order:
+//!
+//! | point | parks |
+//! |---|---|
+//! | `claim-before` | before the claim's CAS write is sent |
+//! | `claim-after` | after the claim's CAS write was acknowledged (the lease is stored) |
+//! | `save-before` | at cleanup, before the messages are saved |
+//! | `release-before` | at cleanup, after the messages were saved, before the release |
+//! | `release-after` | after the release was acknowledged, before the response ends |
+//!
+//! Parking is a future that never resolves: the rest of the turn's machinery (its deadline, its
+//! cleanup budgets) still runs, so a hold that waits longer than those budgets is overtaken by
+//! them; the crash test kills well within them.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use serde_json::Value;
+use wasm_bindgen::JsCast;
+
+use crate::core::protocol::Message;
+use crate::ports::chat::ChatMemory;
+use crate::ports::session::SessionStorage;
+use crate::ports::{CancelToken, LocalFuture, PortError};
+use crate::turn::Ports;
+
+/// Where a held turn parks (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoldPoint {
+    ClaimBefore,
+    ClaimAfter,
+    SaveBefore,
+    ReleaseBefore,
+    ReleaseAfter,
+}
+
+impl HoldPoint {
+    const ALL: [HoldPoint; 5] = [
+        HoldPoint::ClaimBefore,
+        HoldPoint::ClaimAfter,
+        HoldPoint::SaveBefore,
+        HoldPoint::ReleaseBefore,
+        HoldPoint::ReleaseAfter,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HoldPoint::ClaimBefore => "claim-before",
+            HoldPoint::ClaimAfter => "claim-after",
+            HoldPoint::SaveBefore => "save-before",
+            HoldPoint::ReleaseBefore => "release-before",
+            HoldPoint::ReleaseAfter => "release-after",
+        }
+    }
+
+    /// The point a turn id names (`hold-<point>-…`), if any.
+    pub fn of_turn(turn_id: &str) -> Option<HoldPoint> {
+        let rest = turn_id.strip_prefix("hold-")?;
+        Self::ALL.into_iter().find(|p| {
+            rest.strip_prefix(p.name())
+                .is_some_and(|r| r.starts_with('-'))
+        })
+    }
+}
+
+/// `ports` with the session storage and memory wrapped so the turn parks at `point`.
+pub fn hold_ports(mut ports: Ports, point: HoldPoint, session_id: &str, turn_id: &str) -> Ports {
+    let label = Rc::new(format!("{} {session_id} {turn_id}", point.name()));
+    ports.storage = Rc::new(HoldingStorage {
+        inner: ports.storage,
+        point,
+        saves: Cell::new(0),
+        label: label.clone(),
+    });
+    ports.memory = Rc::new(HoldingMemory {
+        inner: ports.memory,
+        point,
+        label,
+    });
+    ports
+}
+
+/// Prints the hold line, then never returns.
+async fn park(label: &str) {
+    web_sys::console::log_1(&format!("turnkeep-test-hold {label}").into());
+    std::future::pending::<()>().await;
+}
+
+struct HoldingStorage {
+    inner: Rc<dyn SessionStorage>,
+    point: HoldPoint,
+    /// Saves so far: the turn's first is its claim, its second its release.
+    saves: Cell<u32>,
+    label: Rc<String>,
+}
+
+impl SessionStorage for HoldingStorage {
+    fn load<'a>(
+        &'a self,
+        session_id: &'a str,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
+        self.inner.load(session_id, cancel)
+    }
+
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a Value,
+        expected_cursor: Option<u64>,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
+        let n = self.saves.get() + 1;
+        self.saves.set(n);
+        let (before, after) = match (self.point, n) {
+            (HoldPoint::ClaimBefore, 1) | (HoldPoint::ReleaseBefore, 2) => (true, false),
+            (HoldPoint::ClaimAfter, 1) | (HoldPoint::ReleaseAfter, 2) => (false, true),
+            _ => (false, false),
+        };
+        Box::pin(async move {
+            if before {
+                park(&self.label).await;
+            }
+            let written = self.inner.save(snapshot, expected_cursor, cancel).await;
+            if after && matches!(written, Ok(true)) {
+                park(&self.label).await;
+            }
+            written
+        })
+    }
+}
+
+struct HoldingMemory {
+    inner: Rc<dyn ChatMemory>,
+    point: HoldPoint,
+    label: Rc<String>,
+}
+
+impl ChatMemory for HoldingMemory {
+    fn load<'a>(
+        &'a self,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
+        self.inner.load(cancel)
+    }
+
+    fn save<'a>(
+        &'a self,
+        messages: &'a [Message],
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
+        Box::pin(async move {
+            if self.point == HoldPoint::SaveBefore {
+                park(&self.label).await;
+            }
+            self.inner.save(messages, cancel).await
+        })
+    }
+}
+
+/// `{ wasmMemoryBytes }`: the size of this isolate's wasm linear memory (where every Rust
+/// allocation of the Worker and of the objects it hosts lives; it grows, never shrinks, so it
+/// is the high-water mark of the heap).
+pub fn memory_report() -> String {
+    let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
+    let bytes = js_sys::ArrayBuffer::from(memory.buffer()).byte_length();
+    serde_json::json!({ "wasmMemoryBytes": bytes }).to_string()
+}

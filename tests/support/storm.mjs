@@ -1,0 +1,238 @@
+// An abort and load storm against the demo Worker in workerd (`wrangler dev`): `turns` turns
+// over `sessions` sessions, all sessions at once, each turn one of (seeded):
+//
+// - `read`: reads its answer to the end;
+// - `abort`: the client aborts the request after a random delay (often before the headers);
+// - `cancel`: reads a few lines, then cancels the response body;
+// - `stop`: reads a few lines, then sends `client.turn.stop` from another request;
+// - `double`: two submits of different turns at the same moment (at most one is taken).
+//
+// A submit refused as busy (409: the session's previous turn still runs, e.g. after its client
+// went away) is retried with a new turn id until taken. Afterwards, for every session:
+//
+// - leases: no turn leaked its lease — each accepted turn is in the terminal history as
+//   `completed` (a lease that lapsed would be `indeterminate`), and every session accepts a
+//   new turn within `leaseMs` of the storm's end (at once when its last turn had released);
+// - messages: one user message per accepted turn, none for a refused one, no id twice, and the
+//   saved messages equal the session stream's projection;
+// - figures: time to the first snapshot line (p50/p99), workerd's resident memory and the wasm
+//   linear memory of the Worker's isolate (the test hook `GET /__test/memory`) before and after.
+import { readdirSync, readFileSync } from 'node:fs';
+import { rng } from './crash-restart.mjs';
+import { submitBody } from './http-chat.mjs';
+
+export const STORM_VARS = {
+  TEST_HOOKS: '1',
+  CHAT_TIMEOUT_MS: '5000',
+  CHAT_CLEANUP_TIMEOUT_MS: '1000',
+  DEMO_CHUNK_DELAY_MS: '5',
+};
+/** `limits::lease_ms(5000, 1000)`. */
+export const STORM_LEASE_MS = 5000 + 3 * 1000;
+const OPS = ['read', 'abort', 'cancel', 'stop', 'double'];
+const TENANT = 'storm';
+const auth = { authorization: `Bearer ${TENANT}` };
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function post(url, body, signal) {
+  return fetch(`${url}/api/chat`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body, signal });
+}
+
+async function view(url, sessionId) {
+  const response = await fetch(`${url}/api/sessions/${sessionId}`, { headers: auth });
+  if (response.status !== 200) throw new Error(`GET session ${sessionId}: ${response.status}`);
+  return response.json();
+}
+
+/** The resident memory of the workerd process under `groupPid` (kB: current and peak). */
+export function workerdRss(groupPid) {
+  for (const pid of readdirPids()) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) !== groupPid || !stat.includes('(workerd)')) continue;
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kb = (key) => Number(status.match(new RegExp(`${key}:\\s+(\\d+)`))?.[1]);
+      return { rssKb: kb('VmRSS'), peakKb: kb('VmHWM') };
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}
+
+function readdirPids() {
+  return readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number);
+}
+
+export async function wasmMemoryBytes(url) {
+  return (await (await fetch(`${url}/__test/memory`)).json()).wasmMemoryBytes;
+}
+
+/** Reads an NDJSON body: `{ lines, firstLineAt }`; stops after `limit` lines (then cancels). */
+async function read(response, limit = Infinity) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let firstLineAt = null;
+  let lines = 0;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      lines = text.split('\n').length - 1;
+      if (lines > 0 && firstLineAt === null) firstLineAt = performance.now();
+      if (lines >= limit) {
+        await reader.cancel('the storm cancels');
+        return { lines, firstLineAt, cancelled: true, last: null };
+      }
+    }
+  } catch {
+    return { lines, firstLineAt, aborted: true, last: null };
+  }
+  const all = text.trim().split('\n');
+  return { lines, firstLineAt, last: JSON.parse(all.at(-1)) };
+}
+
+/**
+ * Runs the storm; resolves with its figures and `violations` (empty when everything held).
+ * `dev` is a started `wrangler dev` (tests/support/wrangler-dev.mjs) with STORM_VARS.
+ */
+export async function runStorm({ dev, seed, turns, sessions, log = () => {} }) {
+  const random = rng(seed);
+  const url = dev.url;
+  const violations = [];
+  const firstLineMs = [];
+  const counts = Object.fromEntries([...OPS, 'busyRetries', 'doubleBothTaken', 'refused'].map((k) => [k, 0]));
+  const memory = { before: { wasmBytes: await wasmMemoryBytes(url), ...workerdRss(dev.pid) } };
+  const state = Array.from({ length: sessions }, (_, i) => ({
+    id: `storm${seed}-s${i}`, taken: new Set(), refused: new Set(), unknown: new Set(), lastEnd: 0,
+  }));
+  const t0 = performance.now();
+  let sampledPeak = 0;
+  const sampler = setInterval(() => {
+    const rss = workerdRss(dev.pid);
+    if (rss) sampledPeak = Math.max(sampledPeak, rss.rssKb);
+  }, 250);
+
+  /** One submit; returns `{ status, response }` (status 0: aborted before an answer). */
+  const submit = async (session, input, signal) => {
+    const turnId = `st-${session.id}-${Math.floor(random.next() * 1e12).toString(36)}`;
+    const started = performance.now();
+    try {
+      const response = await post(url, submitBody(session.id, input, turnId), signal);
+      if (response.status === 200) session.taken.add(turnId);
+      else if (response.status === 409) session.refused.add(turnId);
+      else {
+        violations.push(`${session.id}: a submit answered ${response.status} ${await response.text()}`);
+        return { turnId, status: response.status, response: null, started };
+      }
+      return { turnId, status: response.status, response, started };
+    } catch {
+      session.unknown.add(turnId); // aborted before the answer: taken or not, the session says
+      return { turnId, status: 0, started };
+    }
+  };
+  const timeFirst = (result, reading) => {
+    if (reading.firstLineAt !== null) firstLineMs.push(reading.firstLineAt - result.started);
+  };
+
+  const one = async (session, n) => {
+    const op = random.pick(OPS);
+    counts[op] += 1;
+    const input = n % 4 === 3 ? '/tool cats' : `turn ${n} of ${session.id} ${'w '.repeat(random.int(5, 40))}`.trim();
+    for (let attempt = 0; ; attempt += 1) {
+      if (op === 'double') {
+        const [a, b] = await Promise.all([submit(session, input), submit(session, `${input} again`)]);
+        const taken = [a, b].filter((r) => r.status === 200);
+        if (taken.length > 1) counts.doubleBothTaken += 1;
+        for (const r of [a, b]) if (r.status === 200) timeFirst(r, await read(r.response)); else if (r.status === 409) await r.response.text();
+        if (taken.length > 0) return;
+      } else {
+        const controller = new AbortController();
+        if (op === 'abort') setTimeout(() => controller.abort(), random.int(0, 150));
+        const result = await submit(session, input, controller.signal);
+        if (result.status === 0) return;
+        if (result.status === 200) {
+          if (op === 'stop') {
+            const reading = read(result.response);
+            await sleep(random.int(0, 60));
+            const stopEvent = { ...JSON.parse(submitBody(session.id, 'x', result.turnId)), event: 'client.turn.stop', payload: {} };
+            const answer = await post(url, JSON.stringify(stopEvent));
+            if (![200, 202].includes(answer.status)) violations.push(`${session.id}: stop answered ${answer.status}`);
+            await answer.text();
+            timeFirst(result, await reading);
+          } else {
+            timeFirst(result, await read(result.response, op === 'cancel' ? random.int(1, 4) : Infinity));
+          }
+          return;
+        }
+        if (result.status !== 409) return;
+        await result.response.text().catch(() => {}); // the abort timer may fire meanwhile
+      }
+      counts.busyRetries += 1;
+      if (attempt > 400) {
+        violations.push(`${session.id}: busy for more than 400 retries`);
+        return;
+      }
+      await sleep(20);
+    }
+  };
+
+  const perSession = Math.ceil(turns / sessions);
+  await Promise.all(state.map(async (session, i) => {
+    for (let n = 0; n < perSession && i * perSession + n < turns; n += 1) await one(session, n);
+  }));
+  clearInterval(sampler);
+  const stormMs = performance.now() - t0;
+  log(`storm: ${turns} turns over ${sessions} sessions in ${(stormMs / 1000).toFixed(1)} s`);
+
+  // Every session accepts a new turn within the lease (at once when its last turn released).
+  const freeAfterMs = [];
+  const end = performance.now();
+  await Promise.all(state.map(async (session) => {
+    for (;;) {
+      const result = await submit(session, `after the storm ${session.id}`);
+      if (result.status === 200) {
+        await read(result.response);
+        freeAfterMs.push(performance.now() - end);
+        return;
+      }
+      if (performance.now() - end > STORM_LEASE_MS + 2000) {
+        violations.push(`${session.id}: still busy ${STORM_LEASE_MS} ms after the storm (a leaked lease)`);
+        return;
+      }
+      await sleep(50);
+    }
+  }));
+  memory.after = { wasmBytes: await wasmMemoryBytes(url), ...workerdRss(dev.pid), sampledPeakKb: sampledPeak };
+
+  for (const session of state) {
+    const v = await view(url, session.id);
+    const fail = (m) => violations.push(`${session.id}: ${m}`);
+    const terminal = new Map(v.session.terminalTurns.map((t) => [t.turnId, t.outcome]));
+    for (const id of session.taken) {
+      if (terminal.get(id) !== 'completed') fail(`accepted turn ${id} ended ${terminal.get(id) ?? 'unrecorded'} (a lease not released)`);
+    }
+    for (const id of session.refused) if (terminal.has(id)) fail(`refused turn ${id} is in the history`);
+    for (const [id, outcome] of terminal) if (outcome !== 'completed') fail(`turn ${id} ended ${outcome}`);
+    const ran = [...terminal.keys()].filter((id) => session.taken.has(id) || session.unknown.has(id)).length;
+    const users = v.messages.filter((m) => m.role === 'user').length;
+    if (users !== ran) fail(`${users} user messages for ${ran} turns that ran`);
+    const ids = v.messages.map((m) => m.id);
+    if (new Set(ids).size !== ids.length) fail('a message id appears twice');
+    if (JSON.stringify(v.messages) !== JSON.stringify(v.streamMessages)) fail("saved messages and the stream's projection disagree");
+    if (v.session.activeTurn !== null) fail('a lease is still held after the last turn');
+    counts.refused += session.refused.size;
+  }
+  const sorted = firstLineMs.slice().sort((a, b) => a - b);
+  const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  freeAfterMs.sort((a, b) => a - b);
+  return {
+    turns, sessions, stormMs, counts, violations, memory,
+    firstLine: { n: sorted.length, p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) },
+    freeAfter: { maxMs: freeAfterMs.at(-1), p50Ms: freeAfterMs[Math.floor(freeAfterMs.length / 2)] },
+    accepted: state.reduce((n, s) => n + s.taken.size, 0),
+  };
+}
