@@ -43,8 +43,15 @@ export {
   ChatProjection,
   resolveChatSnapshot,
   toChatResponse,
+  renderChatHtml,
+  renderChatMessages,
 } from '../pkg/turnkeep.js';
 export { ChatProducerError } from './errors.mjs';
+
+// The live connection (one SSE read per connection, shared by its readers; rules in Rust), and
+// the chat-stream proxy a browser reads its session's stream through (Rust).
+export { createChatConnection, ChatConnectionError } from './connection.mjs';
+export { createChatStreamProxy } from '../pkg/turnkeep.js';
 
 // The Ask service (cited retrieval, AgentsKit-compatible), its built-in BM25 retriever, and
 // the MCP ui:// sandbox (Rust, over Web Request/Response).

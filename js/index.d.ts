@@ -715,6 +715,8 @@ export interface ChatSnapshot {
   renderParts: RenderPart[];
   /** TanStack AI UI messages (`parts`), native batches kept whole. */
   nativeMessages: unknown[];
+  /** The run (turn) started and not yet ended: what `client.turn.stop` names. */
+  activeRunId: string | null;
   /** The tool confirmations the log shows (tokens to resolve, and how each ended). */
   confirmations: LogConfirmation[];
 }
@@ -732,12 +734,24 @@ export interface LogConfirmation {
 /** The one projection: chunks in log order → the conversation. */
 export function projectChatSnapshot(chunks: unknown[]): ChatSnapshot;
 
+/** The markup of a conversation (one `<article>` per message, every value escaped). */
+export function renderChatHtml(renderParts: RenderPart[]): string;
+/** The same markup per message, so a live page replaces only the messages that changed. */
+export function renderChatMessages(renderParts: RenderPart[]): { id: string; html: string }[];
+
 /** The same projection, fed incrementally (a live client). */
 export class ChatProjection {
-  constructor();
+  /**
+   * Empty, or starting from messages a client already holds (a seed's `messages` or
+   * `nativeMessages`, TanStack UI messages), with the run still going then.
+   */
+  constructor(initialMessages?: unknown[], options?: { activeRunId?: string });
   feed(chunk: unknown): void;
   feedAll(chunks: unknown[]): void;
   snapshot(): ChatSnapshot;
+  /** The markup of each message now (`renderChatMessages` of the render parts). */
+  renderMessages(): { id: string; html: string }[];
+  readonly activeRunId: string | null;
   readonly chunkCount: number;
 }
 
@@ -746,6 +760,95 @@ export function resolveChatSnapshot(options: {
   target: SessionLog | DurableStreamsTarget;
   signal?: AbortSignal;
 }): Promise<ChatSnapshot & { offset: string | null }>;
+
+// ---- The live connection and the chat-stream proxy ----
+
+/** A versioned diagnostic, with the HTTP status when a server refused. */
+export interface ConnectionDiagnostic extends TurnDiagnostic {
+  status?: number;
+}
+
+/** What a reader, `send` or `stopTurn` rejects with. */
+export class ChatConnectionError extends Error {
+  readonly name: 'ChatConnectionError';
+  readonly code: string;
+  readonly retryable: boolean;
+  readonly status?: number;
+  readonly diagnostic: ConnectionDiagnostic;
+}
+
+export interface ChatConnectionTarget {
+  /** The session stream: a Durable Streams SSE endpoint (e.g. a chat-stream proxy route). Relative in a page. */
+  url: string;
+  /** The chat endpoint `send` and `stopTurn` post to (with `sessionId`). */
+  chatUrl?: string;
+  sessionId?: string;
+  /** Sent with every request (e.g. the app's own Authorization). */
+  headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+}
+
+export interface ChatConnectionOptions {
+  target: string | ChatConnectionTarget;
+  /** The messages the client holds already (a seed's `messages`): the replay state's start. */
+  initialMessages?: unknown[];
+  /** Read after this offset (a seed's `offset`): the suffix only. Absent: the whole log, then live. */
+  initialOffset?: string;
+  /** The run still going when the seed was taken (a seed's `activeRunId`). */
+  initialRunId?: string;
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+export interface ChatConnection {
+  /**
+   * A logical reader: the chunks delivered from now on, each once and in order, until `signal`
+   * fires, the loop stops, `dispose()` is called or the stream is closed. All readers share one
+   * SSE read. Ends with a `ChatConnectionError` when the stream refuses or stays unreachable.
+   */
+  subscribe(signal?: AbortSignal): AsyncIterable<unknown>;
+  /**
+   * Submits a turn (`client.turn.submit`): `messages` is the input text, or messages whose last
+   * user message is it. Resolves when the turn's answer ends, with its last snapshot.
+   */
+  send(
+    messages: string | unknown[],
+    options?: { signal?: AbortSignal; turnId?: string; onSnapshot?: (event: TurnSnapshotEvent) => void },
+  ): Promise<{ turnId: string; snapshot?: TurnSnapshotEvent }>;
+  /** Asks the server to stop the running turn `turnId` (`client.turn.stop`), from any client. */
+  stopTurn(turnId: string, options?: { signal?: AbortSignal }): Promise<{ version: 1; turnId: string; state: 'stopping' | 'ended'; outcome?: string }>;
+  /** The replay state (initial messages and every chunk delivered, projected) and the cursor. */
+  snapshot(): ChatSnapshot & { offset: string | null };
+  /** The transport cursor: where the next read starts (null at the start). */
+  readonly offset: string | null;
+  /** One idempotent teardown: ends every reader, the read and any send in flight. */
+  close(): void;
+  stop(): void;
+  dispose(): void;
+}
+
+export function createChatConnection(options: ChatConnectionOptions): ChatConnection;
+
+/** Where the proxy reads: a stream URL, or one with headers and its own fetch. */
+export type ChatStreamTarget = string | { url: string; headers?: HeadersInit; fetch?: (request: Request) => Promise<Response> };
+
+export interface ChatStreamProxyOptions {
+  /**
+   * The stream to read, fixed or per request. A resolver that returns null refuses (403); one
+   * that returns a Response answers with it (e.g. its own 401).
+   */
+  target: ChatStreamTarget | ((request: Request) => ChatStreamTarget | Response | null | undefined | Promise<ChatStreamTarget | Response | null | undefined>);
+  /** The server-side streams credentials added to every upstream request. */
+  auth?: HeadersInit | ((request: Request) => HeadersInit | Promise<HeadersInit>);
+  fetch?: (request: Request) => Promise<Response>;
+  /** What was thrown, for the operator (never sent to the client). */
+  onError?: (report: { code: string; cause: unknown }) => void;
+}
+
+/**
+ * The chat-stream proxy: GET, HEAD and POST to the session's stream, body passed through
+ * unbuffered, upstream failures as versioned diagnostics. Takes a Request or anything with `.req`.
+ * Throws an Error with `code: 'STREAM_PROXY_INVALID_CONFIG'` for bad options.
+ */
+export function createChatStreamProxy(options: ChatStreamProxyOptions): (input: Request | { req: Request }) => Promise<Response>;
 
 /** Why a session log refused an append. */
 export type ChatProducerErrorKind = 'stale-epoch' | 'sequence-gap' | 'stream-closed' | 'retryable' | 'failed';

@@ -75,3 +75,6 @@ drop_default_wasm_url() {
 build_one pkg "$target_dir" release ""
 # Profile `worker` (Cargo.toml): opt-level "z", measured smaller for the same CPU.
 build_one pkg-worker "$target_dir/worker" worker "cloudflare,test-hooks"
+# The demo Worker's static assets (wrangler.toml [assets]): the npm package's browser entry with
+# pkg/, and the demo page's script, so the page runs the same projection and connection rules.
+node scripts/demo-assets.mjs || die "scripts/demo-assets.mjs failed."

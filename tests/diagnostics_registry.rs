@@ -11,6 +11,7 @@ use turnkeep::core::ask::AskFailure;
 use turnkeep::core::diagnostics::{markdown_table, Row, Surface, ALL};
 use turnkeep::core::protocol::{is_diagnostic_code, BoundaryError};
 use turnkeep::core::sandbox::SandboxFailure;
+use turnkeep::core::streams::proxy::ProxyFailure;
 
 fn is_streams_code(code: &str) -> bool {
     code.strip_prefix("streams.v1.").is_some_and(|what| {
@@ -115,6 +116,13 @@ fn every_typed_error_maps_into_the_table() {
         assert!(
             ALL.contains(row),
             "{name} maps to {row:?}, not in the table"
+        );
+    }
+    // The chat-stream proxy's failures too (two internal causes share one row).
+    for failure in ProxyFailure::ALL {
+        assert!(
+            ALL.contains(&failure.row()),
+            "{failure:?} is not in the table"
         );
     }
     // Each variant its own row (the chat, Ask and sandbox tables have one row per variant).

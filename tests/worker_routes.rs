@@ -3,8 +3,10 @@
 #![cfg(feature = "cloudflare")]
 
 use turnkeep::cloudflare::routes::{
-    chat_session_name, demo_tenant, session_view_target, Diagnostic, Route, CHART_SCRIPT_PATH,
+    chat_session_name, chat_stream_route, demo_tenant, session_view_target, ChatStreamRoute,
+    Diagnostic, Route, CHART_SCRIPT_PATH,
 };
+use turnkeep::cloudflare::streams::route::StreamsAccess;
 
 #[test]
 fn every_route_of_the_table() {
@@ -20,7 +22,10 @@ fn every_route_of_the_table() {
         ("/api/sessions/a/b", Route::Other),
         ("/api/chat/", Route::Other),
         ("/v1/stream/a", Route::Other),
-        ("/api/chat/stream/s1", Route::Other),
+        ("/api/chat/stream/s1", Route::ChatStream("s1".into())),
+        ("/api/chat/stream/a%2Fb", Route::ChatStream("a%2Fb".into())),
+        ("/api/chat/stream/a/b", Route::Other),
+        ("/api/chat/stream/", Route::Other),
         ("/nope", Route::Other),
     ];
     for (path, expected) in cases {
@@ -43,6 +48,7 @@ fn methods_each_route_answers() {
         ("/api/chat", "GET", true),
         ("/api/ask", "PUT", true),
         ("/mcp/sandbox", "POST", true),
+        ("/api/chat/stream/s1", "OPTIONS", true),
     ];
     for (path, method, allowed) in cases {
         assert_eq!(Route::of(path).allows(method), *allowed, "{method} {path}");
@@ -96,4 +102,119 @@ fn the_session_view_needs_a_tenant_then_a_safe_id_session() {
         );
     }
     assert_eq!(chat_session_name("t", "s"), "t/s");
+}
+
+/// The status and code of a refusal, or a label for the other decisions.
+fn chat_stream(
+    method: &str,
+    authorization: Option<&str>,
+    raw: &str,
+    access: &StreamsAccess,
+) -> String {
+    match chat_stream_route(method, authorization, raw, access) {
+        ChatStreamRoute::Preflight => "preflight".into(),
+        ChatStreamRoute::Refuse(d) => format!("{} {}", d.status, d.code),
+        ChatStreamRoute::Proxy {
+            stream,
+            authorization,
+        } => format!("proxy {stream} {authorization:?}"),
+    }
+}
+
+#[test]
+fn the_chat_stream_route_reads_the_tenants_stream_with_the_server_token() {
+    let secret = StreamsAccess::from_env(None, Some("s3cret"));
+    let public = StreamsAccess::from_env(Some("1"), None);
+    let neither = StreamsAccess::from_env(None, None);
+    let cases: &[(&str, Option<&str>, &str, &StreamsAccess, &str)] = &[
+        (
+            "GET",
+            Some("Bearer tenant-a"),
+            "s1",
+            &secret,
+            r#"proxy chat/tenant-a/s1 Some("Bearer s3cret")"#,
+        ),
+        (
+            "HEAD",
+            Some("Bearer t"),
+            "s%2D1",
+            &secret,
+            r#"proxy chat/t/s-1 Some("Bearer s3cret")"#,
+        ),
+        // Public streams (tests): no token is attached.
+        (
+            "GET",
+            Some("Bearer t"),
+            "s1",
+            &public,
+            "proxy chat/t/s1 None",
+        ),
+        // A preflight before anything else; browsers never write the log.
+        ("OPTIONS", None, "s1", &secret, "preflight"),
+        (
+            "POST",
+            Some("Bearer t"),
+            "s1",
+            &secret,
+            "405 REQUEST_METHOD_NOT_ALLOWED",
+        ),
+        (
+            "DELETE",
+            Some("Bearer t"),
+            "s1",
+            &secret,
+            "405 REQUEST_METHOD_NOT_ALLOWED",
+        ),
+        // Demo auth, then the session id.
+        ("GET", None, "s1", &secret, "401 AUTH_REQUIRED"),
+        (
+            "GET",
+            Some("Bearer a/b"),
+            "s1",
+            &secret,
+            "401 AUTH_REQUIRED",
+        ),
+        (
+            "GET",
+            Some("Basic YWNtZTpw"),
+            "s1",
+            &secret,
+            "401 AUTH_REQUIRED",
+        ),
+        (
+            "GET",
+            Some("Bearer t"),
+            "a%2Fb",
+            &secret,
+            "400 REQUEST_INVALID_SESSION_ID",
+        ),
+        (
+            "GET",
+            Some("Bearer t"),
+            "%",
+            &secret,
+            "400 REQUEST_INVALID_SESSION_ID",
+        ),
+        // No credentials to read streams with, and streams are not public.
+        (
+            "GET",
+            Some("Bearer t"),
+            "s1",
+            &neither,
+            "500 SERVER_STREAMS_NOT_CONFIGURED",
+        ),
+    ];
+    for (method, authorization, raw, access, expected) in cases {
+        assert_eq!(
+            chat_stream(method, *authorization, raw, access),
+            *expected,
+            "{method} {authorization:?} {raw}"
+        );
+    }
+    // The 401 is the demo's versioned diagnostic, with its challenge.
+    let ChatStreamRoute::Refuse(refusal) = chat_stream_route("GET", None, "s1", &secret) else {
+        panic!("a refusal");
+    };
+    assert_eq!(refusal.headers[0].0, "www-authenticate");
+    assert!(refusal.body().contains(r#""version":1"#));
 }

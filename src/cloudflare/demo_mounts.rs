@@ -11,6 +11,11 @@
 //!   theme) and `ui://demo/chart` (declares one script origin, the Worker's own, which serves
 //!   `/mcp/assets/chart.js`).
 //!
+//! - The chat-stream proxy (`GET /api/chat/stream/:sessionId`): the package's
+//!   `createChatStreamProxy` (`crate::web::stream_proxy`), its target the tenant's session
+//!   stream as the route decided, read through this Worker's own streams route with the
+//!   server-side token.
+//!
 //! The handlers take their host callbacks as JS functions (that is their public shape); the
 //! callbacks here are Rust closures.
 
@@ -21,6 +26,8 @@ use worker::Env;
 
 use super::chat::model_descriptor;
 use super::routes::{demo_tenant, CHART_SCRIPT_PATH};
+use super::streams::route::STREAM_PREFIX;
+use crate::web::stream_proxy::create_chat_stream_proxy;
 use crate::web::{create_ask_service_handler, create_local_retriever, create_mcp_sandbox_handler};
 
 /// The docs corpus: `[{ id, title, url, text }]`.
@@ -185,4 +192,34 @@ fn chart(origin: &str) -> Result<JsValue, JsValue> {
     set(&csp, "resourceDomains", &js_sys::Array::of1(&origin.into()))?;
     set(&out, "csp", &csp)?;
     Ok(out.into())
+}
+
+/// Where the proxy's upstream requests point: only their path and query matter (they never
+/// leave the Worker: `fetch` hands them to its streams route).
+const STREAMS_ORIGIN: &str = "https://streams.internal";
+
+/// A `createChatStreamProxy` handler for one request: `stream` (the route's decision) read with
+/// `authorization` as the proxy's credentials, each upstream request handed to `fetch`.
+pub fn chat_stream_proxy(
+    stream: &str,
+    authorization: Option<&str>,
+    fetch: impl Fn(web_sys::Request) -> js_sys::Promise + 'static,
+) -> Result<Function, JsValue> {
+    let target = Object::new();
+    set(
+        &target,
+        "url",
+        &format!("{STREAMS_ORIGIN}{STREAM_PREFIX}{stream}").into(),
+    )?;
+    let fetch: Closure<dyn Fn(web_sys::Request) -> js_sys::Promise> = Closure::new(fetch);
+    set(&target, "fetch", &fetch.into_js_value())?;
+    let options = Object::new();
+    set(&options, "target", &target)?;
+    if let Some(authorization) = authorization {
+        let auth = Object::new();
+        set(&auth, "authorization", &authorization.into())?;
+        set(&options, "auth", &auth)?;
+    }
+    set(&options, "onError", &on_error("chat stream proxy:"))?;
+    create_chat_stream_proxy(options.into())
 }

@@ -19,24 +19,26 @@ use worker::{event, Context, Env};
 
 use super::body::drain;
 use super::chat::DemoChatHost;
-use super::demo_mounts::{ask_handler, sandbox_handler, CHART_SCRIPT};
-use super::env::{setting, stub};
-use super::routes::{session_view_target, Diagnostic, Route};
+use super::demo_mounts::{ask_handler, chat_stream_proxy, sandbox_handler, CHART_SCRIPT};
+use super::env::{random_id, setting, stub};
+use super::page::{page_request, render_page, PageRequest, PageTarget};
+use super::routes::{chat_stream_route, session_view_target, ChatStreamRoute, Diagnostic, Route};
 use super::session_ports::{read_session_view, session_stream_log};
 use super::streams::route::{
-    decide, Refusal, RouteRequest, StreamRoute, StreamsAccess, PREFLIGHT_HEADERS, PROXIED_HEADERS,
-    STREAM_PREFIX,
+    decide, Refusal, RouteRequest, StreamRoute, StreamsAccess, PREFLIGHT_HEADERS,
 };
 use super::streams::shell::{refusal_response, SESSION_STREAM_BINDING};
 use crate::core::limits;
 use crate::ports::log::SessionLog;
 use crate::ports::CancelToken;
+use crate::turn::external::read_projection;
 use crate::turn::race::join;
 use crate::web::convert::from_json;
 use crate::web::http::{bare_response, respond as http_respond};
 use crate::web::projection::resolve_snapshot;
 
-/// The demo chat page: one self-contained HTML file, no framework, no build step.
+/// The demo chat page's template: one self-contained HTML file (no framework, no build step),
+/// filled by `page::render_page`; its script is the static asset `/demo/page.mjs`.
 const DEMO_PAGE_HTML: &str = include_str!("../../js/cloudflare/demo-page.html");
 
 #[event(fetch)]
@@ -66,7 +68,7 @@ async fn route(request: &Request, env: &Env, ctx: &Context) -> Result<Response, 
         return diagnostic_result(&Diagnostic::method_not_allowed(allow));
     }
     match route {
-        Route::Page => http_respond(200, &DEMO_PAGE_HTML.into(), "text/html; charset=utf-8", &[]),
+        Route::Page => Ok(page(request, env, &url.search()).await),
         Route::ChartScript => http_respond(
             200,
             &CHART_SCRIPT.into(),
@@ -77,8 +79,94 @@ async fn route(request: &Request, env: &Env, ctx: &Context) -> Result<Response, 
         Route::Ask => call_handler(&mounts(env)?.ask, request).await,
         Route::Sandbox => call_handler(&mounts(env)?.sandbox, request).await,
         Route::Session(raw) => Ok(session_view(request, env, &raw).await),
-        Route::Other => streams(request, env, &path, &url.search()).await,
+        Route::ChatStream(raw) => chat_stream(request, env, &raw).await,
+        Route::Other => streams(request, env, &path).await,
     }
+}
+
+/// GET /: the chat page of `?session=<id>`, server-rendered from the session's stream (or a
+/// redirect to the session to show, `page::page_request`).
+async fn page(request: &Request, env: &Env, search: &str) -> Response {
+    let cookie = request.headers().get("cookie").ok().flatten();
+    let fresh = || format!("session-{}", &random_id()[..8]);
+    let target = match page_request(search, cookie.as_deref(), fresh) {
+        PageRequest::Redirect { location } => {
+            return redirect(&location).unwrap_or_else(|_| bare_response(500))
+        }
+        PageRequest::Render(target) => target,
+    };
+    match render(env, &target).await {
+        Ok(response) => response,
+        Err(error) => {
+            web_sys::console::error_2(&"GET / failed:".into(), &error);
+            diagnostic_response(&Diagnostic::session_unreadable())
+        }
+    }
+}
+
+async fn render(env: &Env, target: &PageTarget) -> Result<Response, JsValue> {
+    let port_error = |e: String| JsValue::from_str(&e);
+    let log = session_stream_log(env, &target.tenant, &target.session_id)
+        .map_err(|e| port_error(e.to_string()))?;
+    let (projection, offset) = read_projection(&log, &CancelToken::new())
+        .await
+        .map_err(|e| port_error(e.to_string()))?;
+    let html = render_page(DEMO_PAGE_HTML, target, &projection, offset.as_deref());
+    http_respond(
+        200,
+        &html.into(),
+        "text/html; charset=utf-8",
+        &[("set-cookie", &target.set_cookie())],
+    )
+}
+
+fn redirect(location: &str) -> Result<Response, JsValue> {
+    let headers = web_sys::Headers::new()?;
+    headers.set("location", location)?;
+    headers.set("cache-control", "no-store")?;
+    let init = web_sys::ResponseInit::new();
+    init.set_status(302);
+    init.set_headers(&headers);
+    Response::new_with_opt_str_and_init(None, &init)
+}
+
+/// `/api/chat/stream/:sessionId`: as `routes::chat_stream_route` decides; a read goes through
+/// `createChatStreamProxy`, whose upstream is this Worker's own streams route.
+async fn chat_stream(request: &Request, env: &Env, raw: &str) -> Result<Response, JsValue> {
+    let authorization = request.headers().get("authorization")?;
+    match chat_stream_route(
+        &request.method(),
+        authorization.as_deref(),
+        raw,
+        &streams_access(env),
+    ) {
+        ChatStreamRoute::Preflight => preflight(),
+        ChatStreamRoute::Refuse(refusal) => diagnostic_result(&refusal),
+        ChatStreamRoute::Proxy {
+            stream,
+            authorization,
+        } => {
+            let upstream = env.clone();
+            let fetch = move |inner: Request| {
+                let env = upstream.clone();
+                wasm_bindgen_futures::future_to_promise(async move {
+                    let url = web_sys::Url::new(&inner.url())?;
+                    streams(&inner, &env, &url.pathname())
+                        .await
+                        .map(JsValue::from)
+                })
+            };
+            let proxy = chat_stream_proxy(&stream, authorization.as_deref(), fetch)?;
+            call_handler(&proxy, request).await
+        }
+    }
+}
+
+fn streams_access(env: &Env) -> StreamsAccess {
+    StreamsAccess::from_env(
+        setting(env, "STREAMS_PUBLIC").as_deref(),
+        setting(env, "STREAMS_TOKEN").as_deref(),
+    )
 }
 
 /// What the Worker builds once per isolate (per `env`): the chat host and the two handlers.
@@ -183,23 +271,14 @@ async fn read_view(env: &Env, tenant: &str, session_id: &str) -> Result<Response
     http_respond(200, &text.into(), "application/json; charset=utf-8", &[])
 }
 
-/// The streams routes (`/v1/stream/*`, `GET /api/chat/stream/:sessionId`), as
-/// `streams::route::decide` says; anything else is 404.
-async fn streams(
-    request: &Request,
-    env: &Env,
-    path: &str,
-    search: &str,
-) -> Result<Response, JsValue> {
+/// The streams routes (`/v1/stream/*`), as `streams::route::decide` says; anything else is 404.
+async fn streams(request: &Request, env: &Env, path: &str) -> Result<Response, JsValue> {
     let headers = request.headers();
     let (authorization, content_length) = (
         headers.get("authorization")?,
         headers.get("content-length")?,
     );
-    let access = StreamsAccess::from_env(
-        setting(env, "STREAMS_PUBLIC").as_deref(),
-        setting(env, "STREAMS_TOKEN").as_deref(),
-    );
+    let access = streams_access(env);
     let method = request.method();
     let decision = decide(
         &RouteRequest {
@@ -220,28 +299,6 @@ async fn streams(
             Ok(refusal_response(&refusal))
         }
         StreamRoute::Forward { stream } => Ok(forward(request, env, &stream).await),
-        StreamRoute::Proxy {
-            stream,
-            authorization,
-        } => {
-            let origin = web_sys::Url::new(&request.url())?.origin();
-            let target = format!("{origin}{STREAM_PREFIX}{stream}{search}");
-            let proxied = web_sys::Headers::new()?;
-            for name in PROXIED_HEADERS {
-                if let Some(value) = headers.get(name)? {
-                    proxied.set(name, &value)?;
-                }
-            }
-            if let Some(token) = authorization {
-                proxied.set("authorization", &token)?;
-            }
-            let init = web_sys::RequestInit::new();
-            init.set_method(&method);
-            init.set_headers(&proxied);
-            init.set_signal(Some(&request.signal()));
-            let inner = Request::new_with_str_and_init(&target, &init)?;
-            Ok(forward(&inner, env, &stream).await)
-        }
     }
 }
 

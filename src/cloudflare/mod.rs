@@ -4,7 +4,8 @@
 //!
 //! Decisions are pure and tested on the host; the wasm32-only modules perform them.
 //!
-//! - [`routes`]: the Worker's route table and demo auth; `entry` (wasm32) is the
+//! - [`routes`]: the Worker's route table, demo auth and the chat-stream route; [`page`]: the
+//!   demo page (which session, and the server-rendered HTML); `entry` (wasm32) is the
 //!   `#[event(fetch)]` entry that performs it, with `chat` (the chat pipeline's Rust host),
 //!   `session_ports` (SessionStorage, ChatMemory and SessionLog over the objects' stubs) and
 //!   `demo_mounts` (the Ask service and the MCP sandbox).
@@ -17,6 +18,7 @@
 //! - `sql`, `env`, `wait`, `body` (wasm32): storage, environment and randomness, waiters and
 //!   timers, request bodies — the effects both objects and the entry perform.
 
+pub mod page;
 pub mod routes;
 pub mod rows;
 pub mod streams;

@@ -3,10 +3,11 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /` | the demo chat page |
+//! | `GET /?session=<id>[&panes=3]` | the demo chat page, server-rendered (`page.rs`) |
 //! | `POST /api/chat` | the chat pipeline (demo model, or `OPENAI_BASE_URL`'s) |
 //! | `GET /api/sessions/:sessionId` | `{ messages, session, offset, renderParts, streamMessages }` |
-//! | `/v1/stream/<name>`, `GET /api/chat/stream/:sessionId` | the Durable Streams server (`streams::route`) |
+//! | `GET /api/chat/stream/:sessionId` | `createChatStreamProxy`: demo auth, then the session's stream |
+//! | `/v1/stream/<name>` | the Durable Streams server (`streams::route`) |
 //! | `POST /api/ask` | the Ask service over the docs corpus |
 //! | `GET /mcp/sandbox?uri=&theme=`, `GET /mcp/assets/chart.js` | the MCP ui:// sandbox and its one script |
 
@@ -14,7 +15,10 @@ use crate::core::checks::is_safe_id;
 use crate::core::diagnostics::{demo_routes, Row};
 use crate::core::protocol::TurnDiagnostic;
 
-use super::streams::route::{bearer, decode_component};
+use super::streams::route::{bearer, chat_stream_name, decode_component, StreamsAccess};
+
+/// The chat-stream proxy route, followed by a session id.
+pub const CHAT_STREAM_PREFIX: &str = "/api/chat/stream/";
 
 /// The chart script `ui://demo/chart` loads (the only script its CSP lets run).
 pub const CHART_SCRIPT_PATH: &str = "/mcp/assets/chart.js";
@@ -26,6 +30,8 @@ pub enum Route {
     Chat,
     /// `GET /api/sessions/:sessionId`, with the raw (still encoded) segment.
     Session(String),
+    /// `/api/chat/stream/:sessionId` (the chat-stream proxy), with the raw segment.
+    ChatStream(String),
     Ask,
     Sandbox,
     ChartScript,
@@ -41,10 +47,20 @@ impl Route {
             "/api/ask" => Route::Ask,
             "/mcp/sandbox" => Route::Sandbox,
             CHART_SCRIPT_PATH => Route::ChartScript,
-            _ => match path.strip_prefix("/api/sessions/") {
-                Some(raw) if !raw.is_empty() && !raw.contains('/') => Route::Session(raw.into()),
-                _ => Route::Other,
-            },
+            _ => {
+                let segment = |prefix: &str| {
+                    path.strip_prefix(prefix)
+                        .filter(|raw| !raw.is_empty() && !raw.contains('/'))
+                        .map(str::to_owned)
+                };
+                if let Some(raw) = segment("/api/sessions/") {
+                    Route::Session(raw)
+                } else if let Some(raw) = segment(CHAT_STREAM_PREFIX) {
+                    Route::ChatStream(raw)
+                } else {
+                    Route::Other
+                }
+            }
         }
     }
 
@@ -121,6 +137,11 @@ impl Diagnostic {
         Diagnostic::of(demo_routes::NOT_FOUND)
     }
 
+    /// The chat-stream proxy has no server-side credentials to read streams with.
+    pub fn streams_not_configured() -> Diagnostic {
+        Diagnostic::of(demo_routes::STREAMS_NOT_CONFIGURED)
+    }
+
     pub fn session_unreadable() -> Diagnostic {
         Diagnostic::of(demo_routes::SESSION_UNREADABLE)
     }
@@ -150,4 +171,46 @@ pub fn session_view_target(
 /// never contain '/', so names cannot collide across tenants).
 pub fn chat_session_name(tenant: &str, session_id: &str) -> String {
     format!("{tenant}/{session_id}")
+}
+
+/// What `/api/chat/stream/:sessionId` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChatStreamRoute {
+    /// A CORS preflight: 204 with the streams preflight headers.
+    Preflight,
+    Refuse(Diagnostic),
+    /// Proxy the request (`createChatStreamProxy`) to the Worker's own streams route for
+    /// `stream`, with `authorization` (the server-side streams token; `None` when the streams
+    /// are public) as the proxy's credentials.
+    Proxy {
+        stream: String,
+        authorization: Option<String>,
+    },
+}
+
+/// Decides the chat-stream route: read-only for browsers (turns write the log), demo auth, the
+/// session id, then the tenant's stream `chat/<tenant>/<sessionId>`.
+pub fn chat_stream_route(
+    method: &str,
+    authorization: Option<&str>,
+    raw_session_id: &str,
+    access: &StreamsAccess,
+) -> ChatStreamRoute {
+    if method == "OPTIONS" {
+        return ChatStreamRoute::Preflight;
+    }
+    if method != "GET" && method != "HEAD" {
+        return ChatStreamRoute::Refuse(Diagnostic::method_not_allowed("GET, HEAD"));
+    }
+    let (tenant, session_id) = match session_view_target(authorization, raw_session_id) {
+        Ok(target) => target,
+        Err(refusal) => return ChatStreamRoute::Refuse(refusal),
+    };
+    if access.token.is_none() && !access.public {
+        return ChatStreamRoute::Refuse(Diagnostic::streams_not_configured());
+    }
+    ChatStreamRoute::Proxy {
+        stream: chat_stream_name(&tenant, &session_id),
+        authorization: access.token.as_ref().map(|t| format!("Bearer {t}")),
+    }
 }

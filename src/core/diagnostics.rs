@@ -1,11 +1,11 @@
 //! The one diagnostic registry: every error an HTTP surface answers with — the chat handler,
-//! the session view and the other demo Worker routes, the Durable Streams routes, Ask and the
-//! MCP sandbox — is a row here: (surface, HTTP status, code, safe message, retryable).
+//! the session view and the other demo Worker routes, the Durable Streams routes, the chat-stream
+//! proxy, Ask and the MCP sandbox — is a row here: (surface, HTTP status, code, safe message, retryable).
 //!
 //! Codes live only in this file (`tests/diagnostics_registry.rs` scans `src/` for code literals
 //! elsewhere). Each surface maps its typed errors to rows in one place (`BoundaryError::row`,
-//! `AskFailure::row`, `SandboxFailure::row`, `streams::Rejection::row`, the Worker's
-//! `routes::Diagnostic`), and every body is the versioned shape
+//! `AskFailure::row`, `SandboxFailure::row`, `streams::Rejection::row`, `ProxyFailure::row`, the
+//! Worker's `routes::Diagnostic`), and every body is the versioned shape
 //! `{"error":{"version":1,"code","message","retryable"}}` ([`Row::error_body_json`]).
 //!
 //! Wire facts kept as they are: the chat rows are AgentsKit's handler table (codes, statuses and
@@ -32,6 +32,9 @@ pub enum Surface {
     Worker,
     /// The Durable Streams server (`/v1/stream/<name>`) and the Worker's chat-stream route.
     Streams,
+    /// `createChatStreamProxy` (the demo's `GET /api/chat/stream/:sessionId`): its own failures
+    /// and what an upstream error becomes (an upstream body never reaches the client).
+    Proxy,
 }
 
 impl Surface {
@@ -42,6 +45,7 @@ impl Surface {
             Surface::Sandbox => "sandbox",
             Surface::Worker => "worker",
             Surface::Streams => "streams",
+            Surface::Proxy => "proxy",
         }
     }
 }
@@ -95,7 +99,7 @@ impl Row {
     }
 }
 
-use Surface::{Ask, Chat, Sandbox, Streams, Worker};
+use Surface::{Ask, Chat, Proxy, Sandbox, Streams, Worker};
 
 /// The chat handler (AgentsKit's server table; turnkeep's additions are marked `+`).
 #[rustfmt::skip]
@@ -185,6 +189,32 @@ pub mod demo_routes {
     pub const SESSION_ID_INVALID: Row = row(Worker, 400, "REQUEST_INVALID_SESSION_ID", "The session id must be a SafeId.", false);
     pub const NOT_FOUND: Row = row(Worker, 404, "NOT_FOUND", "No such route.", false);
     pub const SESSION_UNREADABLE: Row = row(Worker, 500, "SERVER_INTERNAL", "The session could not be read.", true);
+    /// The chat-stream route without credentials to read streams with (no `STREAMS_TOKEN`,
+    /// streams not public).
+    pub const STREAMS_NOT_CONFIGURED: Row = row(Worker, 500, "SERVER_STREAMS_NOT_CONFIGURED", "The server has no streams token to read the session's stream with.", false);
+}
+
+/// The chat-stream proxy (`createChatStreamProxy`).
+#[rustfmt::skip]
+pub mod proxy {
+    use super::*;
+    pub const METHOD_NOT_ALLOWED: Row = row(Proxy, 405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET, HEAD and POST are supported.", false);
+    pub const INTERNAL: Row = row(Proxy, 500, "STREAM_PROXY_INTERNAL", "The stream request could not be served.", true);
+    pub const FORBIDDEN: Row = row(Proxy, 403, "STREAM_FORBIDDEN", "This request may not read this stream.", false);
+    pub const CANCELLED: Row = row(Proxy, 499, "REQUEST_CANCELLED", "The stream request was cancelled.", true);
+    pub const UNREACHABLE: Row = row(Proxy, 502, "STREAM_UPSTREAM_UNREACHABLE", "The stream server could not be reached.", true);
+    pub const BAD_REQUEST: Row = row(Proxy, 400, "STREAM_REQUEST_INVALID", "The stream server refused the request as invalid.", false);
+    pub const NOT_FOUND: Row = row(Proxy, 404, "STREAM_NOT_FOUND", "The stream does not exist (yet).", true);
+    pub const CONFLICT: Row = row(Proxy, 409, "STREAM_CONFLICT", "The stream refused the request in its current state.", false);
+    pub const GONE: Row = row(Proxy, 410, "STREAM_GONE", "The stream is gone.", false);
+    pub const TOO_LARGE: Row = row(Proxy, 413, "STREAM_TOO_LARGE", "The request is larger than the stream accepts.", false);
+    pub const BUSY: Row = row(Proxy, 429, "STREAM_BUSY", "The stream server is busy; try again later.", true);
+    pub const STALE_EPOCH: Row = row(Proxy, 403, "STREAM_PRODUCER_FENCED", "A newer writer owns this producer.", false);
+    pub const UPSTREAM_AUTH: Row = row(Proxy, 502, "STREAM_UPSTREAM_REFUSED", "The stream server refused this server's credentials.", false);
+    pub const UPSTREAM_REFUSED: Row = row(Proxy, 502, "STREAM_UPSTREAM_REFUSED", "The stream server refused the request.", false);
+    pub const UPSTREAM_FAILED: Row = row(Proxy, 502, "STREAM_UPSTREAM_FAILED", "The stream server failed; try again later.", true);
+    /// A bad option to `createChatStreamProxy` (thrown at construction, never answered).
+    pub const INVALID_CONFIG: Row = row(Proxy, 500, "STREAM_PROXY_INVALID_CONFIG", "The chat-stream proxy configuration is invalid.", false);
 }
 
 /// The Durable Streams server and the chat-stream route (statuses: the protocol's).
@@ -193,12 +223,8 @@ pub mod streams {
     use super::*;
     // The Worker's side of the routes.
     pub const UNAUTHORIZED: Row = row(Streams, 401, "streams.v1.unauthorized", "send Authorization: Bearer <streams token>", false);
-    pub const PROXY_UNAUTHORIZED: Row = row(Streams, 401, "streams.v1.unauthorized", "send Authorization: Bearer <tenant>, a SafeId", false);
     pub const NAME_INVALID: Row = row(Streams, 400, "streams.v1.name_invalid", "the stream name is empty, too long or badly encoded", false);
-    pub const PROXY_METHOD_NOT_ALLOWED: Row = row(Streams, 405, "streams.v1.method_not_allowed", "the chat stream is read-only", false);
     pub const METHOD_NOT_ALLOWED: Row = row(Streams, 405, "streams.v1.method_not_allowed", "method not allowed", false);
-    pub const SESSION_ID_INVALID: Row = row(Streams, 400, "streams.v1.session_id_invalid", "the session id must be a SafeId", false);
-    pub const NOT_CONFIGURED: Row = row(Streams, 500, "streams.v1.not_configured", "the server has no STREAMS_TOKEN to read the stream with", false);
     pub const INTERNAL: Row = row(Streams, 500, "streams.v1.internal", "the stream could not be served", true);
     // The stream itself.
     pub const STREAM_NOT_FOUND: Row = row(Streams, 404, "streams.v1.stream_not_found", "no stream exists at this path", false);
@@ -264,9 +290,12 @@ pub const ALL: &[Row] = &[
     sandbox::RESOURCE_INVALID, sandbox::CANCELLED, sandbox::INTERNAL, sandbox::INVALID_CONFIG,
     demo_routes::METHOD_NOT_ALLOWED_GET, demo_routes::METHOD_NOT_ALLOWED_GET_HEAD, demo_routes::AUTH_REQUIRED,
     demo_routes::SESSION_ID_INVALID, demo_routes::NOT_FOUND, demo_routes::SESSION_UNREADABLE,
-    streams::UNAUTHORIZED, streams::PROXY_UNAUTHORIZED, streams::NAME_INVALID,
-    streams::PROXY_METHOD_NOT_ALLOWED, streams::METHOD_NOT_ALLOWED, streams::SESSION_ID_INVALID,
-    streams::NOT_CONFIGURED, streams::INTERNAL, streams::STREAM_NOT_FOUND, streams::STREAM_GONE,
+    demo_routes::STREAMS_NOT_CONFIGURED,
+    proxy::METHOD_NOT_ALLOWED, proxy::INTERNAL, proxy::FORBIDDEN, proxy::CANCELLED,
+    proxy::UNREACHABLE, proxy::BAD_REQUEST, proxy::NOT_FOUND, proxy::CONFLICT, proxy::GONE,
+    proxy::TOO_LARGE, proxy::BUSY, proxy::STALE_EPOCH, proxy::UPSTREAM_AUTH,
+    proxy::UPSTREAM_REFUSED, proxy::UPSTREAM_FAILED, proxy::INVALID_CONFIG,
+    streams::UNAUTHORIZED, streams::NAME_INVALID, streams::METHOD_NOT_ALLOWED, streams::INTERNAL, streams::STREAM_NOT_FOUND, streams::STREAM_GONE,
     streams::STREAM_CLOSED, streams::STREAM_EXISTS, streams::STREAM_FULL,
     streams::APPEND_TOO_LARGE, streams::EMPTY_APPEND, streams::CONTENT_TYPE_MISSING,
     streams::CONTENT_TYPE_MISMATCH, streams::JSON_INVALID, streams::JSON_EMPTY_ARRAY,

@@ -234,6 +234,37 @@ pub const STOP_WATCH_POLL_MS: u64 = 20_000;
 /// Consecutive failed reads after which the stop watcher gives up (the deadline still holds).
 pub const STOP_WATCH_READ_FAILURES_MAX: u32 = 3;
 
+// ---- The live connection (`createChatConnection`, src/core/connection): one SSE read per
+// connection, shared by its logical readers.
+/// A stream that does not exist yet (404: no turn has published to it) is polled again after a
+/// delay that starts here and doubles per consecutive 404 ...
+pub const CONNECTION_MISSING_POLL_MS_MIN: u64 = 100;
+/// ... up to this. Polling goes on while a reader waits (its signal or `dispose()` ends it); a
+/// successful `send()` polls at once.
+pub const CONNECTION_MISSING_POLL_MS_MAX: u64 = 2_000;
+/// After a failed read (network error, 429/5xx, a broken event stream, a connection that ended
+/// early without news) the next one waits a delay that starts here and doubles per failure ...
+pub const CONNECTION_RETRY_MS_MIN: u64 = 250;
+/// ... up to this.
+pub const CONNECTION_RETRY_MS_MAX: u64 = 8_000;
+/// Consecutive failed reads after which the readers end with `STREAM_UNAVAILABLE`.
+pub const CONNECTION_FAILURES_MAX: u32 = 8;
+/// A read that stayed open this long, or moved the offset, was healthy: when it ends (the
+/// server closes SSE responses about every minute) the next one starts at once.
+pub const CONNECTION_HEALTHY_MS: u64 = 1_000;
+/// Chunks delivered to one reader and not yet taken; a reader that falls further behind ends
+/// with `STREAM_READER_OVERFLOW` (its peers read on).
+pub const CONNECTION_READER_BACKLOG_CHUNKS_MAX: usize = 10_000;
+/// Logical readers of one connection at a time; one more ends at once with `STREAM_READERS_EXHAUSTED`.
+pub const CONNECTION_READERS_MAX: usize = 1_024;
+/// One event-stream line and one event's data: a server may put several appends (each at most
+/// [`STREAM_APPEND_BYTES_MAX`]) in one `data` event.
+pub const CONNECTION_SSE_EVENT_BYTES_MAX: usize = 4 * STREAM_APPEND_BYTES_MAX as usize;
+/// An offset the connection is given or sent (`initialOffset`, `streamNextOffset`).
+pub const CONNECTION_OFFSET_CHARS_MAX: usize = 256;
+/// `streamCursor` echoed back as `cursor` on the next read (CDN request collapsing).
+pub const CONNECTION_CURSOR_CHARS_MAX: usize = 256;
+
 // ---- Durable stores off Cloudflare (js/stores: turnkeep/redis, turnkeep/postgres). JS only:
 // mirrored in js/stores/common.mjs and js/stores/redis/chat-memory.mjs, compared by tests/stores.
 /// A stored session envelope's JSON text, as in the Durable Object store; a larger save is refused.

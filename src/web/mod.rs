@@ -11,6 +11,7 @@ pub(crate) mod chat;
 mod chat_response;
 mod chat_session;
 mod components;
+mod connection;
 pub(crate) mod convert;
 pub(crate) mod http;
 pub(crate) mod js;
@@ -21,6 +22,7 @@ mod protocol;
 mod sandbox;
 mod session;
 mod storage;
+pub(crate) mod stream_proxy;
 mod strict_json;
 
 pub use ask::{create_ask_service_handler, create_local_retriever, LocalRetriever};

@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
+use crate::core::projection::html::{render_conversation_html, render_messages_html};
 use crate::core::projection::{render_parts, Projection};
 use crate::core::protocol::messages_to_value;
 use crate::ports::log::SessionLog;
@@ -22,8 +23,9 @@ use crate::web::adapters::JsSessionLog;
 use crate::web::convert::{from_json, js_error, to_json};
 use crate::web::js::{get, get_fn, set};
 
-/// `{ messages, renderParts, nativeMessages, confirmations }` of a projection.
-fn snapshot_of(projection: &Projection) -> Object {
+/// `{ messages, renderParts, nativeMessages, confirmations, activeRunId }` of a projection
+/// (`activeRunId`: the run started and not ended, `null` when none).
+pub(crate) fn snapshot_of(projection: &Projection) -> Object {
     let out = Object::new();
     let messages: Vec<_> = projection.to_messages();
     set(&out, "messages", from_json(&messages_to_value(&messages)));
@@ -33,6 +35,13 @@ fn snapshot_of(projection: &Projection) -> Object {
         &out,
         "nativeMessages",
         from_json(&Value::Array(projection.native_messages())),
+    );
+    set(
+        &out,
+        "activeRunId",
+        projection
+            .active_run()
+            .map_or(JsValue::NULL, JsValue::from_str),
     );
     let confirmations = serde_json::to_value(projection.confirmations()).unwrap_or(Value::Null);
     set(&out, "confirmations", from_json(&confirmations));
@@ -59,7 +68,8 @@ fn feed_all(projection: &mut Projection, chunks: &JsValue) -> Result<(), JsValue
     Ok(())
 }
 
-/// `projectChatSnapshot(chunks)` → `{ messages, renderParts, nativeMessages, confirmations }`.
+/// `projectChatSnapshot(chunks)` → `{ messages, renderParts, nativeMessages, confirmations,
+/// activeRunId }`.
 #[wasm_bindgen(js_name = projectChatSnapshot)]
 pub fn project_chat_snapshot(chunks: JsValue) -> Result<JsValue, JsValue> {
     let mut projection = Projection::new();
@@ -73,19 +83,44 @@ pub struct ChatProjectionHandle {
     inner: Projection,
 }
 
-impl Default for ChatProjectionHandle {
-    fn default() -> Self {
-        Self::new()
+/// A projection seeded with `initialMessages` (absent: empty) and the run still going.
+pub(crate) fn projection_from(
+    initial_messages: &JsValue,
+    active_run: Option<&str>,
+) -> Result<Projection, String> {
+    if initial_messages.is_undefined() || initial_messages.is_null() {
+        return Ok(Projection::from_initial(&Value::Null, active_run));
     }
+    let value = to_json(initial_messages)?;
+    if !value.is_array() {
+        return Err("initialMessages must be an array of messages".into());
+    }
+    Ok(Projection::from_initial(&value, active_run))
 }
 
 #[wasm_bindgen(js_class = ChatProjection)]
 impl ChatProjectionHandle {
+    /// `new ChatProjection(initialMessages?)`: empty, or starting from messages the client
+    /// already holds (a seed's `messages` or `nativeMessages`, any TanStack UI messages).
+    /// `options.activeRunId`: the run still going when the messages were taken;
+    /// `options.confirmations`: the tool confirmations known then (a seed's `confirmations`).
     #[wasm_bindgen(constructor)]
-    pub fn new() -> ChatProjectionHandle {
-        ChatProjectionHandle {
-            inner: Projection::new(),
-        }
+    pub fn new(
+        initial_messages: JsValue,
+        options: JsValue,
+    ) -> Result<ChatProjectionHandle, JsValue> {
+        let run = get(&options, "activeRunId").as_string();
+        let inner = projection_from(&initial_messages, run.as_deref())
+            .map_err(|m| js_error(&format!("ChatProjection: {m}")))?;
+        let confirmations = get(&options, "confirmations");
+        let inner = if confirmations.is_undefined() || confirmations.is_null() {
+            inner
+        } else {
+            let seed = to_json(&confirmations)
+                .map_err(|m| js_error(&format!("ChatProjection: options.confirmations: {m}")))?;
+            inner.with_confirmations(&seed)
+        };
+        Ok(ChatProjectionHandle { inner })
     }
 
     /// Feeds one chunk (a value or its JSON text).
@@ -101,9 +136,31 @@ impl ChatProjectionHandle {
         feed_all(&mut self.inner, &chunks)
     }
 
-    /// `{ messages, renderParts, nativeMessages, confirmations }` now.
+    /// `{ messages, renderParts, nativeMessages, confirmations, activeRunId }` now.
     pub fn snapshot(&self) -> JsValue {
         snapshot_of(&self.inner).into()
+    }
+
+    /// `[{ id, html }]`: the markup of each message now (`renderChatMessages` of the render
+    /// parts, without building the rest of a snapshot: what a live page redraws from).
+    #[wasm_bindgen(js_name = renderMessages)]
+    pub fn render_messages(&self) -> Array {
+        let parts =
+            serde_json::to_value(render_parts(self.inner.messages())).unwrap_or(Value::Null);
+        messages_html_js(parts.as_array().map_or(&[][..], Vec::as_slice))
+    }
+
+    /// The tool confirmations the log shows now (`snapshot().confirmations`, without building
+    /// the rest of a snapshot).
+    #[wasm_bindgen(getter)]
+    pub fn confirmations(&self) -> JsValue {
+        from_json(&serde_json::to_value(self.inner.confirmations()).unwrap_or(Value::Null))
+    }
+
+    /// The run started and not yet ended, if any.
+    #[wasm_bindgen(getter, js_name = activeRunId)]
+    pub fn active_run_id(&self) -> Option<String> {
+        self.inner.active_run().map(str::to_owned)
     }
 
     /// Chunks fed so far.
@@ -114,7 +171,7 @@ impl ChatProjectionHandle {
 }
 
 /// `resolveChatSnapshot({ target })` → Promise of `{ messages, renderParts, nativeMessages,
-/// confirmations, offset }`. `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
+/// confirmations, activeRunId, offset }`. `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
 /// the options of one (`{ url, headers?, fetch? }`). `offset` is `null` for an empty log; pass it
 /// to the live connection so seed and live continue one log.
 #[wasm_bindgen(js_name = resolveChatSnapshot)]
@@ -145,21 +202,52 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
 }
 
 /// Reads `log` from its start and projects it: `{ messages, renderParts, nativeMessages,
-/// offset }` (what `resolveChatSnapshot` resolves to; the demo Worker's session view too).
+/// confirmations, activeRunId, offset }` (what `resolveChatSnapshot` resolves to; the demo
+/// Worker's session view too).
 pub(crate) async fn resolve_snapshot(
     log: Rc<dyn SessionLog>,
     cancel: crate::ports::CancelToken,
 ) -> Result<js_sys::Object, JsValue> {
-    {
-        let (projection, offset) = read_projection(log.as_ref(), &cancel)
-            .await
-            .map_err(|e| log_error_to_js(&e))?;
-        let out = snapshot_of(&projection);
-        set(
-            &out,
-            "offset",
-            offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
-        );
-        Ok(out)
+    let (projection, offset) = read_projection(log.as_ref(), &cancel)
+        .await
+        .map_err(|e| log_error_to_js(&e))?;
+    let out = snapshot_of(&projection);
+    set(
+        &out,
+        "offset",
+        offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+    );
+    Ok(out)
+}
+
+fn parts_of(render_parts: &JsValue) -> Result<Vec<Value>, JsValue> {
+    match to_json(render_parts) {
+        Ok(Value::Array(parts)) => Ok(parts),
+        _ => Err(js_error("renderParts must be an array of render parts")),
     }
+}
+
+/// `renderChatHtml(renderParts)`: the conversation's markup (one `<article>` per message, every
+/// value escaped), e.g. for a server-rendered first paint.
+#[wasm_bindgen(js_name = renderChatHtml)]
+pub fn render_chat_html(render_parts: JsValue) -> Result<String, JsValue> {
+    Ok(render_conversation_html(&parts_of(&render_parts)?))
+}
+
+/// `renderChatMessages(renderParts)` → `[{ id, html }]`: the same markup per message, so a live
+/// page replaces only the messages that changed.
+#[wasm_bindgen(js_name = renderChatMessages)]
+pub fn render_chat_messages(render_parts: JsValue) -> Result<Array, JsValue> {
+    Ok(messages_html_js(&parts_of(&render_parts)?))
+}
+
+fn messages_html_js(parts: &[Value]) -> Array {
+    let out = Array::new();
+    for message in render_messages_html(parts) {
+        let item = Object::new();
+        set(&item, "id", message.id);
+        set(&item, "html", message.html);
+        out.push(&item);
+    }
+    out
 }

@@ -1,19 +1,17 @@
-//! The Worker's side of the streams routes (`/v1/stream/<name>` and the chat-stream proxy
-//! `GET /api/chat/stream/:sessionId`), decided before a request reaches a `SessionStream`
-//! object: CORS preflight, the streams token (or the demo tenant for the proxy), the stream
-//! name, the declared body size, and the browser security headers every answer carries. Pure:
+//! The Worker's side of the streams routes (`/v1/stream/<name>`), decided before a request
+//! reaches a `SessionStream` object: CORS preflight, the streams token, the stream name, the
+//! declared body size, and the browser security headers every answer carries. (Browsers read a
+//! chat session's stream through the chat-stream proxy, `routes::chat_stream_route`, which
+//! comes back here with the server-side token.) Pure:
 //! the Worker (`crate::cloudflare::worker`) performs the decision. Tested on the host in
 //! `tests/streams_route.rs`.
 
-use crate::core::checks::is_safe_id;
 use crate::core::diagnostics::{streams as rows, Row};
 use crate::core::limits;
 use crate::core::protocol::TurnDiagnostic;
 
 /// Where the Durable Streams protocol is served.
 pub const STREAM_PREFIX: &str = "/v1/stream/";
-/// The chat-stream proxy route, followed by a session id.
-pub const CHAT_STREAM_PREFIX: &str = "/api/chat/stream/";
 
 /// Headers every stream response carries (browser security and CORS, protocol §11).
 pub const SECURITY_HEADERS: &[(&str, &str)] = &[
@@ -42,9 +40,6 @@ pub const PREFLIGHT_HEADERS: &[(&str, &str)] = &[
     ),
     ("access-control-max-age", "86400"),
 ];
-
-/// The request headers the chat-stream proxy passes on to the stream.
-pub const PROXIED_HEADERS: &[&str] = &["if-none-match", "accept"];
 
 /// How the Worker's environment configures the streams routes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -143,22 +138,13 @@ pub enum StreamRoute {
     Forward {
         stream: String,
     },
-    /// The chat-stream proxy: a GET/HEAD of `stream` with the request's query, the headers in
-    /// `PROXIED_HEADERS` and `authorization` (the server token), then forwarded.
-    Proxy {
-        stream: String,
-        authorization: Option<String>,
-    },
 }
 
 /// Decides one request. `access` is the environment's configuration.
 pub fn decide(request: &RouteRequest<'_>, access: &StreamsAccess) -> StreamRoute {
-    if let Some(raw) = request.path.strip_prefix(STREAM_PREFIX) {
-        return decide_stream(request, raw, access);
-    }
-    match request.path.strip_prefix(CHAT_STREAM_PREFIX) {
-        Some(raw) if !raw.contains('/') => decide_proxy(request, raw, access),
-        _ => StreamRoute::NotMine,
+    match request.path.strip_prefix(STREAM_PREFIX) {
+        Some(raw) => decide_stream(request, raw, access),
+        None => StreamRoute::NotMine,
     }
 }
 
@@ -179,33 +165,6 @@ fn decide_stream(request: &RouteRequest<'_>, raw: &str, access: &StreamsAccess) 
         return StreamRoute::Refuse(Refusal::append_too_large());
     }
     StreamRoute::Forward { stream }
-}
-
-fn decide_proxy(request: &RouteRequest<'_>, raw: &str, access: &StreamsAccess) -> StreamRoute {
-    if request.method == "OPTIONS" {
-        return StreamRoute::Preflight;
-    }
-    if request.method != "GET" && request.method != "HEAD" {
-        return StreamRoute::Refuse(
-            Refusal::new(rows::PROXY_METHOD_NOT_ALLOWED).header("allow", "GET, HEAD"),
-        );
-    }
-    let Some(tenant) = bearer(request.authorization).filter(|t| is_safe_id(t)) else {
-        return StreamRoute::Refuse(
-            Refusal::new(rows::PROXY_UNAUTHORIZED)
-                .header("www-authenticate", "Bearer realm=\"turnkeep demo\""),
-        );
-    };
-    let Some(session_id) = decode_component(raw).filter(|s| is_safe_id(s)) else {
-        return StreamRoute::Refuse(Refusal::new(rows::SESSION_ID_INVALID));
-    };
-    if access.token.is_none() && !access.public {
-        return StreamRoute::Refuse(Refusal::new(rows::NOT_CONFIGURED));
-    }
-    StreamRoute::Proxy {
-        stream: chat_stream_name(tenant, &session_id),
-        authorization: access.token.as_ref().map(|t| format!("Bearer {t}")),
-    }
 }
 
 /// The stream name of a chat session (design §8): `chat/<tenant>/<sessionId>`.

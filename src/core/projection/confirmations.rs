@@ -6,7 +6,7 @@
 //! envelope stays the authority; a log can lag it (a turn that crashed before its release) or
 //! lead it (a release that failed), and the resolve answer says which state is real.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::chunks::{APPROVAL_REQUESTED, CONFIRMATION, INTERRUPT_KIND_APPROVAL};
@@ -14,7 +14,7 @@ use crate::core::checks::parse_iso_millis_utc;
 use crate::core::session::{decode_confirmations, ConfirmationStatus};
 
 /// One confirmation as the log shows it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogConfirmation {
     pub token: String,
@@ -22,6 +22,7 @@ pub struct LogConfirmation {
     /// The tool's name (a TanStack approval request) or the record's `action`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
+    #[serde(default)]
     pub input: Map<String, Value>,
     /// Epoch milliseconds, when the log says.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -38,6 +39,24 @@ pub struct Confirmations {
 impl Confirmations {
     pub fn list(&self) -> &[LogConfirmation] {
         &self.list
+    }
+
+    /// The confirmations a client holds already (a seed's `confirmations`, as `list` serializes
+    /// them); entries that are not one are skipped.
+    pub fn from_seed(seed: &Value) -> Confirmations {
+        let list = seed
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|item| serde_json::from_value::<LogConfirmation>(item.clone()).ok())
+            .filter(|c| !c.token.is_empty() && !c.tool_call_id.is_empty())
+            .fold(Vec::<LogConfirmation>::new(), |mut list, c| {
+                if !list.iter().any(|known| known.token == c.token) {
+                    list.push(c);
+                }
+                list
+            });
+        Confirmations { list }
     }
 
     /// A `CUSTOM` chunk named `name` with `value`: an approval request or a record's state.

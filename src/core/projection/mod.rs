@@ -8,10 +8,12 @@
 //! - [`render`]: render parts (message text and tool cards) from the projected messages.
 //! - [`encode`]: the inverse, controller states → chunks, checked against the same reducer.
 //! - [`confirmations`]: the tool confirmations a log shows (tokens and states).
+//! - [`html`]: render parts as markup (server-rendered first paint and the live page alike).
 
 pub mod chunks;
 pub mod confirmations;
 pub mod encode;
+pub mod html;
 pub mod native;
 pub mod reduce;
 pub mod render;

@@ -43,6 +43,8 @@ pub struct Projection {
     /// The newest chunk `timestamp` seen: the `createdAt` of messages whose chunks carry none.
     last_ms: u64,
     chunks: u64,
+    /// The run (turn) started and not yet finished or failed, if any.
+    active_run: Option<String>,
     /// Tool confirmations the log asked for, and their states (a native batch keeps them).
     confirmations: Confirmations,
 }
@@ -63,9 +65,42 @@ impl Projection {
         projection
     }
 
+    /// A projection that starts from messages a client already holds (a seed's `messages`, its
+    /// `nativeMessages`, or any TanStack UI messages): canonical messages keep every field,
+    /// anything else is read as a native batch would be (`MESSAGES_SNAPSHOT`).
+    /// `active_run`: the run the client knows is still going (a seed's `activeRunId`).
+    pub fn from_initial(messages: &Value, active_run: Option<&str>) -> Self {
+        let mut projection = match decode_messages(messages) {
+            Ok(decoded) => Self::from_messages(&decoded),
+            Err(_) => {
+                let mut projection = Self::new();
+                if messages.is_array() {
+                    projection.snapshot(&serde_json::json!({ "messages": messages }));
+                }
+                projection
+            }
+        };
+        projection.active_run = active_run.filter(|r| !r.is_empty()).map(str::to_owned);
+        projection
+    }
+
+    /// The same projection, knowing the tool confirmations a client holds already (a seed's
+    /// `confirmations`: what the chunks before the seed's offset said about them).
+    pub fn with_confirmations(mut self, seed: &Value) -> Self {
+        self.confirmations = Confirmations::from_seed(seed);
+        self
+    }
+
     /// Chunks fed so far.
     pub fn chunk_count(&self) -> u64 {
         self.chunks
+    }
+
+    /// The `runId` of the run that started last and has not finished or failed yet (for a
+    /// turnkeep log, the running turn's id: what `client.turn.stop` names). A run whose writer
+    /// died without ending it stays active until the next run starts.
+    pub fn active_run(&self) -> Option<&str> {
+        self.active_run.as_deref()
     }
 
     /// The tool confirmations the log shows, in order of first appearance.
@@ -131,11 +166,16 @@ impl Projection {
             TOOL_CALL_END => self.tool_call_end(chunk),
             TOOL_CALL_RESULT => self.tool_call_result(chunk),
             CUSTOM => self.custom(chunk),
+            RUN_STARTED => self.active_run = str_field(chunk, "runId").map(str::to_owned),
             RUN_FINISHED => {
+                self.active_run = None;
                 self.close_open(MessageStatus::Complete);
                 self.interrupted(chunk);
             }
-            RUN_ERROR => self.close_open(MessageStatus::Error),
+            RUN_ERROR => {
+                self.active_run = None;
+                self.close_open(MessageStatus::Error)
+            }
             MESSAGES_SNAPSHOT => self.snapshot(chunk),
             _ => {}
         }

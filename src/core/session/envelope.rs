@@ -6,7 +6,7 @@
 //! pure transitions of this module, so they always satisfy the wire limits.
 
 use serde::ser::{SerializeStruct, Serializer};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// `protocol` of every v1 envelope. `wire`
@@ -105,7 +105,7 @@ pub struct Confirmation {
 }
 
 /// `pending`, a claimed processing state, or a final state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ConfirmationStatus {
     Pending,

@@ -34,6 +34,7 @@ pub mod item_log;
 pub mod json_mode;
 pub mod offset;
 pub mod producer;
+pub mod proxy;
 pub mod read_query;
 pub mod stream_seq;
 pub mod ttl;

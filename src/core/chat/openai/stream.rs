@@ -9,9 +9,9 @@
 
 use serde_json::Value;
 
-use super::sse::{SseError, SseEvent, SseParser};
 use crate::core::chat::model::{FinishReason, ModelChunk, Usage};
 use crate::core::checks::safe_uint;
+use crate::core::sse::{SseError, SseEvent, SseParser};
 
 /// Why a stream could not be translated. Messages are fixed texts: provider error bodies are
 /// never echoed, so nothing from upstream leaks to a client.

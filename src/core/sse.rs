@@ -4,6 +4,9 @@
 //!
 //! As in the standard, an event still incomplete when the body ends is discarded; a consumer
 //! that needs a terminator (OpenAI's `data: [DONE]`) checks for it itself.
+//!
+//! Two readers use it: model streams (OpenAI-compatible, [`SseParser::new`]) and the live
+//! connection's Durable Streams reads (`core::connection`, with its own, larger limits).
 
 use crate::core::limits::{SSE_EVENT_BYTES_MAX, SSE_LINE_BYTES_MAX};
 
@@ -19,9 +22,9 @@ pub struct SseEvent {
 /// The stream broke a size limit. The parser stays failed: every later call repeats the error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SseError {
-    /// A line longer than [`SSE_LINE_BYTES_MAX`].
+    /// A line longer than the parser's line limit ([`SSE_LINE_BYTES_MAX`] by default).
     LineTooLong,
-    /// An event whose data exceeds [`SSE_EVENT_BYTES_MAX`].
+    /// An event whose data exceeds the parser's event limit ([`SSE_EVENT_BYTES_MAX`] by default).
     EventTooLarge,
 }
 
@@ -35,8 +38,10 @@ impl SseError {
 }
 
 /// Feed it bytes as they arrive; it returns the events completed so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
+    line_bytes_max: usize,
+    event_bytes_max: usize,
     line: Vec<u8>,
     data: String,
     event: String,
@@ -47,9 +52,31 @@ pub struct SseParser {
     failed: Option<SseError>,
 }
 
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::with_limits(SSE_LINE_BYTES_MAX, SSE_EVENT_BYTES_MAX)
+    }
+}
+
 impl SseParser {
+    /// A parser with the model-stream limits ([`SSE_LINE_BYTES_MAX`], [`SSE_EVENT_BYTES_MAX`]).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A parser that fails on a line longer than `line_bytes_max` or an event whose data is
+    /// longer than `event_bytes_max`.
+    pub fn with_limits(line_bytes_max: usize, event_bytes_max: usize) -> Self {
+        Self {
+            line_bytes_max,
+            event_bytes_max,
+            line: Vec::new(),
+            data: String::new(),
+            event: String::new(),
+            after_cr: false,
+            first_line_done: false,
+            failed: None,
+        }
     }
 
     /// Consumes `bytes` and returns every event they complete.
@@ -94,7 +121,7 @@ impl SseParser {
     }
 
     fn extend_line(&mut self, bytes: &[u8]) -> Result<(), SseError> {
-        if self.line.len() + bytes.len() > SSE_LINE_BYTES_MAX {
+        if self.line.len() + bytes.len() > self.line_bytes_max {
             return Err(SseError::LineTooLong);
         }
         self.line.extend_from_slice(bytes);
@@ -124,7 +151,7 @@ impl SseParser {
         };
         match field {
             "data" => {
-                if self.data.len() + value.len() + 1 > SSE_EVENT_BYTES_MAX {
+                if self.data.len() + value.len() + 1 > self.event_bytes_max {
                     return Err(SseError::EventTooLarge);
                 }
                 self.data.push_str(value);

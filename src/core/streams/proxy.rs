@@ -1,0 +1,269 @@
+//! The chat-stream proxy's decisions (`createChatStreamProxy`, seeds §"The canonical
+//! chat-stream proxy"): the route a browser reads its session's stream through. The proxy moves
+//! bytes; what it may move is decided here: the methods, which request headers reach the
+//! upstream (Durable Streams protocol headers only: the browser's cookies and its own
+//! `Authorization` stay behind; the server's streams credentials are added by the host), which
+//! answer headers come back (none that would misdescribe the re-framed body), and what an
+//! upstream failure becomes (a versioned diagnostic of its own: an upstream error body never
+//! reaches the client).
+
+use crate::core::diagnostics::{proxy, Row};
+use crate::core::protocol::TurnDiagnostic;
+
+/// Request headers passed to the upstream: what a Durable Streams read or append needs.
+const FORWARDED_REQUEST_HEADERS: &[&str] = &[
+    "accept",
+    "content-type",
+    "if-none-match",
+    "last-event-id",
+    "stream-seq",
+    "stream-ttl",
+    "stream-expires-at",
+    "stream-closed",
+    "producer-id",
+    "producer-epoch",
+    "producer-seq",
+];
+
+/// Answer headers never passed back: the runtime re-frames the body (so its length and encoding
+/// are new), hop-by-hop headers, and the streams server's own cookies and auth challenges.
+const DROPPED_RESPONSE_HEADERS: &[&str] = &[
+    "content-length",
+    "content-encoding",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "set-cookie",
+    "www-authenticate",
+    "trailer",
+    "upgrade",
+];
+
+/// The methods the proxy serves: reads (GET, HEAD) and appends (POST).
+pub const ALLOWED_METHODS: &str = "GET, HEAD, POST";
+
+pub fn allows_method(method: &str) -> bool {
+    matches!(method, "GET" | "HEAD" | "POST")
+}
+
+/// True for a request header (lower-case name) the upstream gets.
+pub fn forwards_request_header(name: &str) -> bool {
+    FORWARDED_REQUEST_HEADERS.contains(&name)
+}
+
+/// True for an answer header (lower-case name) the client gets back on a passed-through answer.
+pub fn passes_response_header(name: &str) -> bool {
+    !DROPPED_RESPONSE_HEADERS.contains(&name)
+}
+
+/// True for an answer header kept on a diagnostic that replaced an upstream error: the
+/// protocol's own (`Stream-*`, `Producer-*`: a writer needs `Producer-Epoch` on a stale epoch)
+/// and `Retry-After`.
+pub fn keeps_on_failure(name: &str) -> bool {
+    name.starts_with("stream-") || name.starts_with("producer-") || name == "retry-after"
+}
+
+/// Every way a proxied request fails, with its status and diagnostic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProxyFailure {
+    MethodNotAllowed,
+    /// The handler was called with something that is neither a Request nor has `.req`.
+    NotARequest,
+    /// The target resolver said no (returned null or undefined) for this request.
+    Forbidden,
+    /// The target resolver threw, or returned something that is not a target.
+    TargetInvalid,
+    /// The client went away before the upstream answered.
+    Cancelled,
+    /// The upstream could not be reached.
+    Unreachable,
+    // Upstream answers, by what they mean for the client.
+    BadRequest,
+    NotFound,
+    Conflict,
+    Gone,
+    TooLarge,
+    Busy,
+    /// 403 with `Producer-Epoch`: a newer writer owns the producer.
+    StaleEpoch,
+    /// 401, or 403 without `Producer-Epoch`: the upstream refused the server's own credentials.
+    UpstreamAuth,
+    /// Any other upstream error status.
+    UpstreamRefused,
+    /// 5xx.
+    UpstreamFailed,
+}
+
+impl ProxyFailure {
+    pub const ALL: [ProxyFailure; 16] = [
+        Self::MethodNotAllowed,
+        Self::NotARequest,
+        Self::Forbidden,
+        Self::TargetInvalid,
+        Self::Cancelled,
+        Self::Unreachable,
+        Self::BadRequest,
+        Self::NotFound,
+        Self::Conflict,
+        Self::Gone,
+        Self::TooLarge,
+        Self::Busy,
+        Self::StaleEpoch,
+        Self::UpstreamAuth,
+        Self::UpstreamRefused,
+        Self::UpstreamFailed,
+    ];
+}
+
+impl ProxyFailure {
+    /// The mapping to the registry's rows (`core::diagnostics::proxy`).
+    pub const fn row(self) -> Row {
+        match self {
+            Self::MethodNotAllowed => proxy::METHOD_NOT_ALLOWED,
+            Self::NotARequest | Self::TargetInvalid => proxy::INTERNAL,
+            Self::Forbidden => proxy::FORBIDDEN,
+            Self::Cancelled => proxy::CANCELLED,
+            Self::Unreachable => proxy::UNREACHABLE,
+            Self::BadRequest => proxy::BAD_REQUEST,
+            Self::NotFound => proxy::NOT_FOUND,
+            Self::Conflict => proxy::CONFLICT,
+            Self::Gone => proxy::GONE,
+            Self::TooLarge => proxy::TOO_LARGE,
+            Self::Busy => proxy::BUSY,
+            Self::StaleEpoch => proxy::STALE_EPOCH,
+            Self::UpstreamAuth => proxy::UPSTREAM_AUTH,
+            Self::UpstreamRefused => proxy::UPSTREAM_REFUSED,
+            Self::UpstreamFailed => proxy::UPSTREAM_FAILED,
+        }
+    }
+
+    pub const fn status(self) -> u16 {
+        self.row().status
+    }
+
+    pub fn diagnostic(self) -> TurnDiagnostic {
+        self.row().diagnostic()
+    }
+
+    pub fn error_body_json(self) -> String {
+        self.row().error_body_json()
+    }
+}
+
+/// What an upstream answer with `status` becomes: passed through (`None`), or a diagnostic.
+/// `producer_epoch`: the answer carries `Producer-Epoch`.
+pub fn upstream_failure(status: u16, producer_epoch: bool) -> Option<ProxyFailure> {
+    Some(match status {
+        100..=399 => return None,
+        400 => ProxyFailure::BadRequest,
+        401 => ProxyFailure::UpstreamAuth,
+        403 if producer_epoch => ProxyFailure::StaleEpoch,
+        403 => ProxyFailure::UpstreamAuth,
+        404 => ProxyFailure::NotFound,
+        409 => ProxyFailure::Conflict,
+        410 => ProxyFailure::Gone,
+        413 => ProxyFailure::TooLarge,
+        429 => ProxyFailure::Busy,
+        500..=599 => ProxyFailure::UpstreamFailed,
+        _ => ProxyFailure::UpstreamRefused,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::protocol::diagnostic::is_diagnostic_code;
+
+    #[test]
+    fn upstream_answers_map_to_the_clients_diagnostics() {
+        let check = |status, epoch, expected: Option<ProxyFailure>| {
+            assert_eq!(
+                upstream_failure(status, epoch),
+                expected,
+                "{status} {epoch}"
+            );
+        };
+        for status in [200, 204, 206, 304] {
+            check(status, false, None);
+        }
+        check(400, false, Some(ProxyFailure::BadRequest));
+        check(401, false, Some(ProxyFailure::UpstreamAuth));
+        check(403, false, Some(ProxyFailure::UpstreamAuth));
+        check(403, true, Some(ProxyFailure::StaleEpoch));
+        check(404, false, Some(ProxyFailure::NotFound));
+        check(409, true, Some(ProxyFailure::Conflict));
+        check(410, false, Some(ProxyFailure::Gone));
+        check(413, false, Some(ProxyFailure::TooLarge));
+        check(429, false, Some(ProxyFailure::Busy));
+        check(418, false, Some(ProxyFailure::UpstreamRefused));
+        check(500, false, Some(ProxyFailure::UpstreamFailed));
+        check(503, false, Some(ProxyFailure::UpstreamFailed));
+    }
+
+    #[test]
+    fn headers_in_and_out() {
+        for name in [
+            "accept",
+            "if-none-match",
+            "producer-epoch",
+            "stream-seq",
+            "content-type",
+        ] {
+            assert!(forwards_request_header(name), "{name}");
+        }
+        for name in [
+            "authorization",
+            "cookie",
+            "host",
+            "accept-encoding",
+            "x-forwarded-for",
+            "origin",
+        ] {
+            assert!(!forwards_request_header(name), "{name}");
+        }
+        for name in [
+            "content-type",
+            "stream-next-offset",
+            "cache-control",
+            "etag",
+            "stream-cursor",
+        ] {
+            assert!(passes_response_header(name), "{name}");
+        }
+        for name in [
+            "content-length",
+            "content-encoding",
+            "set-cookie",
+            "transfer-encoding",
+            "www-authenticate",
+        ] {
+            assert!(!passes_response_header(name), "{name}");
+        }
+        for name in [
+            "stream-next-offset",
+            "producer-epoch",
+            "producer-expected-seq",
+            "retry-after",
+        ] {
+            assert!(keeps_on_failure(name), "{name}");
+        }
+        for name in ["content-type", "x-upstream-debug", "server", "set-cookie"] {
+            assert!(!keeps_on_failure(name), "{name}");
+        }
+        assert!(allows_method("GET") && allows_method("HEAD") && allows_method("POST"));
+        assert!(!allows_method("PUT") && !allows_method("DELETE") && !allows_method("OPTIONS"));
+    }
+
+    #[test]
+    fn every_row_is_a_versioned_diagnostic() {
+        for failure in ProxyFailure::ALL {
+            let d = failure.diagnostic();
+            assert!(is_diagnostic_code(&d.code), "{}", d.code);
+            assert!((400..=599).contains(&failure.status()), "{failure:?}");
+            assert!(failure
+                .error_body_json()
+                .starts_with(r#"{"error":{"version":1,"code":""#));
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! `ChatConnectionCore`: the live connection's decisions (`core::connection`) for the JS shell
+//! `js/connection.mjs` (`createChatConnection`), which owns the fetches, timers and reader
+//! queues and performs the actions returned here. This layer reads the options once, builds
+//! the read URLs and the posted bodies, and turns actions and failures into plain JS values.
+//!
+//! Actions, as JS objects:
+//! `{ type: 'connect', generation, url }`, `{ type: 'abort', generation }`,
+//! `{ type: 'wait', generation, delayMs }`, `{ type: 'deliver', readers, chunks }`,
+//! `{ type: 'end', readers, error? }` (`error`: a versioned diagnostic, plus `status` when the
+//! server refused the read).
+
+use js_sys::{Array, Object};
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::Url;
+
+use crate::core::checks::is_safe_id;
+use crate::core::connection::turn::{input_of, post_failure, stop_body, submit_body, PostIds};
+use crate::core::connection::{Action, Connection, ReadOffset};
+use crate::core::protocol::TurnDiagnostic;
+use crate::web::convert::{from_json, js_error, to_json};
+use crate::web::js::{get, set};
+use crate::web::projection::{projection_from, snapshot_of};
+
+/// The connection of one `createChatConnection`.
+#[wasm_bindgen(js_name = ChatConnectionCore)]
+pub struct ChatConnectionCore {
+    machine: Connection,
+    read_url: String,
+    chat_url: Option<String>,
+    session_id: Option<String>,
+}
+
+fn invalid(detail: &str) -> JsValue {
+    js_error(&format!("createChatConnection: {detail}"))
+}
+
+/// An absolute http(s) URL: `value` as it is, or resolved against `base` (a page's location).
+fn http_url(value: &JsValue, base: Option<&str>, what: &str) -> Result<String, JsValue> {
+    let text = value
+        .as_string()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| invalid(&format!("{what} must be a URL string")))?;
+    let url = match base {
+        Some(base) => Url::new_with_base(&text, base),
+        None => Url::new(&text),
+    }
+    .map_err(|_| {
+        invalid(&format!(
+            "{what} must be an absolute http(s) URL (or relative, in a page)"
+        ))
+    })?;
+    if url.protocol() != "http:" && url.protocol() != "https:" {
+        return Err(invalid(&format!("{what} must be an http(s) URL")));
+    }
+    Ok(url.href())
+}
+
+#[wasm_bindgen(js_class = ChatConnectionCore)]
+impl ChatConnectionCore {
+    /// `options`: `{ target, initialMessages?, initialOffset?, initialRunId? }`, `target` a URL string or
+    /// `{ url, chatUrl?, sessionId? }`. `baseUrl`: what relative URLs resolve against (the page's
+    /// location), or undefined. `seed`: the jitter generator's seed.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        options: JsValue,
+        base_url: Option<String>,
+        seed: f64,
+    ) -> Result<ChatConnectionCore, JsValue> {
+        if !options.is_object() {
+            return Err(invalid("options must be an object"));
+        }
+        let target = get(&options, "target");
+        let base = base_url.as_deref();
+        let (read_url, chat_url, session_id) = if target.is_string() {
+            (http_url(&target, base, "target")?, None, None)
+        } else if target.is_object() {
+            let chat = get(&target, "chatUrl");
+            let chat_url = if chat.is_undefined() {
+                None
+            } else {
+                Some(http_url(&chat, base, "target.chatUrl")?)
+            };
+            let id = get(&target, "sessionId");
+            let session_id = if id.is_undefined() {
+                None
+            } else {
+                Some(
+                    id.as_string()
+                        .filter(|s| is_safe_id(s))
+                        .ok_or_else(|| invalid("target.sessionId must be a SafeId"))?,
+                )
+            };
+            (
+                http_url(&get(&target, "url"), base, "target.url")?,
+                chat_url,
+                session_id,
+            )
+        } else {
+            return Err(invalid(
+                "target is required: the session stream's URL, or { url, chatUrl?, sessionId? }",
+            ));
+        };
+        let offset_value = get(&options, "initialOffset");
+        let offset = if offset_value.is_undefined() || offset_value.is_null() {
+            ReadOffset::Start
+        } else {
+            let text = offset_value
+                .as_string()
+                .ok_or_else(|| invalid("initialOffset must be a string"))?;
+            ReadOffset::parse(Some(&text)).map_err(|m| invalid(&format!("initialOffset: {m}")))?
+        };
+        let run = get(&options, "initialRunId");
+        if !(run.is_undefined() || run.is_null() || run.as_string().is_some_and(|r| is_safe_id(&r)))
+        {
+            return Err(invalid(
+                "initialRunId must be a SafeId (a seed's activeRunId)",
+            ));
+        }
+        let replay = projection_from(
+            &get(&options, "initialMessages"),
+            run.as_string().as_deref(),
+        )
+        .map_err(|m| invalid(&m))?;
+        let seed = if seed.is_finite() {
+            seed.abs() as u64
+        } else {
+            0
+        };
+        Ok(ChatConnectionCore {
+            machine: Connection::new(offset, replay, seed),
+            read_url,
+            chat_url,
+            session_id,
+        })
+    }
+
+    /// A new reader: `{ reader, actions }`.
+    pub fn subscribe(&mut self) -> JsValue {
+        let (reader, actions) = self.machine.subscribe();
+        let out = Object::new();
+        set(&out, "reader", reader as f64);
+        set(&out, "actions", self.actions(actions));
+        out.into()
+    }
+
+    pub fn cancel(&mut self, reader: f64) -> Array {
+        let actions = self.machine.cancel(reader as u64);
+        self.actions(actions)
+    }
+
+    pub fn dispose(&mut self) -> Array {
+        let actions = self.machine.dispose();
+        self.actions(actions)
+    }
+
+    /// A reader took `count` delivered chunks.
+    pub fn took(&mut self, reader: f64, count: u32) {
+        self.machine.took(reader as u64, count as usize);
+    }
+
+    /// The read of `generation` answered.
+    pub fn response(
+        &mut self,
+        generation: f64,
+        status: u16,
+        content_type: Option<String>,
+        now_ms: f64,
+    ) -> Array {
+        let stream = crate::core::connection::wire::is_event_stream(content_type.as_deref());
+        let actions = self
+            .machine
+            .response(generation as u64, status, stream, ms(now_ms));
+        self.actions(actions)
+    }
+
+    /// Bytes of the read of `generation` arrived.
+    pub fn body(&mut self, generation: f64, bytes: &[u8]) -> Array {
+        let actions = self.machine.body(generation as u64, bytes);
+        self.actions(actions)
+    }
+
+    /// The read of `generation` ended (its body finished, or the fetch or the body failed).
+    pub fn ended(&mut self, generation: f64, now_ms: f64) -> Array {
+        let actions = self.machine.ended(generation as u64, ms(now_ms));
+        self.actions(actions)
+    }
+
+    /// The timer of `generation` fired.
+    pub fn timer(&mut self, generation: f64) -> Array {
+        let actions = self.machine.timer_fired(generation as u64);
+        self.actions(actions)
+    }
+
+    /// A turn was accepted: the stream exists now.
+    pub fn nudge(&mut self) -> Array {
+        let actions = self.machine.nudge();
+        self.actions(actions)
+    }
+
+    /// `{ messages, renderParts, nativeMessages, activeRunId, offset }`: the replay state (the
+    /// initial messages and every chunk delivered, projected) and the transport cursor.
+    pub fn snapshot(&self) -> JsValue {
+        let out = snapshot_of(self.machine.replay());
+        set(
+            &out,
+            "offset",
+            self.offset().map_or(JsValue::NULL, JsValue::from),
+        );
+        out.into()
+    }
+
+    /// The transport cursor: the offset the next read starts after (`null` at the start).
+    #[wasm_bindgen(getter)]
+    pub fn offset(&self) -> Option<String> {
+        match self.machine.offset() {
+            ReadOffset::After(offset) => Some(offset.clone()),
+            ReadOffset::Start | ReadOffset::Now => None,
+        }
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn readers(&self) -> u32 {
+        self.machine.reader_count() as u32
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn disposed(&self) -> bool {
+        self.machine.is_disposed()
+    }
+
+    #[wasm_bindgen(getter, js_name = chatUrl)]
+    pub fn chat_url(&self) -> Option<String> {
+        self.chat_url.clone()
+    }
+
+    #[wasm_bindgen(getter, js_name = sessionId)]
+    pub fn session_id(&self) -> Option<String> {
+        self.session_id.clone()
+    }
+
+    /// The diagnostic a refused post (`send`, `stopTurn`) rejects with: the endpoint's own
+    /// versioned diagnostic, or `CHAT_POST_FAILED`; plus `status`.
+    #[wasm_bindgen(js_name = postFailure)]
+    pub fn post_failure(&self, status: u16, body: &str) -> JsValue {
+        let (diagnostic, status) = post_failure(status, body);
+        from_json(&diagnostic_json(&diagnostic, Some(status)))
+    }
+
+    /// The `client.turn.submit` body for `messages` (a string, or messages whose last user
+    /// message has text). Throws when there is nothing to send or no `chatUrl`/`sessionId`.
+    #[wasm_bindgen(js_name = submitBody)]
+    pub fn submit_body(
+        &self,
+        messages: JsValue,
+        turn_id: &str,
+        event_id: &str,
+        now_ms: f64,
+    ) -> Result<String, JsValue> {
+        let session_id = self.sender()?;
+        let value = if let Some(text) = messages.as_string() {
+            Value::String(text)
+        } else {
+            to_json(&messages).map_err(|m| invalid(&format!("send: {m}")))?
+        };
+        let input = input_of(&value).map_err(|m| invalid(&format!("send: {m}")))?;
+        submit_body(&ids(session_id, turn_id, event_id, now_ms), &input)
+            .map_err(|m| invalid(&format!("send: {m}")))
+    }
+
+    /// The `client.turn.stop` body for the running turn `turnId`.
+    #[wasm_bindgen(js_name = stopBody)]
+    pub fn stop_body(&self, turn_id: &str, event_id: &str, now_ms: f64) -> Result<String, JsValue> {
+        let session_id = self.sender()?;
+        stop_body(&ids(session_id, turn_id, event_id, now_ms))
+            .map_err(|m| invalid(&format!("stopTurn: {m}")))
+    }
+}
+
+impl ChatConnectionCore {
+    fn sender(&self) -> Result<&str, JsValue> {
+        if self.machine.is_disposed() {
+            return Err(invalid("the connection is disposed"));
+        }
+        match (&self.chat_url, &self.session_id) {
+            (Some(_), Some(id)) => Ok(id),
+            _ => Err(invalid("sending needs target.chatUrl and target.sessionId")),
+        }
+    }
+
+    fn read_url(&self, offset: &ReadOffset, cursor: Option<&str>) -> String {
+        let Ok(url) = Url::new(&self.read_url) else {
+            return self.read_url.clone(); // checked at construction
+        };
+        let params = url.search_params();
+        params.set("offset", offset.query_value());
+        params.set("live", "sse");
+        match cursor {
+            Some(cursor) => params.set("cursor", cursor),
+            None => params.delete("cursor"),
+        }
+        url.href()
+    }
+
+    /// The actions as JS values, built as one JSON text and parsed once by the host (far fewer
+    /// boundary crossings than setting each field: a body piece can carry dozens of chunks).
+    fn actions(&self, actions: Vec<Action>) -> Array {
+        let list: Vec<Value> = actions.into_iter().map(|a| self.action(a)).collect();
+        from_json(&Value::Array(list)).unchecked_into()
+    }
+
+    fn action(&self, action: Action) -> Value {
+        match action {
+            Action::Connect {
+                generation,
+                offset,
+                cursor,
+            } => json!({
+                "type": "connect",
+                "generation": generation,
+                "url": self.read_url(&offset, cursor.as_deref()),
+            }),
+            Action::Abort { generation } => json!({ "type": "abort", "generation": generation }),
+            Action::Wait {
+                generation,
+                delay_ms,
+            } => json!({ "type": "wait", "generation": generation, "delayMs": delay_ms }),
+            Action::Deliver { readers, chunks } => {
+                json!({ "type": "deliver", "readers": readers, "chunks": chunks })
+            }
+            Action::End { readers, failure } => {
+                let mut end = json!({ "type": "end", "readers": readers });
+                if let Some(failure) = failure {
+                    end["error"] = diagnostic_json(&failure.diagnostic(), failure.status());
+                }
+                end
+            }
+        }
+    }
+}
+
+/// `{ version: 1, code, message, retryable, status? }`.
+fn diagnostic_json(diagnostic: &TurnDiagnostic, status: Option<u16>) -> Value {
+    let mut out = json!({
+        "version": 1,
+        "code": diagnostic.code,
+        "message": diagnostic.message,
+        "retryable": diagnostic.retryable,
+    });
+    if let Some(status) = status {
+        out["status"] = json!(status);
+    }
+    out
+}
+
+fn ids<'a>(session_id: &'a str, turn_id: &'a str, event_id: &'a str, now_ms: f64) -> PostIds<'a> {
+    PostIds {
+        event_id,
+        session_id,
+        turn_id,
+        now_ms: ms(now_ms),
+    }
+}
+
+fn ms(value: f64) -> u64 {
+    if value.is_finite() && value > 0.0 {
+        value as u64
+    } else {
+        0
+    }
+}
