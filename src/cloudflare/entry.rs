@@ -44,7 +44,16 @@ const DEMO_PAGE_HTML: &str = include_str!("../../js/cloudflare/demo-page.html");
 #[event(fetch)]
 pub async fn main(req: worker::Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let request: Request = req.inner().to_owned();
-    match route(&request, &env, &ctx).await {
+    let answer = route(&request, &env, &ctx).await;
+    if !request.body_used() && request.body().is_some() {
+        let drained = drain(&request, limits::UNREAD_BODY_DRAIN_BYTES_MAX);
+        let _ = crate::turn::race::race(
+            drained,
+            crate::web::js::sleep_ms(limits::UNREAD_BODY_DRAIN_MS_MAX),
+        )
+        .await;
+    }
+    match answer {
         Ok(response) => Ok(response),
         Err(error) => {
             web_sys::console::error_2(&"the Worker failed:".into(), &error);

@@ -107,6 +107,13 @@ pub const STREAM_APPEND_BYTES_MAX: u64 = 1_048_576;
 /// answer goes out: a client that is still uploading when the server answers and closes sees a
 /// broken connection instead of the 413 (undici does). Beyond it the connection is closed.
 pub const STREAM_REFUSED_BODY_DRAIN_BYTES_MAX: u64 = 33_554_432;
+/// Any Worker answer that did not read its request's body (a 401 or 403 decided from the headers)
+/// reads and drops it first, up to this many bytes: workerd otherwise resets the connection, and
+/// the client's next request on it fails (ECONNRESET on keep-alive). Larger bodies: closed.
+pub const UNREAD_BODY_DRAIN_BYTES_MAX: u64 = 1_048_576;
+/// ... and for at most this long: a client that declared more than it sends (or drips it) gets
+/// its answer then, on a connection that closes.
+pub const UNREAD_BODY_DRAIN_MS_MAX: u32 = 1_000;
 /// Everything one stream may hold; an append past it is 413.
 pub const STREAM_BYTES_MAX: u64 = 134_217_728;
 /// A catch-up response stops adding messages past this many bytes (it always holds at least one).
