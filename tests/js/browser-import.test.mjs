@@ -18,14 +18,18 @@ window.addEventListener('error', (e) => { window.report = { checks: 0, failures:
 ${roundtrip}
 </script>`;
 
-test('js/browser.mjs loads in headless Chromium and round-trips events', async (t) => {
+// A bound on the whole test: a Chromium that never answers fails it instead of holding CI.
+test('js/browser.mjs loads in headless Chromium and round-trips events', { timeout: 120_000 }, async (t) => {
   const server = await serveStatic(root, { '/index.html': PAGE });
-  t.after(() => server.close());
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
   });
-  t.after(() => browser.close());
+  // The browser first: it holds the server's keep-alive connections open.
+  t.after(async () => {
+    await browser.close();
+    await server.close();
+  });
 
   const page = await browser.newPage();
   const errors = [];

@@ -34,5 +34,5 @@ export async function serveStatic(root, pages = {}) {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) };
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => { server.close(r); server.closeAllConnections(); }) };
 }
