@@ -17,10 +17,10 @@
 // 2-core machine the readers, the client and the server compete for the same cores.
 // Environment: BENCH_READERS (100), BENCH_FANOUT_APPENDS (200), BENCH_STREAMS (16),
 // BENCH_IN_FLIGHT (5), BENCH_PRODUCER_APPENDS (300 per stream), BENCH_ROUNDS (3).
-import { spawn } from 'node:child_process';
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
-import { ROOT, removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
 import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
+import { startReference } from './reference-server.mjs';
 
 const READERS = Number(process.env.BENCH_READERS ?? 100);
 const FANOUT_APPENDS = Number(process.env.BENCH_FANOUT_APPENDS ?? 200);
@@ -29,28 +29,6 @@ const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 5);
 const PRODUCER_APPENDS = Number(process.env.BENCH_PRODUCER_APPENDS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PAUSE_MS = 5;
-
-/** The reference server in a child process (file-backed when `dataDir`). */
-async function startReference(dataDir) {
-  const script = `
-    import { DurableStreamTestServer } from '@durable-streams/server';
-    const server = new DurableStreamTestServer({ host: '127.0.0.1', port: 0, longPollTimeout: 3000,
-      dataDir: ${JSON.stringify(dataDir)} });
-    console.log('URL ' + await server.start());
-    process.on('SIGTERM', async () => { await server.stop(); process.exit(0); });`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const baseUrl = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /URL (\S+)/.exec(out);
-      if (m) resolve(m[1].replace(/\/$/, ''));
-    });
-    child.once('exit', () => reject(new Error(`reference server exited: ${out}`)));
-  });
-  return { baseUrl, stop: async () => { child.kill('SIGTERM'); await exited; } };
-}
 
 const streamUrl = (baseUrl, name) => `${baseUrl}/v1/stream/${name}`;
 const create = (url) => DurableStream.create({ url, contentType: 'application/json' });
