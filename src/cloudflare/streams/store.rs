@@ -95,6 +95,13 @@ impl Store {
         })
     }
 
+    /// What this store's statements cost SQLite so far (test builds only; a reopened store
+    /// starts from zero).
+    #[cfg(feature = "test-hooks")]
+    pub fn io(&self) -> crate::cloudflare::sql::SqlIo {
+        self.sql.io()
+    }
+
     /// Writes the in-memory meta row.
     pub fn save_meta(&self) -> Result<(), JsValue> {
         let Some(meta) = &self.meta else {
