@@ -39,8 +39,8 @@ async function io(name) {
   return response.json();
 }
 
-async function create(name, contentType = 'application/json') {
-  const response = await fetch(streamUrl(name), { method: 'PUT', headers: { 'content-type': contentType } });
+async function create(name, headers = { 'content-type': 'application/json' }) {
+  const response = await fetch(streamUrl(name), { method: 'PUT', headers });
   assert.equal(response.status, 201);
   return response.headers.get('stream-next-offset');
 }
@@ -84,8 +84,8 @@ function longPollReader(name, offset, signal) {
  * `perKind` SSE and `perKind` long-poll readers on a new stream, then APPENDS appends one at a
  * time, each until every reader has it. Returns the stream's SQL counts over the appends.
  */
-async function appendsWithReaders(name, perKind) {
-  const tail = await create(name);
+async function appendsWithReaders(name, perKind, headers) {
+  const tail = await create(name, headers);
   const stop = new AbortController();
   const readers = await Promise.all(Array.from({ length: perKind }, () => sseReader(name, stop.signal)));
   for (let i = 0; i < perKind; i++) readers.push(longPollReader(name, tail, stop.signal));
@@ -117,19 +117,25 @@ async function appendsWithReaders(name, perKind) {
   }
 }
 
-test('the readers an append wakes (SSE and long-poll) share its rows: SQLite rows read per append do not grow with the readers', async (t) => {
-  const one = await appendsWithReaders('shared-1', 1);
-  const many = await appendsWithReaders(`shared-${MANY}`, MANY);
+for (const [kind, headers] of [
+  ['', undefined],
+  [' (a sliding-TTL stream, which every read renews)', { 'content-type': 'application/json', 'stream-ttl': '3600' }],
+]) {
+test(`the readers an append wakes (SSE and long-poll) share its rows: SQLite rows read per append do not grow with the readers${kind}`, async (t) => {
+  const tag = headers ? 'ttl' : 'plain';
+  const one = await appendsWithReaders(`${tag}-1`, 1, headers);
+  const many = await appendsWithReaders(`${tag}-${MANY}`, MANY, headers);
   const figures = `per append: 1+1 readers ${JSON.stringify(one)}, ${MANY}+${MANY} readers ${JSON.stringify(many)}`;
   t.diagnostic(figures);
   assert.ok(one.rowsWritten >= 1, `the counts see the appends' writes (${figures})`);
   assert.ok(many.rowsRead <= one.rowsRead, `rows read grew with the readers (${figures})`);
   assert.ok(many.statements <= one.statements, `statements grew with the readers (${figures})`);
 });
+}
 
 test('a reader behind the rows kept in memory reads them from storage, and the count shows it', async () => {
   const name = 'behind';
-  await create(name, 'application/octet-stream');
+  await create(name, { 'content-type': 'application/octet-stream' });
   const row = new Uint8Array(120 * 1024).fill(7); // 3 rows: more than the 256 KiB kept in memory
   for (let i = 0; i < 3; i++) {
     const response = await fetch(streamUrl(name), { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: row });
