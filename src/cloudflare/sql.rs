@@ -104,10 +104,7 @@ impl Sql {
     /// Runs one statement (or several separated by `;`) and ignores its result rows.
     pub fn run(&self, query: &str, params: &[Param<'_>]) -> Result<(), JsValue> {
         let bindings: Vec<JsValue> = params.iter().map(|p| to_js(*p)).collect();
-        let _cursor = self
-            .sql
-            .exec_raw(query, bindings)
-            .map_err(JsValue::from)?;
+        let _cursor = self.sql.exec_raw(query, bindings).map_err(JsValue::from)?;
         #[cfg(feature = "test-hooks")]
         self.count(_cursor.rows_read() as f64, _cursor.rows_written() as f64);
         Ok(())
@@ -125,8 +122,15 @@ impl Sql {
         let list = call0(&raw, "toArray")?;
         #[cfg(feature = "test-hooks")]
         {
-            let number = |name: &str| Reflect::get(&cursor, &name.into()).ok().and_then(|v| v.as_f64());
-            self.count(number("rowsRead").unwrap_or(0.0), number("rowsWritten").unwrap_or(0.0));
+            let number = |name: &str| {
+                Reflect::get(&cursor, &name.into())
+                    .ok()
+                    .and_then(|v| v.as_f64())
+            };
+            self.count(
+                number("rowsRead").unwrap_or(0.0),
+                number("rowsWritten").unwrap_or(0.0),
+            );
         }
         Ok(Array::from(&list).iter().map(|v| Array::from(&v)).collect())
     }
