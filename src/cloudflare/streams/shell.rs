@@ -171,8 +171,9 @@ impl Shell {
         let decide = || {
             let (method, url, headers) = (request.method(), request.url(), request.headers());
             let body = body.clone();
+            // No jitter drawn: a write's answer never carries a cursor (only reads do).
             self.transaction(move |core| {
-                core.handle(&method, &url, &headers, &body, now_ms(), jitter(), false)
+                core.handle(&method, &url, &headers, &body, now_ms(), 0, false)
             })
         };
         let mut reply = decide()?;
