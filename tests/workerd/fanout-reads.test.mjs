@@ -117,22 +117,27 @@ async function appendsWithReaders(name, perKind, headers) {
   }
 }
 
-/** Rows read and statements per append, 1+1 readers against MANY+MANY: they must not grow. */
-async function checkShared(t, tag, headers) {
+/**
+ * Rows read and statements per append, 1+1 readers against MANY+MANY: they must not grow, but for
+ * `slack` (a bound that does not depend on the readers). Re-reading per reader adds ~2 × MANY.
+ */
+async function checkShared(t, tag, headers, slack = 0) {
   const one = await appendsWithReaders(`${tag}-1`, 1, headers);
   const many = await appendsWithReaders(`${tag}-${MANY}`, MANY, headers);
   const figures = `per append: 1+1 readers ${JSON.stringify(one)}, ${MANY}+${MANY} readers ${JSON.stringify(many)}`;
   t.diagnostic(figures);
   assert.ok(one.rowsWritten >= 1, `the counts see the appends' writes (${figures})`);
-  assert.ok(many.rowsRead <= one.rowsRead, `rows read grew with the readers (${figures})`);
-  assert.ok(many.statements <= one.statements, `statements grew with the readers (${figures})`);
+  assert.ok(many.rowsRead <= one.rowsRead + slack, `rows read grew with the readers (${figures})`);
+  assert.ok(many.statements <= one.statements + slack, `statements grew with the readers (${figures})`);
 }
 
 test('the readers an append wakes (SSE and long-poll) share its rows: SQLite rows read per append do not grow with the readers', (t) =>
   checkShared(t, 'plain'));
 
 test('... nor on a sliding-TTL stream, which every read renews (the renewal is not written per reader)', (t) =>
-  checkShared(t, 'ttl', { 'content-type': 'application/json', 'stream-ttl': '3600' }));
+  // Slack 1: on a loaded machine a reader may come back more than STREAM_TTL_RENEWAL_UNSAVED_MS_MAX
+  // after the append, and that renewal is saved once for all the readers then.
+  checkShared(t, 'ttl', { 'content-type': 'application/json', 'stream-ttl': '3600' }, 1));
 
 test('a reader behind the rows kept in memory reads them from storage, and the count shows it', async () => {
   const name = 'behind';
