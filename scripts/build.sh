@@ -35,10 +35,9 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 # build_one OUT_DIR TARGET_DIR PROFILE FEATURES
 build_one() {
   local out="$1" dir="$2" profile="$3" features="$4"
-  local feature_args=()
-  [ -z "$features" ] || feature_args=(--features "$features")
-  CARGO_TARGET_DIR="$dir" cargo build --profile "$profile" --target wasm32-unknown-unknown --lib "${feature_args[@]}" \
-    || die "cargo build for wasm32 (${features:-no features}) failed."
+  CARGO_TARGET_DIR="$dir" cargo build --profile "$profile" --target wasm32-unknown-unknown --lib \
+    --no-default-features --features "$features" \
+    || die "cargo build for wasm32 (features $features) failed."
 
   local src="$dir/wasm32-unknown-unknown/$profile/turnkeep.wasm"
   local stamp="$out/.built-from"
@@ -55,7 +54,7 @@ build_one() {
     || die "wasm-bindgen failed for $out/."
   drop_default_wasm_url "$out/turnkeep.js"
   echo "$fingerprint" > "$stamp"
-  say "built $out/ ($(stat -c %s "$out/turnkeep_bg.wasm") bytes of wasm, features: ${features:-none})"
+  say "built $out/ ($(stat -c %s "$out/turnkeep_bg.wasm") bytes of wasm, features: $features)"
 }
 
 # The generated `init()` falls back to `new URL('turnkeep_bg.wasm', import.meta.url)` when called
@@ -72,7 +71,10 @@ drop_default_wasm_url() {
   ! grep -q "import.meta.url" "$glue" || die "$glue still refers to import.meta.url."
 }
 
-build_one pkg "$target_dir" release ""
+build_one pkg "$target_dir" release server
+build_one pkg-client "$target_dir/client" release client
+build_one pkg-ask "$target_dir/ask" release ask
+build_one pkg-sandbox "$target_dir/sandbox" release sandbox
 # Profile `worker` (Cargo.toml): opt-level "z", measured smaller for the same CPU.
 build_one pkg-worker "$target_dir/worker" worker "cloudflare,test-hooks"
 # The demo Worker's static assets (wrangler.toml [assets]): the npm package's browser entry with
