@@ -297,7 +297,10 @@ pub fn create_store_session_log(options: JsValue) -> Result<StoreSessionLogHandl
     let store = JsLogStore::from_js(&get(&options, "store"))
         .map_err(|m| js_error(&format!("createStoreSessionLog: {m}")))?;
     Ok(StoreSessionLogHandle {
-        log: Rc::new(StoreLog::new(Box::new(store), Rc::new(super::host::HostSleep))),
+        log: Rc::new(StoreLog::new(
+            Box::new(store),
+            Rc::new(super::host::HostSleep),
+        )),
     })
 }
 
