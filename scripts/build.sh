@@ -78,7 +78,7 @@ drop_default_wasm_url() {
 }
 
 # All with profile `release` (opt-level "s"): "z" is smaller and measured slower for each npm
-# build (README, "Two commands").
+# build (README, "Sizes: one wasm per entry").
 build_one pkg "$target_dir" release server
 build_one pkg-client "$target_dir/client" release client
 build_one pkg-ask "$target_dir/ask" release ask
