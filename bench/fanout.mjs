@@ -12,14 +12,19 @@
 //    arrived). p50, p99 and max over all pairs.
 // 2. Concurrent producers: STREAMS streams, each written by its own fenced producer
 //    (IdempotentProducer: Producer-Id / Epoch / Seq) with IN_FLIGHT appends in flight and one
-//    message per request (the chat publisher's pattern); appends/s over all streams.
+//    message per request (the chat publisher's pattern); appends/s over all streams, and the CPU
+//    per append of each server process and of this client. A third server runs this part only:
+//    the workerd floor (bench/append-floor-worker.mjs: bare JS, the same SQLite writes, no
+//    protocol logic), the most any Worker could reach here with this client.
 // The client's own cost (fetch, SSE parsing) is in both servers' figures alike; on this shared
 // 2-core machine the readers, the client and the server compete for the same cores.
 // Environment: BENCH_READERS (100), BENCH_FANOUT_APPENDS (200), BENCH_STREAMS (16),
-// BENCH_IN_FLIGHT (5), BENCH_PRODUCER_APPENDS (300 per stream), BENCH_ROUNDS (3).
+// BENCH_IN_FLIGHT (5), BENCH_PRODUCER_APPENDS (300 per stream), BENCH_ROUNDS (3), BENCH_PARTS
+// (`fanout,producers`: the parts to run).
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
 import { removeDir, tempDir } from '../tests/streams-conformance/harness.mjs';
 import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
+import { cpuMs } from './proc-cpu.mjs';
 import { startReference } from './reference-server.mjs';
 
 const READERS = Number(process.env.BENCH_READERS ?? 100);
@@ -28,6 +33,7 @@ const STREAMS = Number(process.env.BENCH_STREAMS ?? 16);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 5);
 const PRODUCER_APPENDS = Number(process.env.BENCH_PRODUCER_APPENDS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PARTS = (process.env.BENCH_PARTS ?? 'fanout,producers').split(',');
 const PAUSE_MS = 5;
 
 const streamUrl = (baseUrl, name) => `${baseUrl}/v1/stream/${name}`;
@@ -104,21 +110,27 @@ async function fanout(baseUrl, name) {
   return { latencies, fromSend, missing };
 }
 
-/** Appends/s of STREAMS fenced producers, IN_FLIGHT requests each, one message per request. */
-async function producers(baseUrl, tag) {
+/**
+ * Appends/s of STREAMS fenced producers, IN_FLIGHT requests each, one message per request, and
+ * the CPU milliseconds per append of the server process (all its threads) and of this client.
+ */
+async function producers({ baseUrl, pid }, tag) {
   const handles = await Promise.all(Array.from({ length: STREAMS }, (_, s) => create(streamUrl(baseUrl, `prod-${tag}-${s}`))));
   let failure;
   const options = { epoch: 0, maxBatchBytes: 1, lingerMs: 0, maxInFlight: IN_FLIGHT, onError: (e) => { failure = e; } };
   const writers = handles.map((h, s) => new IdempotentProducer(h, `writer-${s}`, options));
-  const started = performance.now();
+  const [started, serverCpu, clientCpu] = [performance.now(), cpuMs(pid), process.cpuUsage()];
   await Promise.all(writers.map(async (w) => {
     for (let i = 0; i < PRODUCER_APPENDS; i++) w.append(message(i));
     await w.flush();
   }));
   const seconds = (performance.now() - started) / 1000;
+  const appends = STREAMS * PRODUCER_APPENDS;
+  const client = process.cpuUsage(clientCpu);
+  const cpu = { server: (cpuMs(pid) - serverCpu) / appends, client: (client.user + client.system) / 1000 / appends };
   await Promise.all(writers.map((w) => w.detach()));
   if (failure) throw failure;
-  return (STREAMS * PRODUCER_APPENDS) / seconds;
+  return { rate: appends / seconds, cpu };
 }
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -130,14 +142,25 @@ async function main() {
   try {
     servers.push({ label: 'turnkeep (workerd)', ...(await serveWorkerd({ persistDir: `${persist}/workerd`, vars: { STREAMS_PUBLIC: '1', STREAMS_LONG_POLL_MS: '3000' } })) });
     servers.push({ label: 'reference, file-backed', ...(await startReference(`${persist}/reference`)) });
-    for (const s of servers) Object.assign(s, { latencies: [], fromSend: [], missing: 0, rates: [] });
+    if (PARTS.includes('producers')) {
+      const floor = await serveWorkerd({ persistDir: `${persist}/floor`, entry: 'bench/append-floor-worker.mjs' });
+      servers.push({ label: 'workerd floor (bare JS)', floorOnly: true, ...floor });
+    }
+    for (const s of servers) Object.assign(s, { latencies: [], fromSend: [], missing: 0, rates: [], serverCpu: [], clientCpu: [] });
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of servers) {
-        const f = await fanout(s.baseUrl, `fan-${round}`);
-        s.latencies.push(...f.latencies);
-        s.fromSend.push(...f.fromSend);
-        s.missing += f.missing;
-        s.rates.push(await producers(s.baseUrl, `${round}`));
+        if (PARTS.includes('fanout') && !s.floorOnly) {
+          const f = await fanout(s.baseUrl, `fan-${round}`);
+          s.latencies.push(...f.latencies);
+          s.fromSend.push(...f.fromSend);
+          s.missing += f.missing;
+        }
+        if (PARTS.includes('producers')) {
+          const { rate, cpu } = await producers(s, `${round}`);
+          s.rates.push(rate);
+          s.serverCpu.push(cpu.server);
+          s.clientCpu.push(cpu.client);
+        }
       }
     }
   } finally {
@@ -145,19 +168,32 @@ async function main() {
     removeDir(persist);
   }
   console.log(`Durable Streams fan-out and concurrent producers, ${ROUNDS} interleaved rounds, loopback, Node ${process.version}`);
+  if (PARTS.includes('fanout')) printFanout(servers);
+  if (PARTS.includes('producers')) printProducers(servers);
+}
+
+function printFanout(servers) {
   console.log(`\n1. ${READERS} SSE readers on one stream, ${FANOUT_APPENDS} appends per round one at a time: ms from the append's acknowledgement to each reader`);
   console.log('   (negative: the reader had it before the writer had its answer); the same from the append\'s request start');
   console.log(`${'server'.padEnd(26)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'max'.padStart(8)}   from send: ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'pairs'.padStart(8)} ${'missing'.padStart(8)}`);
-  for (const s of servers) {
+  for (const s of servers.filter((x) => !x.floorOnly)) {
     const sorted = s.latencies.sort((a, b) => a - b);
     const send = s.fromSend.sort((a, b) => a - b);
     const ms = (x) => x.toFixed(2).padStart(8);
     console.log(`${s.label.padEnd(26)} ${ms(quantile(sorted, 0.5))} ${ms(quantile(sorted, 0.99))} ${ms(sorted.at(-1))}   ${''.padEnd(10)} ${ms(quantile(send, 0.5))} ${ms(quantile(send, 0.99))} ${String(sorted.length).padStart(8)} ${String(s.missing).padStart(8)}`);
   }
+}
+
+function printProducers(servers) {
   console.log(`\n2. ${STREAMS} streams × ${IN_FLIGHT} fenced appends in flight, one message per request, ${PRODUCER_APPENDS} per stream: appends/s (median of rounds)`);
-  for (const s of servers) console.log(`${s.label.padEnd(26)} ${Math.round(median(s.rates)).toLocaleString('en-US').padStart(10)}/s   rounds: ${s.rates.map((r) => Math.round(r)).join(', ')}`);
-  const [ours, reference] = servers;
-  console.log(`   turnkeep / reference file-backed: ${(median(ours.rates) / median(reference.rates)).toFixed(2)}×`);
+  console.log('   and CPU ms per append (medians): the server process (all threads), this client');
+  for (const s of servers) {
+    const cpu = `cpu/append server ${median(s.serverCpu).toFixed(3)} ms, client ${median(s.clientCpu).toFixed(3)} ms`;
+    console.log(`${s.label.padEnd(26)} ${Math.round(median(s.rates)).toLocaleString('en-US').padStart(10)}/s   ${cpu}   rounds: ${s.rates.map((r) => Math.round(r)).join(', ')}`);
+  }
+  const [ours, reference, floor] = servers;
+  const ratio = (a, b) => (median(a.rates) / median(b.rates)).toFixed(2);
+  console.log(`   turnkeep / reference file-backed: ${ratio(ours, reference)}×   workerd floor / reference: ${ratio(floor, reference)}×   turnkeep / floor: ${ratio(ours, floor)}×`);
 }
 
 await main();

@@ -18,8 +18,8 @@ use turnkeep::core::streams::json_mode::{flatten_json_body, json_array_body, Jso
 use turnkeep::core::streams::producer::ProducerHeaders;
 use turnkeep::core::streams::stream_seq::{check_stream_seq, commit_stream_seq, StreamSeqDecision};
 use turnkeep::core::streams::ttl::{
-    parse_expires_at, parse_expiry_headers, parse_ttl_seconds, resolve_fork_expiry, Access, Expiry,
-    ExpiryError, Lifetime,
+    parse_expires_at, parse_expiry_headers, parse_ttl_seconds, renewal_needs_save,
+    resolve_fork_expiry, Access, Expiry, ExpiryError, Lifetime,
 };
 use turnkeep::core::streams::Rejection;
 
@@ -218,6 +218,23 @@ fn ttl_slides_on_reads_and_writes_but_not_head() {
         Some(15_000),
         "never moves backwards"
     );
+}
+
+#[test]
+fn a_read_renewal_is_saved_only_once_it_moves_the_stored_access_by_the_bound() {
+    let bound = limits::STREAM_TTL_RENEWAL_UNSAVED_MS_MAX;
+    let check = |saved: u64, renewed: u64, expected: bool| {
+        assert_eq!(
+            renewal_needs_save(saved, renewed),
+            expected,
+            "saved {saved}, renewed {renewed}"
+        );
+    };
+    check(10_000, 10_000, false); // readers woken in the append's millisecond
+    check(10_000, 10_000 + bound - 1, false); // ... or just after it: kept in memory
+    check(10_000, 10_000 + bound, true);
+    check(10_000, 99_000, true);
+    check(10_000, 9_000, false); // a clock that went back never writes an older access
 }
 
 #[test]

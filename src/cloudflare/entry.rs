@@ -67,9 +67,10 @@ async fn route(request: &Request, env: &Env, ctx: &Context) -> Result<Response, 
     let path = url.pathname();
     let method = request.method();
     #[cfg(feature = "test-hooks")]
-    if path == "/__test/memory" && setting(env, "TEST_HOOKS").as_deref() == Some("1") {
-        let report = super::test_holds::memory_report();
-        return http_respond(200, &report.into(), "application/json; charset=utf-8", &[]);
+    if path.starts_with("/__test/") && setting(env, "TEST_HOOKS").as_deref() == Some("1") {
+        if let Some(report) = test_hook(env, &path).await? {
+            return http_respond(200, &report, "application/json; charset=utf-8", &[]);
+        }
     }
     let route = Route::of(&path);
     if !route.allows(&method) {
@@ -90,6 +91,19 @@ async fn route(request: &Request, env: &Env, ctx: &Context) -> Result<Response, 
         Route::Session(raw) => Ok(session_view(request, env, &raw).await),
         Route::ChatStream(raw) => chat_stream(request, env, &raw).await,
         Route::Other => streams(request, env, &path).await,
+    }
+}
+
+/// The test hooks' reports (test builds, `TEST_HOOKS=1`): `/__test/memory` (the isolate's wasm
+/// memory) and `/__test/stream-io/<name>` (the SQL counts of one stream's object).
+#[cfg(feature = "test-hooks")]
+async fn test_hook(env: &Env, path: &str) -> Result<Option<JsValue>, JsValue> {
+    if path == "/__test/memory" {
+        return Ok(Some(super::test_holds::memory_report().into()));
+    }
+    match path.strip_prefix("/__test/stream-io/") {
+        Some(name) => Ok(Some(super::streams::shell::sql_io_of(env, name).await?)),
+        None => Ok(None),
     }
 }
 

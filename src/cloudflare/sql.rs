@@ -38,6 +38,21 @@ pub struct Sql {
     sql: SqlStorage,
     exec: Function,
     transaction_sync: Function,
+    /// What the statements run through this wrapper cost SQLite (test builds only).
+    #[cfg(feature = "test-hooks")]
+    io: Rc<std::cell::Cell<SqlIo>>,
+}
+
+/// Statements run and rows SQLite read and wrote for them, as its cursors count them
+/// (`rowsRead`, `rowsWritten`; an index probe or an upsert's conflict check counts as a read).
+/// Test builds only: `GET /__test/stream-io/<name>` reports a stream object's, so a test can
+/// show that the readers an append wakes do not each read its rows.
+#[cfg(feature = "test-hooks")]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SqlIo {
+    pub statements: u64,
+    pub rows_read: u64,
+    pub rows_written: u64,
 }
 
 impl Sql {
@@ -66,16 +81,33 @@ impl Sql {
             sql,
             exec,
             transaction_sync,
+            #[cfg(feature = "test-hooks")]
+            io: Rc::default(),
         })
+    }
+
+    /// The counts so far (test builds only).
+    #[cfg(feature = "test-hooks")]
+    pub fn io(&self) -> SqlIo {
+        self.io.get()
+    }
+
+    #[cfg(feature = "test-hooks")]
+    fn count(&self, rows_read: f64, rows_written: f64) {
+        let mut io = self.io.get();
+        io.statements += 1;
+        io.rows_read += rows_read.max(0.0) as u64;
+        io.rows_written += rows_written.max(0.0) as u64;
+        self.io.set(io);
     }
 
     /// Runs one statement (or several separated by `;`) and ignores its result rows.
     pub fn run(&self, query: &str, params: &[Param<'_>]) -> Result<(), JsValue> {
         let bindings: Vec<JsValue> = params.iter().map(|p| to_js(*p)).collect();
-        self.sql
-            .exec_raw(query, bindings)
-            .map(|_| ())
-            .map_err(JsValue::from)
+        let _cursor = self.sql.exec_raw(query, bindings).map_err(JsValue::from)?;
+        #[cfg(feature = "test-hooks")]
+        self.count(_cursor.rows_read() as f64, _cursor.rows_written() as f64);
+        Ok(())
     }
 
     /// Runs one query and returns every result row (one `raw().toArray()`).
@@ -88,6 +120,18 @@ impl Sql {
         let cursor = self.exec.apply(self.sql.as_ref(), &args)?;
         let raw = call0(&cursor, "raw")?;
         let list = call0(&raw, "toArray")?;
+        #[cfg(feature = "test-hooks")]
+        {
+            let number = |name: &str| {
+                Reflect::get(&cursor, &name.into())
+                    .ok()
+                    .and_then(|v| v.as_f64())
+            };
+            self.count(
+                number("rowsRead").unwrap_or(0.0),
+                number("rowsWritten").unwrap_or(0.0),
+            );
+        }
         Ok(Array::from(&list).iter().map(|v| Array::from(&v)).collect())
     }
 

@@ -121,6 +121,11 @@ pub const STREAM_READ_CHUNK_BYTES_MAX: u64 = 1_048_576;
 /// The newest rows a stream's object keeps in memory (at least the newest one, however large), so
 /// the live readers an append wakes share them instead of each reading them from storage.
 pub const STREAM_RECENT_ROWS_BYTES_MAX: u64 = 262_144;
+/// A read's renewal of a sliding TTL is written to storage only once it moves the stored last
+/// access by at least this much; below it the renewal is kept in the object's memory (which the
+/// expiry check reads) and saved with the next write. So the readers one append wakes do not
+/// each write the stream's meta row; a restart can forget at most this much of a renewal.
+pub const STREAM_TTL_RENEWAL_UNSAVED_MS_MAX: u64 = 250;
 /// Distinct `Producer-Id`s remembered per stream; a new id beyond it is refused (429).
 pub const STREAM_PRODUCERS_MAX: usize = 1_024;
 /// Length of a `Producer-Id` header value.

@@ -9,6 +9,7 @@ use super::reply::Reply;
 use super::request::Req;
 use super::store::Store;
 use crate::cloudflare::sql::Sql;
+use crate::core::streams::ttl::{renewal_needs_save, Access};
 
 /// One stream's state and storage.
 pub struct SessionStreamCore {
@@ -123,7 +124,9 @@ impl SessionStreamCore {
         Ok(())
     }
 
-    /// A read or write renews a sliding TTL (protocol §4); HEAD does not.
+    /// A read or write renews a sliding TTL (protocol §4); HEAD does not. The renewal is saved
+    /// only once it is far enough ahead of the stored one (`renewal_needs_save`): the readers
+    /// one append wakes renew in the same few milliseconds, and must not each write the meta row.
     pub(super) fn touch(&mut self, now_ms: u64) -> Result<(), JsValue> {
         let Some(meta) = &mut self.store.meta else {
             return Ok(());
@@ -131,10 +134,11 @@ impl SessionStreamCore {
         if !matches!(meta.expiry, super::store::StoredExpiry::Ttl { .. }) {
             return Ok(());
         }
-        let touched = meta
-            .lifetime()
-            .touched(crate::core::streams::ttl::Access::Read, now_ms);
+        let touched = meta.lifetime().touched(Access::Read, now_ms);
         meta.last_access_ms = touched.last_access_ms;
+        if !renewal_needs_save(self.store.saved_last_access_ms, meta.last_access_ms) {
+            return Ok(());
+        }
         self.store.save_meta()
     }
 

@@ -171,8 +171,9 @@ impl Shell {
         let decide = || {
             let (method, url, headers) = (request.method(), request.url(), request.headers());
             let body = body.clone();
+            // No jitter drawn: a write's answer never carries a cursor (only reads do).
             self.transaction(move |core| {
-                core.handle(&method, &url, &headers, &body, now_ms(), jitter(), false)
+                core.handle(&method, &url, &headers, &body, now_ms(), 0, false)
             })
         };
         let mut reply = decide()?;
@@ -402,6 +403,20 @@ impl SessionStreamObject {
     pub fn row_starting_at(&self, start: f64) -> Result<JsValue, JsValue> {
         self.shell.core.borrow().row_starting_at(start)
     }
+
+    /// `{ statements, rowsRead, rowsWritten }` of this object's store so far, as JSON (test
+    /// builds; the Worker's `GET /__test/stream-io/<name>` asks for it).
+    #[cfg(feature = "test-hooks")]
+    #[wasm_bindgen(js_name = sqlIoForTest)]
+    pub fn sql_io_for_test(&self) -> String {
+        let io = self.shell.core.borrow().store.io();
+        serde_json::json!({
+            "statements": io.statements,
+            "rowsRead": io.rows_read,
+            "rowsWritten": io.rows_written,
+        })
+        .to_string()
+    }
 }
 
 #[wasm_bindgen]
@@ -417,6 +432,16 @@ extern "C" {
     fn export_rows(this: &SessionStreamRpc, from: f64, upto: f64) -> Promise;
     #[wasm_bindgen(method, js_name = rowStartingAt)]
     fn row_starting_at(this: &SessionStreamRpc, start: f64) -> Promise;
+    #[cfg(feature = "test-hooks")]
+    #[wasm_bindgen(method, js_name = sqlIoForTest)]
+    fn sql_io_for_test(this: &SessionStreamRpc) -> Promise;
+}
+
+/// `GET /__test/stream-io/<name>` (test builds, `TEST_HOOKS=1`): the SQL counts of the stream's
+/// object, as JSON (`SessionStreamObject::sql_io_for_test`).
+#[cfg(feature = "test-hooks")]
+pub async fn sql_io_of(env: &Env, name: &str) -> Result<JsValue, JsValue> {
+    await_js(stream_rpc(env, name)?.sql_io_for_test()).await
 }
 
 fn stream_rpc(env: &Env, name: &str) -> Result<SessionStreamRpc, JsValue> {

@@ -64,6 +64,9 @@ pub struct Store {
     sql: Sql,
     pub meta: Option<Meta>,
     pub producers: HashMap<String, ProducerState>,
+    /// `meta.last_access_ms` as storage last saw it (a read's renewal may be ahead of it: see
+    /// `STREAM_TTL_RENEWAL_UNSAVED_MS_MAX`).
+    pub saved_last_access_ms: u64,
     /// The newest rows this instance wrote: readers woken by an append read them from here.
     recent: RecentRows,
 }
@@ -89,14 +92,22 @@ impl Store {
             .collect();
         Ok(Store {
             sql,
+            saved_last_access_ms: meta.as_ref().map_or(0, |m: &Meta| m.last_access_ms),
             meta,
             producers,
             recent: RecentRows::new(STREAM_RECENT_ROWS_BYTES_MAX),
         })
     }
 
+    /// What this store's statements cost SQLite so far (test builds only; a reopened store
+    /// starts from zero).
+    #[cfg(feature = "test-hooks")]
+    pub fn io(&self) -> crate::cloudflare::sql::SqlIo {
+        self.sql.io()
+    }
+
     /// Writes the in-memory meta row.
-    pub fn save_meta(&self) -> Result<(), JsValue> {
+    pub fn save_meta(&mut self) -> Result<(), JsValue> {
         let Some(meta) = &self.meta else {
             return Ok(());
         };
@@ -104,7 +115,9 @@ impl Store {
         self.sql.run(
             "INSERT INTO stream_meta (k, v) VALUES (0, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
             &[Param::Text(&text)],
-        )
+        )?;
+        self.saved_last_access_ms = meta.last_access_ms;
+        Ok(())
     }
 
     /// Forgets everything: the stream no longer exists.

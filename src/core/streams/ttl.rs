@@ -154,6 +154,13 @@ impl Lifetime {
     }
 }
 
+/// Whether a renewed last access must be written now, when storage holds `saved_ms`: only once
+/// it is `STREAM_TTL_RENEWAL_UNSAVED_MS_MAX` or more ahead (see that limit). `saved_ms` ahead
+/// of it (a clock that went back) needs no write either.
+pub fn renewal_needs_save(saved_ms: u64, last_access_ms: u64) -> bool {
+    last_access_ms.saturating_sub(saved_ms) >= limits::STREAM_TTL_RENEWAL_UNSAVED_MS_MAX
+}
+
 /// The expiry of a fork, from its source's expiry and what the fork request asked for.
 pub fn resolve_fork_expiry(source: &Expiry, requested: &Expiry) -> Expiry {
     match requested {
