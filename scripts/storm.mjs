@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Abort and load storm against the demo Worker in workerd:
-// `node scripts/storm.mjs [--turns 500] [--sessions 50] [--seed X] [--rounds 2]`
-// Starts `wrangler dev` (pkg-worker/ as built: run `bash scripts/build.sh` first) on a fresh
-// directory and runs the storm of tests/support/storm.mjs `rounds` times on new sessions, then
+// `node scripts/storm.mjs [--turns 500] [--sessions 50] [--seed X] [--rounds 2] [--direct]`
+// Starts `wrangler dev` (pkg-worker/ as built: run `bash scripts/build.sh` first) — or, with
+// `--direct`, the workerd binary alone (tests/support/workerd-serve.mjs: no wrangler proxy in
+// front) — on a fresh directory and runs the storm of tests/support/storm.mjs `rounds` times on new sessions, then
 // prints per round: violations (leaked leases, lost or doubled messages), time to the first
 // snapshot line (p50/p99), how long sessions stayed busy after the storm, workerd's resident
 // memory and the Worker isolate's wasm memory (a second round that does not grow them shows the
@@ -11,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runStorm, STORM_VARS } from '../tests/support/storm.mjs';
 import { startWranglerDev } from '../tests/support/wrangler-dev.mjs';
+import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';
 
 const { values } = parseArgs({
@@ -19,11 +21,12 @@ const { values } = parseArgs({
     sessions: { type: 'string', default: '50' },
     seed: { type: 'string', default: String(Date.now() % 100_000) },
     rounds: { type: 'string', default: '2' },
+    direct: { type: 'boolean', default: false },
   },
 });
 const [turns, sessions, seed, rounds] = [values.turns, values.sessions, values.seed, values.rounds].map(Number);
 const dir = tempDir('turnkeep-storm-');
-const dev = await startWranglerDev({ persistDir: dir, vars: STORM_VARS });
+const dev = values.direct ? await directWorkerd() : await startWranglerDev({ persistDir: dir, vars: STORM_VARS });
 const mib = (bytes) => `${(bytes / 1048576).toFixed(1)} MiB`;
 try {
   for (let round = 0; round < rounds; round += 1) {
@@ -45,4 +48,10 @@ try {
   if (errors.length > 0) console.log(`[storm] wrangler dev printed ${errors.length} error lines, the first ones:\n${errors.slice(0, 8).join('\n')}`);
   await dev.stop();
   removeDir(dir);
+}
+
+/** workerd serving the Worker with no proxy in front, shaped like `startWranglerDev`'s result. */
+async function directWorkerd() {
+  const served = await serveWorkerd({ persistDir: dir, vars: STORM_VARS, verbose: true });
+  return { url: served.baseUrl, pid: served.pid, output: served.log, stop: served.stop };
 }

@@ -44,13 +44,16 @@ async function view(url, sessionId) {
   return response.json();
 }
 
-/** The resident memory of the workerd process under `groupPid` (kB: current and peak). */
+/**
+ * The resident memory (kB: current and peak) of the workerd process `groupPid` or in its
+ * process group (wrangler dev starts workerd as a child in its group).
+ */
 export function workerdRss(groupPid) {
   for (const pid of readdirPids()) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) !== groupPid || !stat.includes('(workerd)')) continue;
+      if ((pid !== groupPid && Number(fields[2]) !== groupPid) || !stat.includes('(workerd)')) continue;
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       const kb = (key) => Number(status.match(new RegExp(`${key}:\\s+(\\d+)`))?.[1]);
       return { rssKb: kb('VmRSS'), peakKb: kb('VmHWM') };
