@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Abort and load storm against the demo Worker in workerd:
-// `node scripts/storm.mjs [--turns 500] [--sessions 50] [--seed X] [--rounds 2] [--direct]`
+// `node scripts/storm.mjs [--turns 500] [--sessions 50] [--seed X] [--rounds 2] [--direct] [--ops read,stop,...]`
 // Starts `wrangler dev` (pkg-worker/ as built: run `bash scripts/build.sh` first) — or, with
 // `--direct`, the workerd binary alone (tests/support/workerd-serve.mjs: no wrangler proxy in
 // front) — on a fresh directory and runs the storm of tests/support/storm.mjs `rounds` times on new sessions, then
@@ -22,6 +22,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 100_000) },
     rounds: { type: 'string', default: '2' },
     direct: { type: 'boolean', default: false },
+    ops: { type: 'string' },
   },
 });
 const [turns, sessions, seed, rounds] = [values.turns, values.sessions, values.seed, values.rounds].map(Number);
@@ -30,10 +31,10 @@ const dev = values.direct ? await directWorkerd() : await startWranglerDev({ per
 const mib = (bytes) => `${(bytes / 1048576).toFixed(1)} MiB`;
 try {
   for (let round = 0; round < rounds; round += 1) {
-    const r = await runStorm({ dev, seed: seed + round, turns, sessions });
+    const r = await runStorm({ dev, seed: seed + round, turns, sessions, ops: values.ops?.split(',') });
     const m = r.memory;
     console.log(`[storm] round ${round + 1} (seed ${seed + round}): ${r.turns} turns over ${r.sessions} sessions in ${(r.stormMs / 1000).toFixed(1)} s, ` +
-      `${r.accepted} accepted; ops ${JSON.stringify(r.counts)}`);
+      `${r.accepted} accepted; ops ${JSON.stringify(r.counts)}; resent after a dropped connection ${JSON.stringify(r.resent)}`);
     console.log(`[storm]   first snapshot line: p50 ${r.firstLine.p50Ms.toFixed(0)} ms, p99 ${r.firstLine.p99Ms.toFixed(0)} ms, max ${r.firstLine.maxMs.toFixed(0)} ms (n=${r.firstLine.n})`);
     console.log(`[storm]   a new turn taken after the storm: p50 ${r.freeAfter.p50Ms.toFixed(0)} ms, max ${r.freeAfter.maxMs.toFixed(0)} ms`);
     console.log(`[storm]   memory: wasm ${mib(m.before.wasmBytes)} → ${mib(m.after.wasmBytes)}; workerd RSS ${mib(m.before.rssKb * 1024)} → ${mib(m.after.rssKb * 1024)} ` +
