@@ -155,8 +155,13 @@ pub const STREAM_NAME_BYTES_MAX: usize = 512;
 pub const STREAM_LONG_POLL_WAITERS_MAX: usize = 1_024;
 /// SSE responses of one stream open at once; one more is answered 429 `streams.v1.readers_busy`.
 pub const STREAM_SSE_CONNECTIONS_MAX: usize = 256;
-/// Seconds a client told `streams.v1.readers_busy` waits before trying again (`Retry-After`).
+/// Seconds a client told `streams.v1.readers_busy` (or `writers_busy`) waits before trying
+/// again (`Retry-After`).
 pub const STREAM_READERS_BUSY_RETRY_AFTER_SECONDS: u32 = 1;
+/// Creates and deletes (PUT, DELETE) of one stream waiting at once behind the one running (they
+/// run one at a time: a fork's PUT awaits other objects midway); one more is answered 429
+/// `streams.v1.writers_busy` with `Retry-After` (each waiter holds a request).
+pub const STREAM_EXCLUSIVE_WAITING_MAX: usize = 64;
 /// Hops of one fork-reference release up a chain of forks (each purged source releases its
 /// own source): the walk stops there and logs what it left (a reference left behind only keeps
 /// a deleted source reserved, 410, longer).

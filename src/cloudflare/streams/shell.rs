@@ -33,9 +33,11 @@ use super::timing::{
 use crate::cloudflare::body::{read_limited, BodyError};
 use crate::cloudflare::env::{random_in, setting, stub};
 use crate::cloudflare::sql::Sql;
-use crate::cloudflare::wait::{now_ms, sleep_until, Serial, Waiters};
+use crate::cloudflare::wait::{now_ms, sleep_until, Waiters};
+use crate::core::diagnostics::streams::{READERS_BUSY, WRITERS_BUSY};
 use crate::core::limits;
 use crate::turn::race::{race, Either};
+use crate::turn::serial::{QueueFull, Serial};
 use crate::web::js::get;
 
 /// The binding of the `SessionStream` namespace (wrangler.toml).
@@ -63,7 +65,7 @@ impl DurableObject for SessionStreamObject {
             waits,
             waiters: Waiters::default(),
             readers: Rc::new(RefCell::new(ReaderCounts::default())),
-            exclusive: Serial::default(),
+            exclusive: Serial::new(limits::STREAM_EXCLUSIVE_WAITING_MAX),
         };
         Self {
             shell: Rc::new(shell),
@@ -73,7 +75,10 @@ impl DurableObject for SessionStreamObject {
     async fn fetch(&self, req: worker::Request) -> worker::Result<worker::Response> {
         let request: Request = req.inner().to_owned();
         let answer = match request.method().as_str() {
-            "PUT" | "DELETE" => self.shell.exclusive.run(self.shell.mutate(&request)).await,
+            "PUT" | "DELETE" => {
+                let run = self.shell.exclusive.run(self.shell.mutate(&request));
+                run.await.unwrap_or_else(|QueueFull| busy(&WRITERS_BUSY))
+            }
             "POST" => self.shell.mutate(&request).await,
             _ => self.shell.clone().read(&request).await,
         };
@@ -126,10 +131,10 @@ impl Drop for ReaderPlace {
     }
 }
 
-/// 429 `streams.v1.readers_busy`: the stream has as many waiting readers of this kind as it
-/// serves.
-fn readers_busy() -> Answer {
-    Reply::diagnostic(&crate::core::diagnostics::streams::READERS_BUSY)
+/// 429 `streams.v1.readers_busy` (the stream has as many waiting readers of this kind as it
+/// serves) or `streams.v1.writers_busy` (as many waiting creates and deletes), with `Retry-After`.
+fn busy(row: &crate::core::diagnostics::Row) -> Answer {
+    Reply::diagnostic(row)
         .header(
             "retry-after",
             limits::STREAM_READERS_BUSY_RETRY_AFTER_SECONDS.to_string(),
@@ -210,7 +215,7 @@ impl Shell {
             })?;
             if let Some((offset, _)) = reply.effects.sse.take() {
                 let Some(place) = ReaderPlace::take(&self.readers, Reader::Sse) else {
-                    return readers_busy();
+                    return busy(&READERS_BUSY);
                 };
                 return self.clone().sse(request, reply, offset, place);
             }
@@ -221,7 +226,7 @@ impl Shell {
                     if place.is_none() {
                         place = ReaderPlace::take(&self.readers, Reader::LongPoll);
                         if place.is_none() {
-                            return readers_busy();
+                            return busy(&READERS_BUSY);
                         }
                     }
                     url = with_offset(&url, &offset);
