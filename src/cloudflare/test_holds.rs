@@ -163,11 +163,49 @@ impl ChatMemory for HoldingMemory {
     }
 }
 
-/// `{ wasmMemoryBytes }`: the size of this isolate's wasm linear memory (where every Rust
-/// allocation of the Worker and of the objects it hosts lives; it grows, never shrinks, so it
-/// is the high-water mark of the heap).
+/// `{ wasmMemoryBytes, liveObjects }`: the size of this isolate's wasm linear memory (where
+/// every Rust allocation of the Worker and of the objects it hosts lives; it grows, never
+/// shrinks, so it is the high-water mark of the heap), and how many Durable Object instances of
+/// each class this isolate holds now (built and not yet dropped: the runtime drops an evicted
+/// object once its JS wrapper is collected) — what tells memory kept per session from memory
+/// kept per turn.
 pub fn memory_report() -> String {
     let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
     let bytes = js_sys::ArrayBuffer::from(memory.buffer()).byte_length();
-    serde_json::json!({ "wasmMemoryBytes": bytes }).to_string()
+    let live = |kind: ObjectKind| LIVE.with(|l| l[kind as usize].get());
+    serde_json::json!({
+        "wasmMemoryBytes": bytes,
+        "liveObjects": {
+            "chatSession": live(ObjectKind::ChatSession),
+            "sessionStream": live(ObjectKind::SessionStream),
+        },
+    })
+    .to_string()
+}
+
+/// The Durable Object classes counted by [`LiveObject`].
+#[derive(Clone, Copy)]
+pub enum ObjectKind {
+    ChatSession = 0,
+    SessionStream = 1,
+}
+
+thread_local! {
+    static LIVE: [Cell<u64>; 2] = const { [Cell::new(0), Cell::new(0)] };
+}
+
+/// Held by each Durable Object instance: counts it live from construction to drop.
+pub struct LiveObject(ObjectKind);
+
+impl LiveObject {
+    pub fn new(kind: ObjectKind) -> Self {
+        LIVE.with(|l| l[kind as usize].set(l[kind as usize].get() + 1));
+        Self(kind)
+    }
+}
+
+impl Drop for LiveObject {
+    fn drop(&mut self) {
+        LIVE.with(|l| l[self.0 as usize].set(l[self.0 as usize].get().saturating_sub(1)));
+    }
 }

@@ -166,6 +166,10 @@ pub const STREAM_EXCLUSIVE_WAITING_MAX: usize = 64;
 /// own source): the walk stops there and logs what it left (a reference left behind only keeps
 /// a deleted source reserved, 410, longer).
 pub const STREAM_FORK_RELEASE_HOPS_MAX: usize = 64;
+/// Forks in a chain above a new fork (a fork of a fork of … a stream): a PUT forking a source
+/// already this deep is answered 400 `streams.v1.fork_too_deep`. Equal to
+/// `STREAM_FORK_RELEASE_HOPS_MAX`, so that the release walk always reaches the chain's root.
+pub const STREAM_FORK_DEPTH_MAX: u32 = 64;
 /// How long the server holds a producer append that arrived ahead of its predecessors (a seq
 /// gap) before answering 409: pipelined batches (the client keeps 5 in flight) often arrive out
 /// of order by a millisecond or two.

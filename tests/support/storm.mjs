@@ -78,10 +78,12 @@ async function view(url, sessionId, onResend) {
 }
 
 /**
- * The resident memory (kB: current and peak) of the workerd process `groupPid` or in its
- * process group (wrangler dev starts workerd as a child in its group).
+ * The resident memory (kB: current and peak) of the workerd process `groupPid`, or summed over
+ * the workerd processes in its process group (`wrangler dev` runs two: its proxy and the Worker's
+ * runtime); `processes` says how many were counted.
  */
 export function workerdRss(groupPid) {
+  const total = { rssKb: 0, peakKb: 0, processes: 0 };
   for (const pid of readdirPids()) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -89,20 +91,27 @@ export function workerdRss(groupPid) {
       if ((pid !== groupPid && Number(fields[2]) !== groupPid) || !stat.includes('(workerd)')) continue;
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       const kb = (key) => Number(status.match(new RegExp(`${key}:\\s+(\\d+)`))?.[1]);
-      return { rssKb: kb('VmRSS'), peakKb: kb('VmHWM') };
+      total.rssKb += kb('VmRSS');
+      total.peakKb += kb('VmHWM');
+      total.processes += 1;
     } catch {
       // gone meanwhile
     }
   }
-  return null;
+  return total.processes > 0 ? total : null;
 }
 
 function readdirPids() {
   return readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number);
 }
 
+/** The Worker isolate's `{ wasmMemoryBytes, liveObjects: { chatSession, sessionStream } }` (the test hook). */
+export async function isolateMemory(url) {
+  return (await fetch(`${url}/__test/memory`)).json();
+}
+
 export async function wasmMemoryBytes(url) {
-  return (await (await fetch(`${url}/__test/memory`)).json()).wasmMemoryBytes;
+  return (await isolateMemory(url)).wasmMemoryBytes;
 }
 
 /** Reads an NDJSON body: `{ lines, firstLineAt }`; stops after `limit` lines (then cancels). */
@@ -145,7 +154,8 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
   /** Requests sent again after a dropped connection, by what dropped it. */
   const resent = {};
   const onResend = (reason) => { resent[reason] = (resent[reason] ?? 0) + 1; };
-  const memory = { before: { wasmBytes: await wasmMemoryBytes(url), ...workerdRss(dev.pid) } };
+  const isolate = async () => { const m = await isolateMemory(url); return { wasmBytes: m.wasmMemoryBytes, liveObjects: m.liveObjects }; };
+  const memory = { before: { ...(await isolate()), ...workerdRss(dev.pid) } };
   const state = Array.from({ length: sessions }, (_, i) => ({
     id: `storm${seed}-s${i}`, taken: new Set(), refused: new Set(), unknown: new Set(), lastEnd: 0,
   }));
@@ -259,7 +269,7 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
       await sleep(50);
     }
   }));
-  memory.after = { wasmBytes: await wasmMemoryBytes(url), ...workerdRss(dev.pid), sampledPeakKb: sampledPeak };
+  memory.after = { ...(await isolate()), ...workerdRss(dev.pid), sampledPeakKb: sampledPeak };
 
   for (const session of state) {
     const v = await view(url, session.id, onResend);

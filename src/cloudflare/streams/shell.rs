@@ -46,6 +46,8 @@ pub const SESSION_STREAM_BINDING: &str = "SESSION_STREAM";
 #[durable_object(fetch)]
 pub struct SessionStreamObject {
     shell: Rc<Shell>,
+    #[cfg(feature = "test-hooks")]
+    _live: crate::cloudflare::test_holds::LiveObject,
 }
 
 impl DurableObject for SessionStreamObject {
@@ -69,6 +71,10 @@ impl DurableObject for SessionStreamObject {
         };
         Self {
             shell: Rc::new(shell),
+            #[cfg(feature = "test-hooks")]
+            _live: crate::cloudflare::test_holds::LiveObject::new(
+                crate::cloudflare::test_holds::ObjectKind::SessionStream,
+            ),
         }
     }
 
