@@ -270,6 +270,8 @@ pub mod streams {
     pub const PRODUCER_SEQUENCE_GAP: Row = row(Streams, 409, "streams.v1.producer_sequence_gap", "Producer-Seq skips ahead of the next expected sequence", true);
     // Waiting readers.
     pub const READERS_BUSY: Row = row(Streams, 429, "streams.v1.readers_busy", "this stream has as many waiting readers as it serves; retry later", true);
+    // Slow bodies.
+    pub const BODY_TIMEOUT: Row = row(Streams, 408, "streams.v1.body_timeout", "the request body did not arrive in time", true);
     // Waiting creates and deletes.
     pub const WRITERS_BUSY: Row = row(Streams, 429, "streams.v1.writers_busy", "this stream has as many waiting creates and deletes as it serves; retry later", true);
 }
@@ -313,6 +315,7 @@ pub const ALL: &[Row] = &[
     streams::PRODUCER_EPOCH_INVALID, streams::PRODUCER_SEQ_INVALID, streams::PRODUCER_TABLE_FULL,
     streams::PRODUCER_STALE_EPOCH, streams::PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO,
     streams::PRODUCER_SEQUENCE_GAP, streams::READERS_BUSY, streams::WRITERS_BUSY,
+    streams::BODY_TIMEOUT,
 ];
 
 /// The row of `code` on `surface` (the first, for Ask codes that cover several statuses).

@@ -158,6 +158,12 @@ pub const STREAM_SSE_CONNECTIONS_MAX: usize = 256;
 /// Seconds a client told `streams.v1.readers_busy` (or `writers_busy`) waits before trying
 /// again (`Retry-After`).
 pub const STREAM_READERS_BUSY_RETRY_AFTER_SECONDS: u32 = 1;
+/// How long a streams request's body (a create's or an append's) may take to arrive; past it the
+/// request is answered 408 `streams.v1.body_timeout`: a slow drip would otherwise hold its
+/// request (and its object's attention) for as long as the client keeps dripping.
+/// `STREAMS_BODY_MS` shortens it (tests), at most `STREAM_BODY_READ_MS_MAX`.
+pub const STREAM_BODY_READ_MS_DEFAULT: u64 = 10_000;
+pub const STREAM_BODY_READ_MS_MAX: u64 = 60_000;
 /// Creates and deletes (PUT, DELETE) of one stream waiting at once behind the one running (they
 /// run one at a time: a fork's PUT awaits other objects midway); one more is answered 429
 /// `streams.v1.writers_busy` with `Retry-After` (each waiter holds a request).
