@@ -38,7 +38,7 @@ try {
       `${r.accepted} accepted; ops ${JSON.stringify(r.counts)}; resent after a dropped connection ${JSON.stringify(r.resent)}`);
     console.log(`[storm]   first snapshot line: p50 ${r.firstLine.p50Ms.toFixed(0)} ms, p99 ${r.firstLine.p99Ms.toFixed(0)} ms, max ${r.firstLine.maxMs.toFixed(0)} ms (n=${r.firstLine.n})`);
     console.log(`[storm]   a new turn taken after the storm: p50 ${r.freeAfter.p50Ms.toFixed(0)} ms, max ${r.freeAfter.maxMs.toFixed(0)} ms`);
-    console.log(`[storm]   memory: wasm ${mib(m.before.wasmBytes)} → ${mib(m.after.wasmBytes)}; workerd RSS ${mib(m.before.rssKb * 1024)} → ${mib(m.after.rssKb * 1024)} ` +
+    console.log(`[storm]   memory: wasm ${mib(m.before.wasmBytes)} → ${mib(m.after.wasmBytes)} (live heap ${mib(m.before.heapLiveBytes)} → ${mib(m.after.heapLiveBytes)}); workerd RSS ${mib(m.before.rssKb * 1024)} → ${mib(m.after.rssKb * 1024)} ` +
       `(sampled peak ${mib(m.after.sampledPeakKb * 1024)}, VmHWM ${mib(m.after.peakKb * 1024)}; ${m.after.processes} workerd processes); ` +
       `live objects ${JSON.stringify(m.before.liveObjects)} → ${JSON.stringify(m.after.liveObjects)}`);
     if (Number(values['settle-ms']) > 0) {
@@ -46,7 +46,7 @@ try {
       await new Promise((resolve) => setTimeout(resolve, Number(values['settle-ms'])));
       const settled = await isolateMemory(dev.url);
       const rss = workerdRss(dev.pid);
-      console.log(`[storm]   after ${values['settle-ms']} ms idle: wasm ${mib(settled.wasmMemoryBytes)}, workerd RSS ${mib(rss.rssKb * 1024)}, ` +
+      console.log(`[storm]   after ${values['settle-ms']} ms idle: wasm ${mib(settled.wasmMemoryBytes)} (live heap ${mib(settled.heapLiveBytes)}), workerd RSS ${mib(rss.rssKb * 1024)}, ` +
         `live objects ${JSON.stringify(settled.liveObjects)}`);
     }
     console.log(`[storm]   violations: ${r.violations.length}`);

@@ -105,7 +105,7 @@ function readdirPids() {
   return readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number);
 }
 
-/** The Worker isolate's `{ wasmMemoryBytes, liveObjects: { chatSession, sessionStream } }` (the test hook). */
+/** The Worker isolate's `{ wasmMemoryBytes, heapLiveBytes, liveObjects: { chatSession, sessionStream } }` (the test hook). */
 export async function isolateMemory(url) {
   return (await fetch(`${url}/__test/memory`)).json();
 }
@@ -154,7 +154,7 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
   /** Requests sent again after a dropped connection, by what dropped it. */
   const resent = {};
   const onResend = (reason) => { resent[reason] = (resent[reason] ?? 0) + 1; };
-  const isolate = async () => { const m = await isolateMemory(url); return { wasmBytes: m.wasmMemoryBytes, liveObjects: m.liveObjects }; };
+  const isolate = async () => { const m = await isolateMemory(url); return { wasmBytes: m.wasmMemoryBytes, heapLiveBytes: m.heapLiveBytes, liveObjects: m.liveObjects }; };
   const memory = { before: { ...(await isolate()), ...workerdRss(dev.pid) } };
   const state = Array.from({ length: sessions }, (_, i) => ({
     id: `storm${seed}-s${i}`, taken: new Set(), refused: new Set(), unknown: new Set(), lastEnd: 0,
