@@ -29,6 +29,22 @@ fn task<'a>(
     (Box::pin(fut), release)
 }
 
+/// Tasks a, b and c queued in that order (each polled once: a runs, b and c wait).
+fn three<'a>(
+    serial: &'a Serial,
+    log: &'a RefCell<Vec<String>>,
+) -> [(Task<'a>, oneshot::Sender<()>); 3] {
+    let mut tasks = [
+        task(serial, log, "a"),
+        task(serial, log, "b"),
+        task(serial, log, "c"),
+    ];
+    for (t, _) in tasks.iter_mut() {
+        assert!(poll(t).is_pending());
+    }
+    tasks
+}
+
 fn poll(task: &mut Task<'_>) -> Poll<Result<(), QueueFull>> {
     let waker = noop_waker();
     task.as_mut().poll(&mut Context::from_waker(&waker))
@@ -38,12 +54,7 @@ fn poll(task: &mut Task<'_>) -> Poll<Result<(), QueueFull>> {
 fn tasks_run_one_at_a_time_in_arrival_order() {
     let serial = Serial::new(4);
     let log = RefCell::new(Vec::new());
-    let (mut a, release_a) = task(&serial, &log, "a");
-    let (mut b, release_b) = task(&serial, &log, "b");
-    let (mut c, release_c) = task(&serial, &log, "c");
-    for t in [&mut a, &mut b, &mut c] {
-        assert!(poll(t).is_pending());
-    }
+    let [(mut a, release_a), (mut b, release_b), (mut c, release_c)] = three(&serial, &log);
     assert_eq!(*log.borrow(), ["a"]);
     assert_eq!(serial.waiting(), 2);
     release_a.send(()).unwrap();
@@ -95,12 +106,7 @@ fn one_task_more_than_the_bound_is_refused_at_once_and_runs_nothing() {
 fn a_caller_that_leaves_before_its_turn_leaves_the_queue() {
     let serial = Serial::new(4);
     let log = RefCell::new(Vec::new());
-    let (mut a, release_a) = task(&serial, &log, "a");
-    let (mut b, _release_b) = task(&serial, &log, "b");
-    let (mut c, release_c) = task(&serial, &log, "c");
-    for t in [&mut a, &mut b, &mut c] {
-        assert!(poll(t).is_pending());
-    }
+    let [(mut a, release_a), (b, _release_b), (mut c, release_c)] = three(&serial, &log);
     drop(b);
     assert_eq!(serial.waiting(), 1);
     release_a.send(()).unwrap();
@@ -115,12 +121,7 @@ fn a_caller_that_leaves_before_its_turn_leaves_the_queue() {
 fn a_caller_handed_the_turn_that_leaves_before_running_passes_it_on() {
     let serial = Serial::new(4);
     let log = RefCell::new(Vec::new());
-    let (mut a, release_a) = task(&serial, &log, "a");
-    let (mut b, _release_b) = task(&serial, &log, "b");
-    let (mut c, release_c) = task(&serial, &log, "c");
-    for t in [&mut a, &mut b, &mut c] {
-        assert!(poll(t).is_pending());
-    }
+    let [(mut a, release_a), (b, _release_b), (mut c, release_c)] = three(&serial, &log);
     release_a.send(()).unwrap();
     assert_eq!(poll(&mut a), Poll::Ready(Ok(())));
     drop(a); // hands the turn to b
