@@ -24,10 +24,10 @@
 // The in-memory reference stores nothing durably and is shown only as a ceiling.
 // Where one turnkeep append's time goes: bench/append-breakdown.mjs.
 // Environment: BENCH_APPENDS, BENCH_ROUNDS, BENCH_BATCH_BYTES.
-import { spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
-import { ROOT, removeDir, startWorker, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { removeDir, startWorker, tempDir } from '../tests/streams-conformance/harness.mjs';
+import { startReference } from './reference-server.mjs';
 import { startWorker as startMiniflare } from '../tests/workerd/harness.mjs';
 import { message, timedAppends } from './appends.mjs';
 import { cpuMs } from './proc-cpu.mjs';
@@ -42,31 +42,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
  * single request and the figure measures the linger timer, not the server.
  */
 const PRODUCER = { epoch: 0, maxBatchBytes: Number(process.env.BENCH_BATCH_BYTES ?? 4096), lingerMs: 1, maxInFlight: 5 };
-
-/** Starts the reference server in a child process; resolves with its URL and a stop(). */
-async function startReference(dataDir) {
-  const script = `
-    import { DurableStreamTestServer } from '@durable-streams/server';
-    const server = new DurableStreamTestServer({ host: '127.0.0.1', port: 0, longPollTimeout: 3000,
-      ${dataDir ? `dataDir: ${JSON.stringify(dataDir)},` : ''} });
-    console.log('URL ' + await server.start());
-    process.on('SIGTERM', async () => { await server.stop(); process.exit(0); });`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /URL (\S+)/.exec(out);
-      if (m) resolve(m[1].replace(/\/$/, ''));
-    });
-    child.once('exit', () => reject(new Error(`reference server exited: ${out}`)));
-  });
-  return { baseUrl: url, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await exited; } };
-}
 
 async function createStream(baseUrl, name) {
   return DurableStream.create({ url: `${baseUrl}/v1/stream/${name}`, contentType: 'application/json' });

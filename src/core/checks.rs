@@ -139,7 +139,23 @@ pub fn format_iso_millis(epoch_ms: i64) -> String {
     let (h, rest) = (ms_of_day / 3_600_000, ms_of_day % 3_600_000);
     let (min, rest) = (rest / 60_000, rest % 60_000);
     let (s, ms) = (rest / 1000, rest % 1000);
-    format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{ms:03}Z")
+    // Digits written by hand: `format!` with widths cost more than the rest of a snapshot's
+    // envelope, and every line of a turn carries one of these.
+    let mut out = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut n: i64| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0, 4, y);
+    put(5, 2, m);
+    put(8, 2, d);
+    put(11, 2, h);
+    put(14, 2, min);
+    put(17, 2, s);
+    put(20, 3, ms);
+    String::from_utf8(out.to_vec()).expect("ASCII digits and separators")
 }
 
 /// The epoch milliseconds of a `createdAt` ([`is_iso_millis_utc`]); `None` for anything else

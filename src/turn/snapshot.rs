@@ -13,7 +13,7 @@ use crate::core::checks::format_iso_millis_at;
 use crate::core::protocol::encode::write_json;
 use crate::core::protocol::{
     encode_turn_event_line, write_snapshot_line, BoundaryError, Envelope, EventBody, Lineage,
-    SnapshotParts, SnapshotPayload, TurnDiagnostic, TurnEvent, TurnStatus, Usage,
+    Message, SnapshotParts, SnapshotPayload, TurnDiagnostic, TurnEvent, TurnStatus, Usage,
 };
 use crate::core::sequence::{CursorTooLarge, TurnSequencer};
 use crate::core::session::Confirmation;
@@ -131,16 +131,37 @@ struct EncodedMessages {
     ends: Vec<usize>,
     /// The controller revision they were encoded at (`None`: never).
     revision: Option<u64>,
+    /// The last message as encoded, for growing it in place (see [`Growing`]).
+    growing: Option<Growing>,
+}
+
+/// The last encoded message, kept so that a line whose only change is text appended to that
+/// message's content (a model streaming) escapes the appended text alone: the bytes up to the
+/// end of the escaped content stay, the new text is escaped after them, and the bytes after the
+/// content (status, createdAt, …, unchanged) follow again. JSON string escaping works character
+/// by character, so escaping the parts is escaping the whole (`tests/snapshot_lines.rs` checks
+/// the lines byte for byte against whole encodings).
+#[derive(Debug)]
+struct Growing {
+    message: Message,
+    /// Where the escaped content ends in `bytes` (its closing quote).
+    content_end: usize,
+    /// From the content's closing quote to the end of the message.
+    tail: Vec<u8>,
 }
 
 impl EncodedMessages {
     /// Brings the bytes up to the controller's messages, encoding only those that changed since
-    /// the last update. Returns (encoded, reused).
+    /// the last update. Returns (encoded, reused); a message grown in place counts as encoded.
     fn update(&mut self, controller: &ChatController) -> (u64, u64) {
         let messages = &controller.state().messages;
         let keep = controller
             .first_changed_since(self.revision)
             .min(self.ends.len());
+        self.revision = Some(controller.revision());
+        if keep + 1 == messages.len() && keep + 1 == self.ends.len() && self.grow(&messages[keep]) {
+            return (1, keep as u64);
+        }
         self.ends.truncate(keep);
         self.bytes.truncate(self.ends.last().copied().unwrap_or(0));
         for message in &messages[keep..] {
@@ -150,8 +171,73 @@ impl EncodedMessages {
             write_json(&mut self.bytes, message);
             self.ends.push(self.bytes.len());
         }
-        self.revision = Some(controller.revision());
+        self.growing = match messages.last() {
+            Some(last) if keep < messages.len() => self.locate_content(last),
+            _ => None,
+        };
         ((messages.len() - keep) as u64, keep as u64)
+    }
+
+    /// Appends to the last message's escaped content when `now` is that message with text
+    /// appended and nothing else changed; false (nothing touched) otherwise.
+    fn grow(&mut self, now: &Message) -> bool {
+        let Some(growing) = &mut self.growing else {
+            return false;
+        };
+        let before = &growing.message;
+        let only_appended = now.content.len() >= before.content.len()
+            && now.content.starts_with(before.content.as_str())
+            && now.id == before.id
+            && now.role == before.role
+            && now.status == before.status
+            && now.created_at == before.created_at
+            && now.parts == before.parts
+            && now.tool_calls == before.tool_calls
+            && now.tool_call_id == before.tool_call_id
+            && now.metadata == before.metadata;
+        if !only_appended {
+            return false;
+        }
+        let appended = &now.content[before.content.len()..];
+        self.bytes.truncate(growing.content_end);
+        // `"…"` written and its quotes dropped: the escaped text alone.
+        let at = self.bytes.len();
+        write_json(&mut self.bytes, appended);
+        self.bytes.remove(at);
+        self.bytes.pop();
+        growing.content_end = self.bytes.len();
+        self.bytes.extend_from_slice(&growing.tail);
+        if let Some(end) = self.ends.last_mut() {
+            *end = self.bytes.len();
+        }
+        growing.message.content.push_str(appended);
+        true
+    }
+
+    /// Where `last` (just written at the end of `bytes`) has its escaped content. Keys come in
+    /// the canonical order (`id`, `role`, `content`, …) and an escaped id holds no bare `"`, so
+    /// the first `,"content":"` is the key; the content ends at its first unescaped `"`.
+    fn locate_content(&self, last: &Message) -> Option<Growing> {
+        const KEY: &[u8] = b",\"content\":\"";
+        let start = match self.ends.len() {
+            0 | 1 => 0,
+            n => self.ends[n - 2] + 1,
+        };
+        let message = &self.bytes[start..];
+        let content_start = message.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+        let mut i = content_start;
+        while i < message.len() {
+            match message[i] {
+                b'\\' => i += 2,
+                b'"' => break,
+                _ => i += 1,
+            }
+        }
+        (i < message.len()).then(|| Growing {
+            message: last.clone(),
+            content_end: start + i,
+            tail: message[i..].to_vec(),
+        })
     }
 }
 

@@ -1,9 +1,11 @@
 // What a turn does NOT cost (issue 14), counted rather than timed: the server builds a snapshot
 // line only when a reader asks for one (states offered vs lines built, with a reader that stops
-// asking), and a finished turn leaves no timer behind (its 30 s deadline is cleared when it ends,
-// not when it fires). Timing is in bench/turn.mjs; no assertion here reads a clock.
+// asking), a finished turn leaves no timer behind (its 30 s deadline is cleared when it ends,
+// not when it fires), and turns leave nothing behind in wasm memory. Timing is in bench/turn.mjs; no assertion here reads a clock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 import * as pkg from '../../js/node.mjs';
 import * as glue from '../../pkg/turnkeep.js';
@@ -100,4 +102,45 @@ test('the control case: a running turn holds exactly its deadline timer, until i
   await storage.released('t1');
   await macrotask();
   assert.equal(timers() - before, 0, 'stopped: its deadline is gone with it');
+});
+
+test('a thousand turns leave nothing behind in wasm memory (a budget timer once kept 4 closures a turn)', async () => {
+  // Each cleanup budget raced its step against a timer awaited through a Promise; the timer was
+  // cleared, the promise never settled, and its two `then` closures and their Rust state stayed
+  // alive in a cycle: ~190 KiB of wasm memory (3 pages) and ~1.5 MB of JS heap per 1,000 turns.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  const wasmBytes = () => glue.initSync().memory.buffer.byteLength;
+  const rows = new Map(); // JS-side storage: what the sessions keep is the host's, not wasm's
+  const storage = {
+    load: async (id) => rows.get(id),
+    async save(snapshot, expected) {
+      const stored = rows.get(snapshot.sessionId);
+      if ((expected ?? undefined) !== stored?.cursor) return false;
+      rows.set(snapshot.sessionId, snapshot);
+      return true;
+    },
+  };
+  const { handler } = demoSetup(pkg, { storage, memory: { load: async () => [], save: async () => {} } });
+  let n = 0;
+  const turns = async (count) => {
+    for (let i = 0; i < count; i++) {
+      const response = await handler(chatRequest(submitEvent({ sessionId: `m${n++}`, turnId: 't1', input: 'hello' })));
+      const reader = response.body.getReader();
+      while (!(await reader.read()).done);
+      // A server's requests arrive on I/O events: JS finalizers (which free what wasm-bindgen
+      // callbacks held) run between them, never inside a chain of microtasks.
+      if (i % 50 === 49) await macrotask();
+    }
+    rows.clear();
+    for (let i = 0; i < 3; i++) {
+      gc();
+      await macrotask();
+    }
+  };
+  await turns(1_000); // the allocator's high-water mark settles (a page or two)
+  const before = wasmBytes();
+  await turns(1_000);
+  const grownKiB = (wasmBytes() - before) / 1024;
+  assert.ok(grownKiB <= 128, `wasm memory grew ${grownKiB} KiB over 1,000 turns`);
 });

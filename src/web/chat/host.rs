@@ -32,19 +32,19 @@ impl HostClock {
 
     /// A fresh SafeId from the host, or a counter-based one if the host's id is unusable.
     pub fn new_id(&self) -> String {
-        let from_host = match &self.create_id {
+        let id = match &self.create_id {
             Some(create) => create
                 .call0(&JsValue::UNDEFINED)
                 .ok()
-                .and_then(|v| v.as_string()),
+                .and_then(|v| v.as_string())
+                .filter(|id| crate::core::checks::is_safe_id(id)),
+            // A UUID is a SafeId by construction (hex digits and dashes).
             None => random_uuid(),
         };
-        from_host
-            .filter(|id| crate::core::checks::is_safe_id(id))
-            .unwrap_or_else(|| {
-                self.counter.set(self.counter.get() + 1);
-                format!("id-{}-{}", self.now_ms(), self.counter.get())
-            })
+        id.unwrap_or_else(|| {
+            self.counter.set(self.counter.get() + 1);
+            format!("id-{}-{}", self.now_ms(), self.counter.get())
+        })
     }
 }
 

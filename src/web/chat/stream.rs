@@ -38,6 +38,20 @@ struct Inner<T> {
     on_cancel: Option<Box<dyn FnOnce()>>,
 }
 
+impl<T> Inner<T> {
+    /// The stream is over (closed or cancelled): the encoder and what it captured (the turn,
+    /// its buffers), and the cancel callback (a weak handle on the turn, which keeps the turn's
+    /// allocation), are handed back to be dropped now (or, for the callback, run). The `pull` and `cancel` callbacks belong
+    /// to JS and live until it collects the stream, and this state with them; without this a
+    /// turn's state stayed in wasm memory until then (a host that answers turns back to back
+    /// without yielding to its event loop grew by a turn's state per turn).
+    fn retire(&mut self) -> (Encoder<T>, Option<Box<dyn FnOnce()>>) {
+        self.trailer = None;
+        let encode = std::mem::replace(&mut self.encode, Box::new(|_, _| None));
+        (encode, self.on_cancel.take())
+    }
+}
+
 /// The writer's handle to the stream.
 pub struct PullStream<T> {
     inner: Rc<RefCell<Inner<T>>>,
@@ -64,12 +78,12 @@ impl<T: 'static> PullStream<T> {
         });
         let cancel_inner = inner.clone();
         let cancel = Closure::<dyn FnMut(JsValue)>::new(move |_reason: JsValue| {
-            let callback = {
+            let (_encode, callback) = {
                 let mut inner = cancel_inner.borrow_mut();
                 inner.cancelled = true;
                 inner.wanted = None;
                 inner.slot.close_with(None);
-                inner.on_cancel.take()
+                inner.retire()
             };
             if let Some(callback) = callback {
                 callback();
@@ -132,7 +146,9 @@ fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &Controller) -> bool {
         Take::Closed => match state.trailer.take() {
             Some(item) => (item, true),
             None => {
+                let retired = state.retire();
                 drop(guard);
+                drop(retired);
                 // A controller closed or errored meanwhile throws; nothing is left to do then.
                 let _ = controller.close();
                 return true;

@@ -64,6 +64,7 @@ impl ModelAdapter for JsModel {
             Ok(Box::new(JsModelStream {
                 abort,
                 iterator,
+                next: None,
                 done: false,
                 finished: false,
             }) as Box<dyn ModelStream>)
@@ -74,6 +75,8 @@ impl ModelAdapter for JsModel {
 struct JsModelStream {
     abort: AbortOnDrop,
     iterator: JsValue,
+    /// The iterator's `next`, read once (as `for await` reads it once per loop).
+    next: Option<Function>,
     /// No more `next()` calls: the iterator ended, failed, finished or was aborted.
     done: bool,
     /// A finish chunk was handed out.
@@ -104,7 +107,10 @@ impl ModelStream for JsModelStream {
             if self.done {
                 return None;
             }
-            let Some(next) = get_fn(&self.iterator, "next") else {
+            if self.next.is_none() {
+                self.next = get_fn(&self.iterator, "next");
+            }
+            let Some(next) = &self.next else {
                 return self.fail(PortError::new("the model's iterator has no next()"));
             };
             let result = match resolve(next.call0(&self.iterator)).await {
@@ -123,9 +129,13 @@ impl ModelStream for JsModelStream {
                     usage: None,
                 }));
             }
-            let chunk = to_json(&get(&result, "value"))
-                .map_err(|_| "it has no JSON form".to_string())
-                .and_then(|v| chunk_from_value(&v));
+            let value = get(&result, "value");
+            let chunk = match text_chunk(&value) {
+                Some(text) => Ok(text),
+                None => to_json(&value)
+                    .map_err(|_| "it has no JSON form".to_string())
+                    .and_then(|v| chunk_from_value(&v)),
+            };
             match chunk {
                 Ok(chunk) => {
                     if matches!(chunk, ModelChunk::Finish { .. }) {
@@ -154,6 +164,16 @@ impl Drop for JsModelStream {
             self.close(false);
         }
     }
+}
+
+/// A `{ type: 'text', text }` chunk read by its two fields, without a trip through JSON text:
+/// a model yields one per token. Any other chunk (or a text chunk whose `text` is not a
+/// string, for its diagnostic) goes through [`chunk_from_value`].
+fn text_chunk(value: &JsValue) -> Option<ModelChunk> {
+    if get(value, "type") != crate::web::js::key("text") {
+        return None;
+    }
+    get(value, "text").as_string().map(ModelChunk::Text)
 }
 
 /// `value[Symbol.asyncIterator]()`, else `value[Symbol.iterator]()`.
