@@ -2,6 +2,7 @@
 //! order, the bound on waiting tasks (`limits::STREAM_EXCLUSIVE_WAITING_MAX`, one more refused at
 //! once), and callers that go away while they wait — before their turn, or after it was handed
 //! to them but before they ran (the queue once stayed busy forever then).
+#![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use std::cell::RefCell;
 use std::future::Future;
