@@ -2,7 +2,7 @@
 // retriever over the shipped docs corpus (1 and 3 sources per query) and a whole
 // createAskServiceHandler request around it (stub generator, so the handler's own cost shows).
 // Run after `npm run build`: node bench/ask.mjs
-import { createAskServiceHandler, createLocalRetriever } from '../js/node.mjs';
+import { createAskServiceHandler, createLocalRetriever } from '../js/ask/node.mjs';
 import { docsCorpus } from '../scripts/docs-corpus.mjs';
 
 const docs = docsCorpus();

@@ -6,8 +6,8 @@
 // Then the per-pane work of the demo page: feed a chunk, get the markup (through a whole
 // snapshot, or straight from the projection as the page does).
 // Run after `npm run build`: node bench/connection.mjs
-import { ChatConnectionCore } from '../pkg/turnkeep.js';
-import { ChatProjection, renderChatMessages } from '../js/node.mjs';
+import { ChatConnectionCore } from '../pkg-client/turnkeep.js';
+import { ChatProjection, renderChatMessages } from '../js/client/node.mjs';
 
 const APPENDS = 2_000;
 const offset = (n) => `0000000000000000_${String(n).padStart(16, '0')}`;

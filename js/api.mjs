@@ -1,5 +1,7 @@
-// The public JS surface, shared by every entry point (node, browser, edge-light, workerd).
-// Each entry point instantiates the wasm module its own way, then re-exports this module.
+// `turnkeep`: the chat server's JS surface (pkg/, feature `server`), shared by every entry point
+// (node, browser, edge-light, workerd). Each entry point instantiates the wasm module its own
+// way, then re-exports this module. The browser client is `turnkeep/client`; the Ask service and
+// the MCP sandbox are `turnkeep/ask` and `turnkeep/sandbox`, each with its own wasm.
 // The functions call into wasm lazily, so importing them before instantiation is safe.
 
 // The turn and session protocol, with AgentsKit Chat's signatures and result shapes.
@@ -48,19 +50,9 @@ export {
 } from '../pkg/turnkeep.js';
 export { ChatProducerError } from './errors.mjs';
 
-// The live connection (one SSE read per connection, shared by its readers; rules in Rust), and
-// the chat-stream proxy a browser reads its session's stream through (Rust).
-export { createChatConnection, ChatConnectionError } from './connection.mjs';
+// The chat-stream proxy a browser reads its session's stream through (Rust); the browser's side
+// (createChatConnection) is `turnkeep/client`.
 export { createChatStreamProxy } from '../pkg/turnkeep.js';
-
-// The Ask service (cited retrieval, AgentsKit-compatible), its built-in BM25 retriever, and
-// the MCP ui:// sandbox (Rust, over Web Request/Response).
-export {
-  createAskServiceHandler,
-  createLocalRetriever,
-  LocalRetriever,
-  createMcpSandboxHandler,
-} from '../pkg/turnkeep.js';
 
 // Chat definitions and model descriptors (plain JS, checked at definition time).
 export { defineChat, createDemoModel, createOpenAICompatibleModel } from './chat.mjs';

@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# Builds the two wasm modules and their JS glue (wasm-bindgen --target web):
+# Builds the wasm modules and their JS glue (wasm-bindgen --target web), one per npm entry plus
+# the demo Worker's, each with --no-default-features and its surface's Cargo features
+# (src/web/mod.rs lists what each feature exports):
 #
-#   pkg/         the npm package's build: no Cargo features. No Cloudflare code (no `worker`
-#                crate), no test hooks; it is what every `import 'turnkeep'` loads (node, browser,
-#                edge-light, workerd).
-#   pkg-worker/  the demo Worker's build: features `cloudflare` — the Worker entry and the two
-#                Durable Objects in Rust (src/cloudflare, workers-rs), instantiated by
-#                js/cloudflare/worker.mjs — and `test-hooks` (the `__...ForTest` exports tests/js
-#                drives the adapters through). Not shipped on npm.
+#   pkg/          `turnkeep`: feature `server` (the chat handler, durable chat, the protocol, the
+#                 projection). No Cloudflare code (no `worker` crate), no test hooks.
+#   pkg-client/   `turnkeep/client`: feature `client` (the live connection, the protocol, the
+#                 projection): what a page loads.
+#   pkg-ask/      `turnkeep/ask`: feature `ask` (the Ask service, the BM25 retriever).
+#   pkg-sandbox/  `turnkeep/sandbox`: feature `sandbox` (the MCP ui:// sandbox).
+#   pkg-worker/   the demo Worker's build: features `cloudflare` — the Worker entry and the two
+#                 Durable Objects in Rust (src/cloudflare, workers-rs), instantiated by
+#                 js/cloudflare/worker.mjs — and `test-hooks` (the `__...ForTest` exports tests/js
+#                 drives the adapters through). Not shipped on npm.
 #
-# Why two builds rather than one wasm behind two entries: an entry cannot drop code from a
-# shared .wasm (`npm run size` prints both). Why wasm-bindgen plus a thin entry rather than
+# Why one build per entry rather than one wasm behind several entries: an entry cannot drop code
+# from a shared .wasm (`npm run size` prints each). Why wasm-bindgen plus a thin entry rather than
 # worker-build (see ARCHITECTURE.md, "The Worker build"): worker-build exports every
 # wasm-bindgen class of the module as a Durable Object under its Rust name, and the npm build
 # already has a class named `ChatSession`; its entry cannot make the objects RPC-capable; and it
 # needs a second CLI (~10 min cold install) to do what these lines do.
 #
-# Each build has its own cargo target dir, so switching features never invalidates the other.
+# Each build has its own cargo target dir: cargo names the cdylib without a feature hash, so
+# builds with other features in the same dir would overwrite (and recompile) each other.
 # Each skips wasm-bindgen when its cargo artifact is unchanged since the last run.
 # No wasm-opt: measured on this crate, binaryen 132 (-Os/-Oz/-O3) cuts the raw module ~10% but
 # makes the gzip size ~1% larger, and gzip is what Workers and browsers pay for.
@@ -35,10 +41,9 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 # build_one OUT_DIR TARGET_DIR PROFILE FEATURES
 build_one() {
   local out="$1" dir="$2" profile="$3" features="$4"
-  local feature_args=()
-  [ -z "$features" ] || feature_args=(--features "$features")
-  CARGO_TARGET_DIR="$dir" cargo build --profile "$profile" --target wasm32-unknown-unknown --lib "${feature_args[@]}" \
-    || die "cargo build for wasm32 (${features:-no features}) failed."
+  CARGO_TARGET_DIR="$dir" cargo build --profile "$profile" --target wasm32-unknown-unknown --lib \
+    --no-default-features --features "$features" \
+    || die "cargo build for wasm32 (features $features) failed."
 
   local src="$dir/wasm32-unknown-unknown/$profile/turnkeep.wasm"
   local stamp="$out/.built-from"
@@ -55,7 +60,7 @@ build_one() {
     || die "wasm-bindgen failed for $out/."
   drop_default_wasm_url "$out/turnkeep.js"
   echo "$fingerprint" > "$stamp"
-  say "built $out/ ($(stat -c %s "$out/turnkeep_bg.wasm") bytes of wasm, features: ${features:-none})"
+  say "built $out/ ($(stat -c %s "$out/turnkeep_bg.wasm") bytes of wasm, features: $features)"
 }
 
 # The generated `init()` falls back to `new URL('turnkeep_bg.wasm', import.meta.url)` when called
@@ -72,9 +77,15 @@ drop_default_wasm_url() {
   ! grep -q "import.meta.url" "$glue" || die "$glue still refers to import.meta.url."
 }
 
-build_one pkg "$target_dir" release ""
+# All with profile `release` (opt-level "s"): "z" is smaller and measured slower for each npm
+# build (README, "Sizes: one wasm per entry").
+build_one pkg "$target_dir" release server
+build_one pkg-client "$target_dir/client" release client
+build_one pkg-ask "$target_dir/ask" release ask
+build_one pkg-sandbox "$target_dir/sandbox" release sandbox
 # Profile `worker` (Cargo.toml): opt-level "z", measured smaller for the same CPU.
 build_one pkg-worker "$target_dir/worker" worker "cloudflare,test-hooks"
-# The demo Worker's static assets (wrangler.toml [assets]): the npm package's browser entry with
-# pkg/, and the demo page's script, so the page runs the same projection and connection rules.
+# The demo Worker's static assets (wrangler.toml [assets]): the npm package's browser client
+# (js/client/, pkg-client/), and the demo page's script, so the page runs the same projection
+# and connection rules.
 node scripts/demo-assets.mjs || die "scripts/demo-assets.mjs failed."

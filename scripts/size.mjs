@@ -1,7 +1,7 @@
 // `npm run size`: what each entry of the package costs a user, raw and gzip (level 9), as a
 // bundler ships it: the entry's JS bundled and minified by esbuild with that entry's export
-// conditions, plus the .wasm it loads. The demo Worker (pkg-worker/, not on npm) is listed last
-// for comparison. Run scripts/build.sh first.
+// conditions, plus the .wasm it loads (one row per entry; `turnkeep` once per runtime). The demo
+// Worker (pkg-worker/, not on npm) is listed last for comparison. Run scripts/build.sh first.
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
@@ -20,12 +20,16 @@ function resolveExport(target, conditions) {
   throw new Error(`no export matches ${conditions.join(', ')}`);
 }
 
-const PACKAGE_WASM = 'pkg/turnkeep_bg.wasm';
+// Each entry loads its own wasm build (scripts/build.sh): the chat server, the browser client,
+// the Ask service and the MCP sandbox are separate modules, so an import pays only for its own.
 const ENTRIES = [
-  { name: "'turnkeep' (workerd)", conditions: ['workerd', 'worker', 'browser'], wasm: PACKAGE_WASM },
-  { name: "'turnkeep' (edge-light)", conditions: ['edge-light', 'browser'], wasm: PACKAGE_WASM },
-  { name: "'turnkeep' (node)", conditions: ['node'], platform: 'node', wasm: PACKAGE_WASM },
-  { name: "'turnkeep' (browser)", conditions: ['browser'], wasm: PACKAGE_WASM },
+  { name: "'turnkeep' (workerd)", conditions: ['workerd', 'worker', 'browser'], wasm: 'pkg/turnkeep_bg.wasm' },
+  { name: "'turnkeep' (edge-light)", conditions: ['edge-light', 'browser'], wasm: 'pkg/turnkeep_bg.wasm' },
+  { name: "'turnkeep' (node)", conditions: ['node'], platform: 'node', wasm: 'pkg/turnkeep_bg.wasm' },
+  { name: "'turnkeep' (browser)", conditions: ['browser'], wasm: 'pkg/turnkeep_bg.wasm' },
+  { name: "'turnkeep/client' (browser)", subpath: './client', conditions: ['browser'], wasm: 'pkg-client/turnkeep_bg.wasm' },
+  { name: "'turnkeep/ask' (workerd)", subpath: './ask', conditions: ['workerd', 'worker', 'browser'], wasm: 'pkg-ask/turnkeep_bg.wasm' },
+  { name: "'turnkeep/sandbox' (workerd)", subpath: './sandbox', conditions: ['workerd', 'worker', 'browser'], wasm: 'pkg-sandbox/turnkeep_bg.wasm' },
   { name: "'turnkeep/testing/session-storage-conformance'", subpath: './testing/session-storage-conformance', conditions: [] },
   { name: 'demo Worker (pkg-worker/, not on npm)', file: 'js/cloudflare/worker.mjs', conditions: ['workerd'], wasm: 'pkg-worker/turnkeep_bg.wasm' },
 ];

@@ -35,7 +35,7 @@ use crate::turn::external::read_projection;
 use crate::turn::race::join;
 use crate::web::convert::from_json;
 use crate::web::http::{bare_response, respond as http_respond};
-use crate::web::projection::resolve_snapshot;
+use crate::web::resolve::resolve_snapshot;
 
 /// The demo chat page's template: one self-contained HTML file (no framework, no build step),
 /// filled by `page::render_page`; its script is the static asset `/demo/page.mjs`.

@@ -63,6 +63,41 @@ pub trait LogStore {
     }
 }
 
+/// A boxed store is a store: the wasm shell keeps its stores (memory, JS item stores) behind one
+/// `StoreLog<Box<dyn LogStore>>`, so the log's code is compiled once, not once per store type
+/// (measured: ~5 kB less wasm).
+impl LogStore for Box<dyn LogStore> {
+    fn head<'a>(
+        &'a self,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<LogHead>, PortError>> {
+        (**self).head(cancel)
+    }
+
+    fn commit<'a>(
+        &'a self,
+        expected_version: Option<u64>,
+        items: &'a [String],
+        next: &'a LogHead,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
+        (**self).commit(expected_version, items, next, cancel)
+    }
+
+    fn items<'a>(
+        &'a self,
+        from: u64,
+        limit: usize,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Vec<String>, PortError>> {
+        (**self).items(from, limit, cancel)
+    }
+
+    fn changed<'a>(&'a self, version: u64) -> Option<LocalFuture<'a, ()>> {
+        (**self).changed(version)
+    }
+}
+
 /// A `SessionLog` over a [`LogStore`].
 pub struct StoreLog<S> {
     store: S,

@@ -1,27 +1,18 @@
 //! The one projection, exported (design §2): `projectChatSnapshot(chunks)`, the incremental
-//! `ChatProjection` class for live clients, and `resolveChatSnapshot({ target })`, which reads a
-//! session log from its start and projects it — the seed for server rendering, paired with the
-//! offset a live reader continues from. Server and browser run this same compiled reducer.
+//! `ChatProjection` class for live clients, and the markup of render parts. Server and browser
+//! run this same compiled reducer (every wasm build has it); `resolveChatSnapshot`, which reads
+//! a session log, is the server's (`super::resolve`).
 
-use std::rc::Rc;
-
-use js_sys::{Array, Object, Promise};
+use js_sys::{Array, Object};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
 use crate::core::projection::html::{render_conversation_html, render_messages_html};
 use crate::core::projection::{render_parts, Projection};
 use crate::core::protocol::messages_to_value;
-use crate::ports::log::SessionLog;
-use crate::turn::external::read_projection;
-use crate::web::adapters::host::token_of;
-use crate::web::adapters::http_log::HttpLog;
-use crate::web::adapters::session_log::log_error_to_js;
-use crate::web::adapters::JsSessionLog;
 use crate::web::convert::{from_json, js_error, to_json};
-use crate::web::js::{get, get_fn, set};
+use crate::web::js::{get, set};
 
 /// `{ messages, renderParts, nativeMessages, confirmations, activeRunId }` of a projection
 /// (`activeRunId`: the run started and not ended, `null` when none).
@@ -168,56 +159,6 @@ impl ChatProjectionHandle {
     pub fn chunk_count(&self) -> f64 {
         self.inner.chunk_count() as f64
     }
-}
-
-/// `resolveChatSnapshot({ target })` → Promise of `{ messages, renderParts, nativeMessages,
-/// confirmations, activeRunId, offset }`. `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
-/// the options of one (`{ url, headers?, fetch? }`). `offset` is `null` for an empty log; pass it
-/// to the live connection so seed and live continue one log.
-#[wasm_bindgen(js_name = resolveChatSnapshot)]
-pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
-    let target = get(&options, "target");
-    let target = if target.is_undefined() {
-        options.clone()
-    } else {
-        target
-    };
-    let log: Rc<dyn SessionLog> = if get_fn(&target, "read").is_some() {
-        Rc::new(
-            JsSessionLog::from_js(&target)
-                .map_err(|m| js_error(&format!("resolveChatSnapshot: {m}")))?,
-        )
-    } else {
-        Rc::new(
-            HttpLog::from_js(&target)
-                .map_err(|m| js_error(&format!("resolveChatSnapshot: {m}")))?,
-        )
-    };
-    let cancel = token_of(&get(&options, "signal"));
-    Ok(future_to_promise(async move {
-        resolve_snapshot(log, crate::ports::CancelToken::clone(&cancel))
-            .await
-            .map(JsValue::from)
-    }))
-}
-
-/// Reads `log` from its start and projects it: `{ messages, renderParts, nativeMessages,
-/// confirmations, activeRunId, offset }` (what `resolveChatSnapshot` resolves to; the demo
-/// Worker's session view too).
-pub(crate) async fn resolve_snapshot(
-    log: Rc<dyn SessionLog>,
-    cancel: crate::ports::CancelToken,
-) -> Result<js_sys::Object, JsValue> {
-    let (projection, offset) = read_projection(log.as_ref(), &cancel)
-        .await
-        .map_err(|e| log_error_to_js(&e))?;
-    let out = snapshot_of(&projection);
-    set(
-        &out,
-        "offset",
-        offset.as_deref().map_or(JsValue::NULL, JsValue::from_str),
-    );
-    Ok(out)
 }
 
 fn parts_of(render_parts: &JsValue) -> Result<Vec<Value>, JsValue> {

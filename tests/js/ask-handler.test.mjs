@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { createAskServiceHandler, createDemoModel, createLocalRetriever, createOpenAICompatibleModel } from '../../js/node.mjs';
+import { createAskServiceHandler, createDemoModel, createLocalRetriever, createOpenAICompatibleModel } from '../../js/ask/node.mjs';
 import { startOpenAIFixtureServer } from '../support/openai-fixture-server.mjs';
 import { docsCorpus } from '../../scripts/docs-corpus.mjs';
 

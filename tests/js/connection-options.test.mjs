@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ChatProjection, createChatConnection, projectChatSnapshot, renderChatHtml, renderChatMessages } from '../../js/node.mjs';
+import { ChatProjection, createChatConnection, projectChatSnapshot, renderChatHtml, renderChatMessages } from '../../js/client/node.mjs';
 
 test('bad connection options throw at once, naming the option', () => {
   const cases = [

@@ -9,14 +9,14 @@ import { createServer } from 'node:http';
 import { once } from 'node:events';
 
 import {
-  createAskServiceHandler,
   createChatHandler,
-  createMcpSandboxHandler,
   createMemoryChatMemory,
   createMemorySessionStorage,
   defineChat,
   createDemoModel,
 } from '../../js/node.mjs';
+import { createAskServiceHandler } from '../../js/ask/node.mjs';
+import { createMcpSandboxHandler } from '../../js/sandbox/node.mjs';
 import { toNodeHandler } from '../../js/node-bridge.mjs';
 import { corpus, runCorpus } from '../support/hostile.mjs';
 

@@ -19,7 +19,10 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
 
   const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', dir, ...quiet], { cwd: root }));
   const files = packed[0].files.map((f) => f.path);
-  for (const needed of ['package.json', 'README.md', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/edge-light.mjs', 'js/protocol.mjs', 'js/index.d.ts', 'js/testing/session-storage-conformance.mjs', 'js/testing/session-log-conformance.mjs', 'js/errors.mjs', 'js/redis.mjs', 'js/redis.d.ts', 'js/postgres.mjs', 'js/postgres.d.ts', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm']) {
+  for (const needed of ['package.json', 'README.md', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/edge-light.mjs', 'js/protocol.mjs', 'js/index.d.ts', 'js/testing/session-storage-conformance.mjs', 'js/testing/session-log-conformance.mjs', 'js/errors.mjs', 'js/redis.mjs', 'js/redis.d.ts', 'js/postgres.mjs', 'js/postgres.d.ts', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm',
+    'js/client.d.ts', 'js/client/node.mjs', 'js/client/browser.mjs', 'js/client/workerd.mjs', 'js/client/edge-light.mjs', 'js/client/connection.mjs', 'pkg-client/turnkeep.js', 'pkg-client/turnkeep_bg.wasm',
+    'js/ask.d.ts', 'js/ask/node.mjs', 'js/ask/workerd.mjs', 'pkg-ask/turnkeep.js', 'pkg-ask/turnkeep_bg.wasm',
+    'js/sandbox.d.ts', 'js/sandbox/node.mjs', 'js/sandbox/workerd.mjs', 'pkg-sandbox/turnkeep.js', 'pkg-sandbox/turnkeep_bg.wasm']) {
     assert.ok(files.includes(needed), `tarball lacks ${needed}: ${files.join(', ')}`);
   }
   assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('target/')), 'tarball must not carry Rust sources or build output');
@@ -31,6 +34,16 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
     assert.ok(!glue.includes(name), `the npm glue exports ${name}`);
   }
   assert.ok(!glue.includes('import.meta.url'), 'the glue must not point bundlers at a second copy of the wasm');
+  // One wasm per entry: the chat server's module carries neither the browser client, the Ask
+  // service nor the sandbox, and each of those carries no chat handler.
+  for (const name of ['ChatConnectionCore', 'createAskServiceHandler', 'createMcpSandboxHandler']) {
+    assert.ok(!glue.includes(name), `the chat server's glue (pkg/) exports ${name}`);
+  }
+  for (const dir of ['pkg-client', 'pkg-ask', 'pkg-sandbox']) {
+    const other = readFileSync(join(root, dir, 'turnkeep.js'), 'utf8');
+    assert.ok(!other.includes('createChatHandler'), `${dir}/ exports createChatHandler`);
+    assert.ok(!other.includes('import.meta.url'), `${dir}/turnkeep.js points bundlers at a second copy of the wasm`);
+  }
 
   const project = join(dir, 'app');
   execFileSync('mkdir', ['-p', project]);
@@ -44,6 +57,21 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
   const report = JSON.parse(out);
   assert.deepEqual(report.failures, [], `round trip through the installed package failed:\n${out}`);
   assert.ok(report.checks > 0);
+
+  // turnkeep/client, turnkeep/ask and turnkeep/sandbox load their own wasm and work.
+  writeFileSync(join(project, 'client.mjs'), readFileSync(new URL('./fixtures/client-roundtrip.mjs', import.meta.url)));
+  const clientOut = execFileSync(process.execPath, ['client.mjs'], { cwd: project, encoding: 'utf8' });
+  const clientReport = JSON.parse(clientOut);
+  assert.deepEqual(clientReport.failures, [], `turnkeep/client from the installed package failed:\n${clientOut}`);
+  assert.ok(clientReport.checks > 0);
+  writeFileSync(join(project, 'services.mjs'), SERVICES_SCRIPT);
+  const services = JSON.parse(execFileSync(process.execPath, ['services.mjs'], { cwd: project, encoding: 'utf8' }));
+  assert.deepEqual(services, {
+    ask: ['LocalRetriever', 'createAskServiceHandler', 'createDemoModel', 'createLocalRetriever', 'createOpenAICompatibleModel', 'toNodeHandler'],
+    askBadOptions: 'ASK_INTERNAL',
+    sandbox: ['createMcpSandboxHandler', 'toNodeHandler'],
+    sandboxServed: [200, true],
+  });
 
   // The storage subpaths resolve from the installed package and reject a client they cannot use.
   writeFileSync(join(project, 'stores.mjs'), STORES_SCRIPT);
@@ -61,6 +89,20 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
     badClient: ['SERVER_INVALID_CONFIG', 'SERVER_INVALID_CONFIG'],
   });
 });
+
+const SERVICES_SCRIPT = `
+import * as ask from 'turnkeep/ask';
+import * as sandbox from 'turnkeep/sandbox';
+const code = (fn) => { try { fn(); return 'no error'; } catch (e) { return e.code; } };
+const handler = sandbox.createMcpSandboxHandler({ resolveResource: (uri) => (uri === 'ui://a/b' ? '<p>hi</p>' : null), themes: { default: {} } });
+const served = await handler(new Request('https://app.example/sandbox?uri=' + encodeURIComponent('ui://a/b')));
+console.log(JSON.stringify({
+  ask: Object.keys(ask).sort(),
+  askBadOptions: code(() => ask.createAskServiceHandler({})),
+  sandbox: Object.keys(sandbox).sort(),
+  sandboxServed: [served.status, (await served.text()).includes('<p>hi</p>')],
+}));
+`;
 
 const STORES_SCRIPT = `
 import * as redis from 'turnkeep/redis';

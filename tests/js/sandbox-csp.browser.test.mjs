@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 
-import { createMcpSandboxHandler, toNodeHandler } from '../../js/node.mjs';
+import { createMcpSandboxHandler, toNodeHandler } from '../../js/sandbox/node.mjs';
 import { launchChromium } from '../support/chromium.mjs';
 
 /** A node:http server on 127.0.0.1; `requests` lists the paths it was asked for. */

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { createMcpSandboxHandler } from '../../js/node.mjs';
+import { createMcpSandboxHandler } from '../../js/sandbox/node.mjs';
 
 const THEMES = {
   default: { '--ns-color-surface': '#ffffff', '--not-ns-token': 'ignored' },

@@ -9,11 +9,15 @@ import { fileURLToPath } from 'node:url';
 
 const dts = readFileSync(new URL('../../js/index.d.ts', import.meta.url), 'utf8');
 
-/** Names of value declarations (`export function|class|const|let|var NAME`). */
+/** Names of value declarations (`export function|class|const|let|var NAME`), and of values
+ * re-exported from another declaration file (`export { a, b } from './index.js'`). */
 function declaredValues(source) {
   const names = new Set();
   for (const m of source.matchAll(/^export\s+(?:declare\s+)?(?:function|class|const|let|var)\s+([A-Za-z_$][\w$]*)/gm)) {
     names.add(m[1]);
+  }
+  for (const m of source.matchAll(/^export\s*\{([^}]*)\}\s*from/gm)) {
+    for (const name of m[1].split(',').map((n) => n.trim()).filter(Boolean)) names.add(name);
   }
   return names;
 }
@@ -44,7 +48,13 @@ test('index.d.ts type-checks with typical usage under tsc --strict', () => {
   assert.equal(run.status, 0, `tsc reported:\n${run.stdout}${run.stderr}`);
 });
 
-for (const [entry, types] of [['redis.mjs', 'redis.d.ts'], ['postgres.mjs', 'postgres.d.ts']]) {
+for (const [entry, types] of [
+  ['redis.mjs', 'redis.d.ts'],
+  ['postgres.mjs', 'postgres.d.ts'],
+  ['client/node.mjs', 'client.d.ts'],
+  ['ask/node.mjs', 'ask.d.ts'],
+  ['sandbox/node.mjs', 'sandbox.d.ts'],
+]) {
   test(`${types} matches the runtime exports of js/${entry}`, async () => {
     const runtime = new Set(Object.keys(await import(`../../js/${entry}`)));
     const declared = declaredValues(readFileSync(new URL(`../../js/${types}`, import.meta.url), 'utf8'));

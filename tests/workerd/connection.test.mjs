@@ -8,7 +8,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest } from 'node:http';
 
-import { ChatConnectionError, createChatConnection, projectChatSnapshot, resolveChatSnapshot } from '../../js/node.mjs';
+import { ChatConnectionError, createChatConnection, projectChatSnapshot } from '../../js/client/node.mjs';
+import { resolveChatSnapshot } from '../../js/node.mjs';
 import { postTurn, removeDir, startWorker, tempDir } from './harness.mjs';
 
 const TOKEN = 'connection-test-token';

@@ -14,7 +14,7 @@
 //   `.tool-confirmation` slot, from the confirmations the pane's projection shows (the seed's,
 //   then the stream's); a decision posts `client.confirmation.resolve`, and the continuation
 //   reaches every tab through the stream.
-import { ChatProjection, createChatConnection, createTurnSnapshotCursor } from '/turnkeep/js/browser.mjs';
+import { ChatProjection, createChatConnection, createTurnSnapshotCursor } from '/turnkeep/js/client/browser.mjs';
 
 const $ = (id) => document.getElementById(id);
 const seed = JSON.parse($('seed').textContent);

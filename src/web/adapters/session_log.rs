@@ -22,7 +22,7 @@ use super::host::{port_error, required_method, signal_of, token_of};
 use super::log_store::JsLogStore;
 use crate::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
 use crate::ports::{CancelToken, LocalFuture, PortError};
-use crate::storage::{MemoryLogStore, StoreLog};
+use crate::storage::{LogStore, MemoryLogStore, StoreLog};
 use crate::web::convert::{from_json, js_error, to_json};
 use crate::web::js::{get, resolve, set};
 
@@ -260,14 +260,14 @@ fn producer_from_js(value: &JsValue) -> Result<Option<ProducerStamp>, String> {
 /// `createMemorySessionLog()`: an in-memory session log (**not durable**; tests and demos).
 #[wasm_bindgen(js_name = MemorySessionLog)]
 pub struct MemorySessionLogHandle {
-    log: Rc<StoreLog<MemoryLogStore>>,
+    log: Rc<StoreLog<Box<dyn LogStore>>>,
 }
 
 #[wasm_bindgen(js_name = createMemorySessionLog)]
 pub fn create_memory_session_log() -> MemorySessionLogHandle {
     MemorySessionLogHandle {
         log: Rc::new(StoreLog::new(
-            MemoryLogStore::new(),
+            Box::new(MemoryLogStore::new()),
             Rc::new(super::host::HostSleep),
         )),
     }
@@ -289,7 +289,7 @@ impl MemorySessionLogHandle {
 /// decided in Rust with the same producer fencing as the other logs.
 #[wasm_bindgen(js_name = StoreSessionLog)]
 pub struct StoreSessionLogHandle {
-    log: Rc<StoreLog<JsLogStore>>,
+    log: Rc<StoreLog<Box<dyn LogStore>>>,
 }
 
 #[wasm_bindgen(js_name = createStoreSessionLog)]
@@ -297,7 +297,10 @@ pub fn create_store_session_log(options: JsValue) -> Result<StoreSessionLogHandl
     let store = JsLogStore::from_js(&get(&options, "store"))
         .map_err(|m| js_error(&format!("createStoreSessionLog: {m}")))?;
     Ok(StoreSessionLogHandle {
-        log: Rc::new(StoreLog::new(store, Rc::new(super::host::HostSleep))),
+        log: Rc::new(StoreLog::new(
+            Box::new(store),
+            Rc::new(super::host::HostSleep),
+        )),
     })
 }
 

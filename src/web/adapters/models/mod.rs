@@ -20,11 +20,14 @@ mod openai;
 
 pub use crate::turn::DemoModel;
 pub use agentskit::AgentsKitAdapter;
+// For the Ask service's generators (feature `ask`).
+#[cfg(feature = "ask")]
 pub(crate) use custom::iterator_of;
 pub use custom::JsModel;
 pub use demo::demo_model_from_descriptor;
 pub use descriptor::{DEMO_KIND, OPENAI_COMPATIBLE_KIND};
 pub use openai::OpenAiModel;
+#[cfg(feature = "ask")]
 pub(crate) use openai::{call_quietly, swallow_rejection};
 
 use wasm_bindgen::prelude::*;

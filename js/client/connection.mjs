@@ -3,7 +3,7 @@
 // long to wait before reading again) is decided in Rust (`ChatConnectionCore`, see
 // src/core/connection/machine.rs); this file performs what it decides: fetches, timers, and one
 // queue per logical reader.
-import { ChatConnectionCore, createTurnSnapshotCursor } from '../pkg/turnkeep.js';
+import { ChatConnectionCore, createTurnSnapshotCursor } from '../../pkg-client/turnkeep.js';
 
 /** The error a reader, `send` or `stopTurn` rejects with: a versioned diagnostic. */
 export class ChatConnectionError extends Error {

@@ -1,0 +1,101 @@
+// Types of `turnkeep/client`: the browser client (the live connection, the one projection and
+// its markup, the turn protocol). The shared types are `turnkeep`'s (index.d.ts).
+import type { ChatSnapshot, TurnDiagnostic, TurnSnapshotEvent } from './index.js';
+
+export {
+  version,
+  decodeTurnEvent,
+  encodeTurnEvent,
+  createTurnSnapshotCursor,
+  createSnapshotEvent,
+  snapshotMessages,
+  decodeComponentFrame,
+  isComponentFrameCandidate,
+  createSelectionEvent,
+  createInteractionEvent,
+  createAssistantContentEncoder,
+  decodeAssistantContent,
+  isAssistantContentCandidate,
+  TURN_PROTOCOL,
+  TURN_PROTOCOL_VERSION,
+  SESSION_PROTOCOL,
+  SESSION_PROTOCOL_VERSION,
+  COMPONENT_PROTOCOL,
+  COMPONENT_PROTOCOL_VERSION,
+  ASSISTANT_CONTENT_PROTOCOL,
+  ASSISTANT_CONTENT_PROTOCOL_VERSION,
+  ASSISTANT_CONTENT_PREFIX,
+  ASSISTANT_CONTENT_MAX_BYTES,
+  ASSISTANT_CONTENT_MAX_RECORDS,
+  projectChatSnapshot,
+  ChatProjection,
+  renderChatHtml,
+  renderChatMessages,
+} from './index.js';
+export type * from './index.js';
+
+// ---- The live connection ----
+
+/** A versioned diagnostic, with the HTTP status when a server refused. */
+export interface ConnectionDiagnostic extends TurnDiagnostic {
+  status?: number;
+}
+
+/** What a reader, `send` or `stopTurn` rejects with. */
+export class ChatConnectionError extends Error {
+  readonly name: 'ChatConnectionError';
+  readonly code: string;
+  readonly retryable: boolean;
+  readonly status?: number;
+  readonly diagnostic: ConnectionDiagnostic;
+}
+
+export interface ChatConnectionTarget {
+  /** The session stream: a Durable Streams SSE endpoint (e.g. a chat-stream proxy route). Relative in a page. */
+  url: string;
+  /** The chat endpoint `send` and `stopTurn` post to (with `sessionId`). */
+  chatUrl?: string;
+  sessionId?: string;
+  /** Sent with every request (e.g. the app's own Authorization). */
+  headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+}
+
+export interface ChatConnectionOptions {
+  target: string | ChatConnectionTarget;
+  /** The messages the client holds already (a seed's `messages`): the replay state's start. */
+  initialMessages?: unknown[];
+  /** Read after this offset (a seed's `offset`): the suffix only. Absent: the whole log, then live. */
+  initialOffset?: string;
+  /** The run still going when the seed was taken (a seed's `activeRunId`). */
+  initialRunId?: string;
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+export interface ChatConnection {
+  /**
+   * A logical reader: the chunks delivered from now on, each once and in order, until `signal`
+   * fires, the loop stops, `dispose()` is called or the stream is closed. All readers share one
+   * SSE read. Ends with a `ChatConnectionError` when the stream refuses or stays unreachable.
+   */
+  subscribe(signal?: AbortSignal): AsyncIterable<unknown>;
+  /**
+   * Submits a turn (`client.turn.submit`): `messages` is the input text, or messages whose last
+   * user message is it. Resolves when the turn's answer ends, with its last snapshot.
+   */
+  send(
+    messages: string | unknown[],
+    options?: { signal?: AbortSignal; turnId?: string; onSnapshot?: (event: TurnSnapshotEvent) => void },
+  ): Promise<{ turnId: string; snapshot?: TurnSnapshotEvent }>;
+  /** Asks the server to stop the running turn `turnId` (`client.turn.stop`), from any client. */
+  stopTurn(turnId: string, options?: { signal?: AbortSignal }): Promise<{ version: 1; turnId: string; state: 'stopping' | 'ended'; outcome?: string }>;
+  /** The replay state (initial messages and every chunk delivered, projected) and the cursor. */
+  snapshot(): ChatSnapshot & { offset: string | null };
+  /** The transport cursor: where the next read starts (null at the start). */
+  readonly offset: string | null;
+  /** One idempotent teardown: ends every reader, the read and any send in flight. */
+  close(): void;
+  stop(): void;
+  dispose(): void;
+}
+
+export function createChatConnection(options: ChatConnectionOptions): ChatConnection;

@@ -1,0 +1,28 @@
+// `turnkeep/client`: what a page needs to show a durable chat (pkg-client/, feature `client`):
+// the live connection, the one projection and its markup, the turn protocol. No chat handler,
+// stores or logs: those are the server's (`turnkeep`). The functions call into wasm lazily, so
+// importing them before instantiation is safe.
+
+// The turn protocol, with AgentsKit Chat's signatures and result shapes (as in `turnkeep`).
+export {
+  version,
+  decodeTurnEvent,
+  encodeTurnEvent,
+  createTurnSnapshotCursor,
+  createSnapshotEvent,
+  snapshotMessages,
+  decodeComponentFrame,
+  isComponentFrameCandidate,
+  createSelectionEvent,
+  createInteractionEvent,
+  createAssistantContentEncoder,
+  decodeAssistantContent,
+  isAssistantContentCandidate,
+} from '../../pkg-client/turnkeep.js';
+export * from '../protocol.mjs';
+
+// The one projection and its markup, the same reducer the server publishes with.
+export { projectChatSnapshot, ChatProjection, renderChatHtml, renderChatMessages } from '../../pkg-client/turnkeep.js';
+
+// The live connection (one SSE read per connection, shared by its readers; rules in Rust).
+export { createChatConnection, ChatConnectionError } from './connection.mjs';

@@ -1,0 +1,8 @@
+// `turnkeep/client` in edge runtimes (Next.js edge routes): a precompiled module from
+// another realm, so the async init (see js/edge-light.mjs).
+import wasmModule from '../../pkg-client/turnkeep_bg.wasm?module';
+import init from '../../pkg-client/turnkeep.js';
+
+await init({ module_or_path: wasmModule });
+
+export * from './api.mjs';
