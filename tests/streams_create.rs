@@ -1,6 +1,7 @@
 //! One PUT end to end: header checks, idempotent re-create, forks and initial data.
 #![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
+use turnkeep::core::limits::STREAM_FORK_DEPTH_MAX;
 use turnkeep::core::streams::create::{
     decide_create, parse_create_headers, CreateDecision, CreateHeaders, CreateRequest, InitialData,
     Source, StreamConfig, Target,
@@ -242,6 +243,7 @@ fn idempotent_recreate() {
         forked_from: None,
         fork_offset: None,
         fork_sub_offset: 0,
+        fork_depth: 0,
     };
     let open = Target::Live {
         config: &existing,
@@ -369,6 +371,7 @@ fn forks() {
         content_type: "text/plain",
         expiry: &source_expiry,
         tail: tail(),
+        fork_depth: 0,
     };
     let fork = |offset: Option<&'static str>| CreateRequest {
         forked_from: Some("/v1/stream/src"),
@@ -391,6 +394,7 @@ fn forks() {
     assert_eq!(config.expiry, source_expiry, "inherits the source TTL");
     assert_eq!(config.requested_expiry, Expiry::Never);
     assert_eq!(config.fork_offset, Some(tail()));
+    assert_eq!(config.fork_depth, 1, "a fork of a plain stream is one deep");
     let (_, start, _, _) = created(check(
         "at zero",
         fork(Some("0000000000000000_0000000000000000")),
@@ -513,4 +517,49 @@ fn forks() {
         (409, Some("streams.v1.stream_exists")),
     );
     let _: CreateHeaders = h;
+}
+
+/// A fork is one deeper than its source; a source already `STREAM_FORK_DEPTH_MAX` deep cannot be
+/// forked (400 `streams.v1.fork_too_deep`), one level less still can.
+#[test]
+fn fork_chains_are_bounded_in_depth() {
+    let expiry = Expiry::Never;
+    let source = |fork_depth: u32| Source::Live {
+        content_type: "text/plain",
+        expiry: &expiry,
+        tail: tail(),
+        fork_depth,
+    };
+    let fork = CreateRequest {
+        forked_from: Some("/v1/stream/src"),
+        ..CreateRequest::default()
+    };
+    let cases: &[(u32, (u16, Option<&str>), Option<u32>)] = &[
+        (0, (201, None), Some(1)),
+        (
+            STREAM_FORK_DEPTH_MAX - 1,
+            (201, None),
+            Some(STREAM_FORK_DEPTH_MAX),
+        ),
+        (
+            STREAM_FORK_DEPTH_MAX,
+            (400, Some("streams.v1.fork_too_deep")),
+            None,
+        ),
+        (u32::MAX, (400, Some("streams.v1.fork_too_deep")), None),
+    ];
+    for (depth, expected, new_depth) in cases {
+        let name = format!("source {depth} deep");
+        let decision = check(
+            &name,
+            fork.clone(),
+            Target::Free,
+            source(*depth),
+            b"",
+            *expected,
+        );
+        if let Some(new_depth) = new_depth {
+            assert_eq!(created(decision).0.fork_depth, *new_depth, "{name}");
+        }
+    }
 }

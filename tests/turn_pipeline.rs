@@ -384,6 +384,16 @@ fn a_turn_that_outlived_its_lease_takes_it_back_when_nobody_claimed_and_loses_no
         if with_log {
             // The publisher stopped at the lapse, so the log is behind: the next claim re-syncs it.
             assert_eq!(recorded, Some(TurnOutcome::Indeterminate));
+            let faults = session.faults.0.borrow();
+            assert!(
+                faults
+                    .iter()
+                    .any(|f| f.stage == turnkeep::turn::Stage::SessionLog
+                        && f.error.message.contains("lease lapsed")),
+                "the operator is told why the turn is indeterminate: {:?}",
+                faults.iter().map(|f| &f.error.message).collect::<Vec<_>>()
+            );
+            drop(faults);
             let next = start(&session, true, 0, "t2", "again").unwrap();
             assert!(next.claim().resync);
             finish_with(&session, &next, async {});

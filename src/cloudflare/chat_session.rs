@@ -16,6 +16,8 @@ use super::store::ChatSessionStore;
 #[durable_object(fetch)]
 pub struct ChatSessionObject {
     store: ChatSessionStore,
+    #[cfg(feature = "test-hooks")]
+    _live: super::test_holds::LiveObject,
 }
 
 impl DurableObject for ChatSessionObject {
@@ -24,7 +26,11 @@ impl DurableObject for ChatSessionObject {
         // no request can work around, so it fails loudly here.
         let store =
             ChatSessionStore::open(&state.storage()).unwrap_or_else(|e| wasm_bindgen::throw_val(e));
-        Self { store }
+        Self {
+            store,
+            #[cfg(feature = "test-hooks")]
+            _live: super::test_holds::LiveObject::new(super::test_holds::ObjectKind::ChatSession),
+        }
     }
 
     /// Everything goes over RPC; a plain fetch is a mistake of the caller.

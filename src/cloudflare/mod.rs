@@ -42,6 +42,6 @@ mod sql;
 #[cfg(target_arch = "wasm32")]
 mod store;
 #[cfg(all(target_arch = "wasm32", feature = "test-hooks"))]
-mod test_holds;
+pub(crate) mod test_holds;
 #[cfg(target_arch = "wasm32")]
 mod wait;

@@ -18,8 +18,10 @@
 //! cleanup budgets) still runs, so a hold that waits longer than those budgets is overtaken by
 //! them; the crash test kills well within them.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 use wasm_bindgen::JsCast;
@@ -163,11 +165,87 @@ impl ChatMemory for HoldingMemory {
     }
 }
 
-/// `{ wasmMemoryBytes }`: the size of this isolate's wasm linear memory (where every Rust
-/// allocation of the Worker and of the objects it hosts lives; it grows, never shrinks, so it
-/// is the high-water mark of the heap).
+/// `{ wasmMemoryBytes, heapLiveBytes, liveObjects }`: the size of this isolate's wasm linear memory (where
+/// every Rust allocation of the Worker and of the objects it hosts lives; it grows, never
+/// shrinks, so it is the high-water mark of the heap), the heap's live bytes, and how many Durable Object instances of
+/// each class this isolate holds now (built and not yet dropped: the runtime drops an evicted
+/// object once its JS wrapper is collected) — what tells memory kept per session from memory
+/// kept per turn.
 pub fn memory_report() -> String {
     let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
     let bytes = js_sys::ArrayBuffer::from(memory.buffer()).byte_length();
-    serde_json::json!({ "wasmMemoryBytes": bytes }).to_string()
+    let live = |kind: ObjectKind| LIVE.with(|l| l[kind as usize].get());
+    serde_json::json!({
+        "wasmMemoryBytes": bytes,
+        "heapLiveBytes": HEAP_LIVE_BYTES.load(Ordering::Relaxed),
+        "liveObjects": {
+            "chatSession": live(ObjectKind::ChatSession),
+            "sessionStream": live(ObjectKind::SessionStream),
+        },
+    })
+    .to_string()
+}
+
+/// Bytes allocated and not yet freed by the Rust heap of this isolate (the Worker and every
+/// object it hosts), counted by the test-hooks build's allocator: unlike the linear memory's
+/// size, it goes down when memory is freed, so it tells memory kept from memory once needed.
+static HEAP_LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// The system allocator, counting live bytes (test-hooks builds only; the npm build has none).
+struct CountingAllocator;
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+// SAFETY: every call is passed unchanged to `System`, which upholds the `GlobalAlloc` contract;
+// the counter only observes the sizes.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let ptr = System.alloc(layout);
+        if !ptr.is_null() {
+            HEAP_LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        HEAP_LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let moved = System.realloc(ptr, layout, new_size);
+        if !moved.is_null() {
+            HEAP_LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+            HEAP_LIVE_BYTES.fetch_add(new_size, Ordering::Relaxed);
+        }
+        moved
+    }
+}
+
+/// The Durable Object classes counted by [`LiveObject`].
+#[derive(Clone, Copy)]
+pub enum ObjectKind {
+    ChatSession = 0,
+    SessionStream = 1,
+}
+
+thread_local! {
+    static LIVE: [Cell<u64>; 2] = const { [Cell::new(0), Cell::new(0)] };
+}
+
+/// Held by each Durable Object instance: counts it live from construction to drop.
+pub struct LiveObject(ObjectKind);
+
+impl LiveObject {
+    pub fn new(kind: ObjectKind) -> Self {
+        LIVE.with(|l| l[kind as usize].set(l[kind as usize].get() + 1));
+        Self(kind)
+    }
+}
+
+impl Drop for LiveObject {
+    fn drop(&mut self) {
+        LIVE.with(|l| l[self.0 as usize].set(l[self.0 as usize].get().saturating_sub(1)));
+    }
 }

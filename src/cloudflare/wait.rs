@@ -1,10 +1,8 @@
 //! The event-loop pieces the Durable Objects' shells perform decisions with: waiters woken when
-//! a stream changes, bounded by a timer and the client's abort signal; a queue that runs a
-//! stream's PUT and DELETE one at a time; and the clock.
+//! a stream changes, bounded by a timer and the client's abort signal, and the clock. (The queue
+//! that runs a stream's PUT and DELETE one at a time is host-independent: `crate::turn::serial`.)
 
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
-use std::future::Future;
+use std::cell::RefCell;
 use std::time::Duration;
 
 use futures_channel::oneshot;
@@ -58,48 +56,5 @@ impl Waiters {
             }
         };
         matches!(race(receiver, stop).await, Either::Left(Ok(())))
-    }
-}
-
-/// Runs tasks one at a time, in arrival order (a fork PUT awaits other objects midway, and no
-/// other PUT or DELETE of the stream may interleave).
-#[derive(Default)]
-pub struct Serial {
-    busy: Cell<bool>,
-    queue: RefCell<VecDeque<oneshot::Sender<()>>>,
-}
-
-impl Serial {
-    pub async fn run<F: Future>(&self, task: F) -> F::Output {
-        if self.busy.replace(true) {
-            let (sender, receiver) = oneshot::channel();
-            self.queue.borrow_mut().push_back(sender);
-            // Handed over by the task before (its guard keeps `busy` set).
-            let _ = receiver.await;
-        }
-        let _turn = Turn(self);
-        task.await
-    }
-}
-
-/// Passes the turn to the next queued task (one whose caller is still waiting), or frees it.
-struct Turn<'a>(&'a Serial);
-
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
-        loop {
-            let next = self.0.queue.borrow_mut().pop_front();
-            match next {
-                Some(sender) => {
-                    if sender.send(()).is_ok() {
-                        return;
-                    }
-                }
-                None => {
-                    self.0.busy.set(false);
-                    return;
-                }
-            }
-        }
     }
 }

@@ -257,6 +257,7 @@ pub mod streams {
     pub const FORK_OFFSET_WITHOUT_SOURCE: Row = row(Streams, 400, "streams.v1.fork_offset_without_source", "a fork offset needs Stream-Forked-From", false);
     pub const FORK_SOURCE_MISSING: Row = row(Streams, 404, "streams.v1.fork_source_missing", "the fork source does not exist", false);
     pub const FORK_SOURCE_DELETED: Row = row(Streams, 409, "streams.v1.fork_source_deleted", "the fork source was deleted", false);
+    pub const FORK_TOO_DEEP: Row = row(Streams, 400, "streams.v1.fork_too_deep", "the fork source is itself a fork as many levels deep as a stream may be", false);
     // Producers.
     pub const PRODUCER_HEADERS_PARTIAL: Row = row(Streams, 400, "streams.v1.producer_headers_partial", "Producer-Id, Producer-Epoch and Producer-Seq must be given together or not at all", false);
     pub const PRODUCER_ID_EMPTY: Row = row(Streams, 400, "streams.v1.producer_id_empty", "Producer-Id must not be empty", false);
@@ -269,6 +270,10 @@ pub mod streams {
     pub const PRODUCER_SEQUENCE_GAP: Row = row(Streams, 409, "streams.v1.producer_sequence_gap", "Producer-Seq skips ahead of the next expected sequence", true);
     // Waiting readers.
     pub const READERS_BUSY: Row = row(Streams, 429, "streams.v1.readers_busy", "this stream has as many waiting readers as it serves; retry later", true);
+    // Slow bodies.
+    pub const BODY_TIMEOUT: Row = row(Streams, 408, "streams.v1.body_timeout", "the request body did not arrive in time", true);
+    // Waiting creates and deletes.
+    pub const WRITERS_BUSY: Row = row(Streams, 429, "streams.v1.writers_busy", "this stream has as many waiting creates and deletes as it serves; retry later", true);
 }
 
 /// Every row, grouped by surface. `tests/diagnostics_registry.rs` checks that it holds every
@@ -305,11 +310,12 @@ pub const ALL: &[Row] = &[
     streams::OFFSET_BEYOND_TAIL, streams::OFFSET_EXHAUSTED, streams::OFFSET_REQUIRED,
     streams::FORK_SUB_OFFSET_INVALID, streams::FORK_SUB_OFFSET_BEYOND,
     streams::FORK_OFFSET_WITHOUT_SOURCE, streams::FORK_SOURCE_MISSING,
-    streams::FORK_SOURCE_DELETED,
+    streams::FORK_SOURCE_DELETED, streams::FORK_TOO_DEEP,
     streams::PRODUCER_HEADERS_PARTIAL, streams::PRODUCER_ID_EMPTY, streams::PRODUCER_ID_TOO_LONG,
     streams::PRODUCER_EPOCH_INVALID, streams::PRODUCER_SEQ_INVALID, streams::PRODUCER_TABLE_FULL,
     streams::PRODUCER_STALE_EPOCH, streams::PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO,
-    streams::PRODUCER_SEQUENCE_GAP, streams::READERS_BUSY,
+    streams::PRODUCER_SEQUENCE_GAP, streams::READERS_BUSY, streams::WRITERS_BUSY,
+    streams::BODY_TIMEOUT,
 ];
 
 /// The row of `code` on `surface` (the first, for Ask codes that cover several statuses).

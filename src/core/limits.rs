@@ -160,12 +160,27 @@ pub const STREAM_NAME_BYTES_MAX: usize = 512;
 pub const STREAM_LONG_POLL_WAITERS_MAX: usize = 1_024;
 /// SSE responses of one stream open at once; one more is answered 429 `streams.v1.readers_busy`.
 pub const STREAM_SSE_CONNECTIONS_MAX: usize = 256;
-/// Seconds a client told `streams.v1.readers_busy` waits before trying again (`Retry-After`).
+/// Seconds a client told `streams.v1.readers_busy` (or `writers_busy`) waits before trying
+/// again (`Retry-After`).
 pub const STREAM_READERS_BUSY_RETRY_AFTER_SECONDS: u32 = 1;
+/// How long a streams request's body (a create's or an append's) may take to arrive; past it the
+/// request is answered 408 `streams.v1.body_timeout`: a slow drip would otherwise hold its
+/// request (and its object's attention) for as long as the client keeps dripping.
+/// `STREAMS_BODY_MS` shortens it (tests), at most `STREAM_BODY_READ_MS_MAX`.
+pub const STREAM_BODY_READ_MS_DEFAULT: u64 = 10_000;
+pub const STREAM_BODY_READ_MS_MAX: u64 = 60_000;
+/// Creates and deletes (PUT, DELETE) of one stream waiting at once behind the one running (they
+/// run one at a time: a fork's PUT awaits other objects midway); one more is answered 429
+/// `streams.v1.writers_busy` with `Retry-After` (each waiter holds a request).
+pub const STREAM_EXCLUSIVE_WAITING_MAX: usize = 64;
 /// Hops of one fork-reference release up a chain of forks (each purged source releases its
 /// own source): the walk stops there and logs what it left (a reference left behind only keeps
 /// a deleted source reserved, 410, longer).
 pub const STREAM_FORK_RELEASE_HOPS_MAX: usize = 64;
+/// Forks in a chain above a new fork (a fork of a fork of … a stream): a PUT forking a source
+/// already this deep is answered 400 `streams.v1.fork_too_deep`. Equal to
+/// `STREAM_FORK_RELEASE_HOPS_MAX`, so that the release walk always reaches the chain's root.
+pub const STREAM_FORK_DEPTH_MAX: u32 = 64;
 /// How long the server holds a producer append that arrived ahead of its predecessors (a seq
 /// gap) before answering 409: pipelined batches (the client keeps 5 in flight) often arrive out
 /// of order by a millisecond or two.

@@ -34,6 +34,7 @@ pub mod race;
 pub mod reconcile;
 pub mod run;
 pub mod send;
+pub mod serial;
 pub mod snapshot;
 mod stop;
 pub mod stop_request;

@@ -183,6 +183,13 @@ impl Publisher {
                 }
             }
             SendEnd::Lapsed => {
+                // The turn ends `indeterminate` for it: the operator is told why.
+                self.faults.report(&Fault::new(
+                    Stage::SessionLog,
+                    crate::ports::PortError::new(
+                        "the turn's lease lapsed before the log took all its chunks: the rest were not sent (the next claim re-syncs the log)",
+                    ),
+                ));
                 self.stop.fire(Cause::LeaseLapsed);
                 PumpEnd::Lapsed
             }

@@ -249,7 +249,17 @@ pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
             Either::Left(end) => Some(end),
             Either::Right(()) => {
                 let budget = Budget::new(turn.ports.sleep.as_ref(), turn.limits.cleanup_budget_ms);
-                Some(budget.run(pump).await.unwrap_or(PumpEnd::TimedOut))
+                let end = budget.run(pump).await;
+                if end.is_none() {
+                    // The turn ends `indeterminate` for it: the operator is told why.
+                    let late = crate::ports::PortError::new(
+                        "the log did not take the turn's last chunks within the cleanup budget (the next claim re-syncs the log)",
+                    );
+                    turn.ports
+                        .faults
+                        .report(&Fault::new(Stage::SessionLog, late));
+                }
+                Some(end.unwrap_or(PumpEnd::TimedOut))
             }
         }
     };

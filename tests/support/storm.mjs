@@ -34,39 +34,84 @@ const TENANT = 'storm';
 const auth = { authorization: `Bearer ${TENANT}` };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function post(url, body, signal) {
-  return fetch(`${url}/api/chat`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body, signal });
+/**
+ * How often a request is sent again after its connection dropped before any answer. The local
+ * runtime drops a keep-alive connection whose next request waited behind a saturated event loop
+ * past its 5 s idle limit (kj's HTTP pipeline timeout; scripts/keep-alive-drop.mjs shows it
+ * alone): the request was never read. A browser resends a request whose reused connection closed
+ * before any response byte; so does the storm, with the same turn id (a submit is idempotent by
+ * turn id: a resent one that had run is refused as TURN_REPLAYED; a stop is idempotent).
+ * Behind `wrangler dev` the same drop, on its proxy's hop, arrives as its 503 "Your worker
+ * restarted mid-request" (`Retry-After: 0`), which asks for the same.
+ */
+const RESENDS_MAX = 2;
+const DROPPED = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
+const WRANGLER_DROP = 'Your worker restarted mid-request.';
+
+/** `fetch`, sent again (at most RESENDS_MAX times) when the connection dropped before an answer; `onResend(reason)` counts. */
+async function fetchResending(input, init, onResend = () => {}) {
+  for (let attempt = 0; ; attempt += 1) {
+    let reason;
+    try {
+      const response = await fetch(input, init);
+      if (response.status !== 503 || !(await response.clone().text()).startsWith(WRANGLER_DROP)) return response;
+      if (attempt >= RESENDS_MAX) return response;
+      await response.text();
+      reason = 'wrangler 503';
+    } catch (error) {
+      const code = error.cause?.code;
+      if (init.signal?.aborted || !DROPPED.has(code) || attempt >= RESENDS_MAX) throw error;
+      reason = code;
+    }
+    onResend(reason);
+  }
 }
 
-async function view(url, sessionId) {
-  const response = await fetch(`${url}/api/sessions/${sessionId}`, { headers: auth });
+function post(url, body, signal, onResend) {
+  return fetchResending(`${url}/api/chat`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body, signal }, onResend);
+}
+
+async function view(url, sessionId, onResend) {
+  const response = await fetchResending(`${url}/api/sessions/${sessionId}`, { headers: auth }, onResend);
   if (response.status !== 200) throw new Error(`GET session ${sessionId}: ${response.status}`);
   return response.json();
 }
 
-/** The resident memory of the workerd process under `groupPid` (kB: current and peak). */
+/**
+ * The resident memory (kB: current and peak) of the workerd process `groupPid`, or summed over
+ * the workerd processes in its process group (`wrangler dev` runs two: its proxy and the Worker's
+ * runtime); `processes` says how many were counted.
+ */
 export function workerdRss(groupPid) {
+  const total = { rssKb: 0, peakKb: 0, processes: 0 };
   for (const pid of readdirPids()) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) !== groupPid || !stat.includes('(workerd)')) continue;
+      if ((pid !== groupPid && Number(fields[2]) !== groupPid) || !stat.includes('(workerd)')) continue;
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       const kb = (key) => Number(status.match(new RegExp(`${key}:\\s+(\\d+)`))?.[1]);
-      return { rssKb: kb('VmRSS'), peakKb: kb('VmHWM') };
+      total.rssKb += kb('VmRSS');
+      total.peakKb += kb('VmHWM');
+      total.processes += 1;
     } catch {
       // gone meanwhile
     }
   }
-  return null;
+  return total.processes > 0 ? total : null;
 }
 
 function readdirPids() {
   return readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number);
 }
 
+/** The Worker isolate's `{ wasmMemoryBytes, heapLiveBytes, liveObjects: { chatSession, sessionStream } }` (the test hook). */
+export async function isolateMemory(url) {
+  return (await fetch(`${url}/__test/memory`)).json();
+}
+
 export async function wasmMemoryBytes(url) {
-  return (await (await fetch(`${url}/__test/memory`)).json()).wasmMemoryBytes;
+  return (await isolateMemory(url)).wasmMemoryBytes;
 }
 
 /** Reads an NDJSON body: `{ lines, firstLineAt }`; stops after `limit` lines (then cancels). */
@@ -88,8 +133,8 @@ async function read(response, limit = Infinity) {
         return { lines, firstLineAt, cancelled: true, last: null };
       }
     }
-  } catch {
-    return { lines, firstLineAt, aborted: true, last: null };
+  } catch (error) {
+    return { lines, firstLineAt, aborted: true, failure: error.cause?.code ?? error.message, last: null };
   }
   const all = text.trim().split('\n');
   return { lines, firstLineAt, last: JSON.parse(all.at(-1)) };
@@ -97,15 +142,20 @@ async function read(response, limit = Infinity) {
 
 /**
  * Runs the storm; resolves with its figures and `violations` (empty when everything held).
- * `dev` is a started `wrangler dev` (tests/support/wrangler-dev.mjs) with STORM_VARS.
+ * `dev` is a started `wrangler dev` (tests/support/wrangler-dev.mjs) with STORM_VARS; `ops` the
+ * kinds of turn to draw from (all of them unless a run isolates some).
  */
-export async function runStorm({ dev, seed, turns, sessions, log = () => {} }) {
+export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = () => {} }) {
   const random = rng(seed);
   const url = dev.url;
   const violations = [];
   const firstLineMs = [];
   const counts = Object.fromEntries([...OPS, 'busyRetries', 'doubleBothTaken', 'refused'].map((k) => [k, 0]));
-  const memory = { before: { wasmBytes: await wasmMemoryBytes(url), ...workerdRss(dev.pid) } };
+  /** Requests sent again after a dropped connection, by what dropped it. */
+  const resent = {};
+  const onResend = (reason) => { resent[reason] = (resent[reason] ?? 0) + 1; };
+  const isolate = async () => { const m = await isolateMemory(url); return { wasmBytes: m.wasmMemoryBytes, heapLiveBytes: m.heapLiveBytes, liveObjects: m.liveObjects }; };
+  const memory = { before: { ...(await isolate()), ...workerdRss(dev.pid) } };
   const state = Array.from({ length: sessions }, (_, i) => ({
     id: `storm${seed}-s${i}`, taken: new Set(), refused: new Set(), unknown: new Set(), lastEnd: 0,
   }));
@@ -120,26 +170,35 @@ export async function runStorm({ dev, seed, turns, sessions, log = () => {} }) {
   const submit = async (session, input, signal) => {
     const turnId = `st-${session.id}-${Math.floor(random.next() * 1e12).toString(36)}`;
     const started = performance.now();
+    let wasResent = false;
     try {
-      const response = await post(url, submitBody(session.id, input, turnId), signal);
+      const response = await post(url, submitBody(session.id, input, turnId), signal, (reason) => {
+        wasResent = true;
+        onResend(reason);
+      });
       if (response.status === 200) session.taken.add(turnId);
+      else if (response.status === 409 && wasResent) session.unknown.add(turnId); // the dropped send may have run it
       else if (response.status === 409) session.refused.add(turnId);
       else {
         violations.push(`${session.id}: a submit answered ${response.status} ${await response.text()}`);
         return { turnId, status: response.status, response: null, started };
       }
-      return { turnId, status: response.status, response, started };
-    } catch {
-      session.unknown.add(turnId); // aborted before the answer: taken or not, the session says
+      return { turnId, status: response.status, response, started, session };
+    } catch (error) {
+      session.unknown.add(turnId); // no answer: taken or not, the session says
+      // Only the storm's own aborts may end a submit without an answer.
+      if (!signal?.aborted) violations.push(`${session.id}: a submit failed (${error.cause?.code ?? error.message})`);
       return { turnId, status: 0, started };
     }
   };
-  const timeFirst = (result, reading) => {
+  /** Takes a reading's first-line time; a body that broke off is a violation unless the storm aborted it. */
+  const timeFirst = (result, reading, signal) => {
     if (reading.firstLineAt !== null) firstLineMs.push(reading.firstLineAt - result.started);
+    if (reading.aborted && !signal?.aborted) violations.push(`${result.session.id}: the answer to ${result.turnId} broke off (${reading.failure})`);
   };
 
   const one = async (session, n) => {
-    const op = random.pick(OPS);
+    const op = random.pick(ops);
     counts[op] += 1;
     const input = n % 4 === 3 ? '/tool cats' : `turn ${n} of ${session.id} ${'w '.repeat(random.int(5, 40))}`.trim();
     for (let attempt = 0; ; attempt += 1) {
@@ -159,12 +218,16 @@ export async function runStorm({ dev, seed, turns, sessions, log = () => {} }) {
             const reading = read(result.response);
             await sleep(random.int(0, 60));
             const stopEvent = { ...JSON.parse(submitBody(session.id, 'x', result.turnId)), event: 'client.turn.stop', payload: {} };
-            const answer = await post(url, JSON.stringify(stopEvent));
-            if (![200, 202].includes(answer.status)) violations.push(`${session.id}: stop answered ${answer.status}`);
-            await answer.text();
-            timeFirst(result, await reading);
+            try {
+              const answer = await post(url, JSON.stringify(stopEvent), undefined, onResend);
+              if (![200, 202].includes(answer.status)) violations.push(`${session.id}: stop answered ${answer.status}`);
+              await answer.text();
+            } catch (error) {
+              violations.push(`${session.id}: a stop failed (${error.cause?.code ?? error.message})`);
+            }
+            timeFirst(result, await reading, controller.signal);
           } else {
-            timeFirst(result, await read(result.response, op === 'cancel' ? random.int(1, 4) : Infinity));
+            timeFirst(result, await read(result.response, op === 'cancel' ? random.int(1, 4) : Infinity), controller.signal);
           }
           return;
         }
@@ -206,10 +269,10 @@ export async function runStorm({ dev, seed, turns, sessions, log = () => {} }) {
       await sleep(50);
     }
   }));
-  memory.after = { wasmBytes: await wasmMemoryBytes(url), ...workerdRss(dev.pid), sampledPeakKb: sampledPeak };
+  memory.after = { ...(await isolate()), ...workerdRss(dev.pid), sampledPeakKb: sampledPeak };
 
   for (const session of state) {
-    const v = await view(url, session.id);
+    const v = await view(url, session.id, onResend);
     const fail = (m) => violations.push(`${session.id}: ${m}`);
     const terminal = new Map(v.session.terminalTurns.map((t) => [t.turnId, t.outcome]));
     for (const id of session.taken) {
@@ -230,7 +293,7 @@ export async function runStorm({ dev, seed, turns, sessions, log = () => {} }) {
   const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
   freeAfterMs.sort((a, b) => a - b);
   return {
-    turns, sessions, stormMs, counts, violations, memory,
+    turns, sessions, stormMs, counts, resent, violations, memory,
     firstLine: { n: sorted.length, p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) },
     freeAfter: { maxMs: freeAfterMs.at(-1), p50Ms: freeAfterMs[Math.floor(freeAfterMs.length / 2)] },
     accepted: state.reduce((n, s) => n + s.taken.size, 0),

@@ -19,7 +19,8 @@ const TURNKEEP_OBJECTS = [['SESSION_STREAM', 'SessionStream'], ['CHAT_SESSION', 
 
 /**
  * Starts workerd serving `entry` (a path relative to ROOT, default the demo Worker) with the
- * bindings of wrangler.toml (or `objects`, and `compatibilityFlags`, when given). Resolves with
+ * bindings of wrangler.toml (or `objects`, and `compatibilityFlags`, when given; `verbose` logs
+ * every uncaught exception, as wrangler dev runs it). Resolves with
  * `{ baseUrl, pid, stop, kill }`; `kill()` is SIGKILL (no shutdown at all), `stop()` is SIGTERM.
  */
 export async function serveWorkerd(options) {
@@ -40,6 +41,7 @@ async function serveOnce({
   overrides = {},
   objects = TURNKEEP_OBJECTS,
   compatibilityFlags = ['enable_request_signal'],
+  verbose = false,
 }) {
   const modules = [];
   const seen = new Set();
@@ -83,7 +85,7 @@ const worker :Workerd.Worker = (
   const configDir = tempDir('turnkeep-workerd-');
   const configPath = join(configDir, 'config.capnp');
   writeFileSync(configPath, config);
-  const child = spawn(BINARY, ['serve', '--experimental', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(BINARY, ['serve', '--experimental', ...(verbose ? ['--verbose'] : []), configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout.on('data', (d) => { log += d; });
   child.stderr.on('data', (d) => { log += d; });

@@ -23,7 +23,7 @@ test('a storm of aborts, cancels, stops and double sends leaks no lease and lose
     const report = await runStorm({ dev, seed: 2, turns: 120, sessions: 12 });
     console.log(`# storm: ${report.accepted} accepted of ${report.turns} turns in ${Math.round(report.stormMs)} ms; ` +
       `first line p50 ${Math.round(report.firstLine.p50Ms)} ms, p99 ${Math.round(report.firstLine.p99Ms)} ms; ` +
-      `free after ${Math.round(report.freeAfter.maxMs)} ms at most; ${JSON.stringify(report.counts)}; memory ${JSON.stringify(report.memory)}`);
+      `free after ${Math.round(report.freeAfter.maxMs)} ms at most; ${JSON.stringify(report.counts)}; resent ${JSON.stringify(report.resent)}; memory ${JSON.stringify(report.memory)}`);
     assert.deepEqual(report.violations, []);
     assert.ok(report.freeAfter.maxMs < STORM_LEASE_MS, `a session stayed busy ${report.freeAfter.maxMs} ms`);
     for (const op of ['read', 'abort', 'cancel', 'stop', 'double']) assert.ok(report.counts[op] > 0, `no ${op} in the plan`);

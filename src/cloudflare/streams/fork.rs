@@ -30,7 +30,7 @@ use crate::core::streams::offset::Offset;
 
 impl SessionStreamCore {
     /// Source side: takes one fork reference if the stream is live and describes it:
-    /// `{state: "live" | "deleted" | "missing", contentType, expiry, tail}`.
+    /// `{state: "live" | "deleted" | "missing", contentType, expiry, tail, forkDepth}`.
     pub fn fork_acquire(&mut self, now_ms: f64) -> Result<JsValue, JsValue> {
         let out = Object::new();
         let state = self.state(now_ms.max(0.0) as u64)?;
@@ -41,6 +41,11 @@ impl SessionStreamCore {
                 let expiry = serde_json::to_string(&meta.expiry).unwrap_or_default();
                 set(&out, "expiry", expiry.into());
                 set(&out, "tail", JsValue::from_f64(meta.tail as f64));
+                set(
+                    &out,
+                    "forkDepth",
+                    JsValue::from_f64(f64::from(meta.fork_depth)),
+                );
                 self.store.save_meta()?;
                 "live"
             }
@@ -161,6 +166,7 @@ impl SessionStreamCore {
                 content_type: &content_type,
                 expiry: &expiry,
                 tail,
+                fork_depth: get_f64(source, "forkDepth") as u32,
             },
             Some("deleted") => Source::SoftDeleted,
             _ => Source::Missing,

@@ -27,15 +27,17 @@ use super::query::{query_all, with_offset};
 use super::reply::Reply;
 use super::route::Refusal;
 use super::timing::{
-    next_release_hop, AppendStep, GapRetry, LongPoll, ReadStep, Reader, ReaderCounts, SseSession,
-    SseStep, Waits, Written,
+    configured_ms, next_release_hop, AppendStep, GapRetry, LongPoll, ReadStep, Reader,
+    ReaderCounts, SseSession, SseStep, Waits, Written,
 };
 use crate::cloudflare::body::{read_limited, BodyError};
 use crate::cloudflare::env::{random_in, setting, stub};
 use crate::cloudflare::sql::Sql;
-use crate::cloudflare::wait::{now_ms, sleep_until, Serial, Waiters};
+use crate::cloudflare::wait::{now_ms, sleep_until, Waiters};
+use crate::core::diagnostics::streams::{BODY_TIMEOUT, READERS_BUSY, WRITERS_BUSY};
 use crate::core::limits;
 use crate::turn::race::{race, Either};
+use crate::turn::serial::{QueueFull, Serial};
 use crate::web::js::get;
 
 /// The binding of the `SessionStream` namespace (wrangler.toml).
@@ -44,6 +46,8 @@ pub const SESSION_STREAM_BINDING: &str = "SESSION_STREAM";
 #[durable_object(fetch)]
 pub struct SessionStreamObject {
     shell: Rc<Shell>,
+    #[cfg(feature = "test-hooks")]
+    _live: crate::cloudflare::test_holds::LiveObject,
 }
 
 impl DurableObject for SessionStreamObject {
@@ -54,6 +58,11 @@ impl DurableObject for SessionStreamObject {
             setting(&env, "STREAMS_LONG_POLL_MS").as_deref(),
             setting(&env, "STREAMS_SSE_MS").as_deref(),
         );
+        let body_ms = configured_ms(
+            setting(&env, "STREAMS_BODY_MS").as_deref(),
+            limits::STREAM_BODY_READ_MS_DEFAULT,
+            limits::STREAM_BODY_READ_MS_MAX,
+        );
         let sql = Sql::from_storage(&storage).unwrap_or_else(|m| wasm_bindgen::throw_str(&m));
         let shell = Shell {
             core: Rc::new(RefCell::new(core)),
@@ -63,18 +72,33 @@ impl DurableObject for SessionStreamObject {
             waits,
             waiters: Waiters::default(),
             readers: Rc::new(RefCell::new(ReaderCounts::default())),
-            exclusive: Serial::default(),
+            exclusive: Serial::new(limits::STREAM_EXCLUSIVE_WAITING_MAX),
+            body_ms,
         };
         Self {
             shell: Rc::new(shell),
+            #[cfg(feature = "test-hooks")]
+            _live: crate::cloudflare::test_holds::LiveObject::new(
+                crate::cloudflare::test_holds::ObjectKind::SessionStream,
+            ),
         }
     }
 
     async fn fetch(&self, req: worker::Request) -> worker::Result<worker::Response> {
         let request: Request = req.inner().to_owned();
         let answer = match request.method().as_str() {
-            "PUT" | "DELETE" => self.shell.exclusive.run(self.shell.mutate(&request)).await,
-            "POST" => self.shell.mutate(&request).await,
+            // The body is read before the queue, so a slow one holds no other PUT or DELETE.
+            "PUT" | "DELETE" => match self.shell.read_body(&request).await {
+                Ok(body) => {
+                    let run = self.shell.exclusive.run(self.shell.mutate(&request, body));
+                    run.await.unwrap_or_else(|QueueFull| busy(&WRITERS_BUSY))
+                }
+                Err(answer) => answer,
+            },
+            "POST" => match self.shell.read_body(&request).await {
+                Ok(body) => self.shell.mutate(&request, body).await,
+                Err(answer) => answer,
+            },
             _ => self.shell.clone().read(&request).await,
         };
         Ok(answer.unwrap_or_else(|error| {
@@ -102,6 +126,8 @@ struct Shell {
     /// Long-polls and SSE responses waiting now (bounded: `timing::Reader::max`).
     readers: Rc<RefCell<ReaderCounts>>,
     exclusive: Serial,
+    /// How long a request's body may take to arrive (`STREAMS_BODY_MS`).
+    body_ms: u64,
 }
 
 /// A reader's place among the stream's waiting readers, given back when dropped.
@@ -126,10 +152,10 @@ impl Drop for ReaderPlace {
     }
 }
 
-/// 429 `streams.v1.readers_busy`: the stream has as many waiting readers of this kind as it
-/// serves.
-fn readers_busy() -> Answer {
-    Reply::diagnostic(&crate::core::diagnostics::streams::READERS_BUSY)
+/// 429 `streams.v1.readers_busy` (the stream has as many waiting readers of this kind as it
+/// serves) or `streams.v1.writers_busy` (as many waiting creates and deletes), with `Retry-After`.
+fn busy(row: &crate::core::diagnostics::Row) -> Answer {
+    Reply::diagnostic(row)
         .header(
             "retry-after",
             limits::STREAM_READERS_BUSY_RETRY_AFTER_SECONDS.to_string(),
@@ -157,17 +183,24 @@ impl Shell {
         }
     }
 
-    /// PUT, POST, DELETE.
-    async fn mutate(&self, request: &Request) -> Answer {
-        let body = match read_limited(request, limits::STREAM_APPEND_BYTES_MAX).await {
-            Ok(body) => body,
-            Err(BodyError::TooLarge) => {
-                return refusal_reply(&Refusal::append_too_large()).into_response(None)
+    /// The body of a PUT, POST or DELETE, within its size and its time (`body_ms`); `Err` is
+    /// the answer instead (413, 408 `streams.v1.body_timeout`, or a failure).
+    async fn read_body(&self, request: &Request) -> Result<Vec<u8>, Answer> {
+        let read = read_limited(request, limits::STREAM_APPEND_BYTES_MAX);
+        match race(read, sleep_until(now_ms() + self.body_ms)).await {
+            Either::Left(Ok(body)) => Ok(body),
+            Either::Left(Err(BodyError::TooLarge)) => {
+                Err(refusal_reply(&Refusal::append_too_large()).into_response(None))
             }
-            Err(BodyError::Failed) => {
-                return Err(JsValue::from_str("the request body could not be read"))
+            Either::Left(Err(BodyError::Failed)) => {
+                Err(Err(JsValue::from_str("the request body could not be read")))
             }
-        };
+            Either::Right(()) => Err(Reply::diagnostic(&BODY_TIMEOUT).into_response(None)),
+        }
+    }
+
+    /// PUT, POST, DELETE, with the request's body.
+    async fn mutate(&self, request: &Request, body: Vec<u8>) -> Answer {
         let decide = || {
             let (method, url, headers) = (request.method(), request.url(), request.headers());
             let body = body.clone();
@@ -211,7 +244,7 @@ impl Shell {
             })?;
             if let Some((offset, _)) = reply.effects.sse.take() {
                 let Some(place) = ReaderPlace::take(&self.readers, Reader::Sse) else {
-                    return readers_busy();
+                    return busy(&READERS_BUSY);
                 };
                 return self.clone().sse(request, reply, offset, place);
             }
@@ -222,7 +255,7 @@ impl Shell {
                     if place.is_none() {
                         place = ReaderPlace::take(&self.readers, Reader::LongPoll);
                         if place.is_none() {
-                            return readers_busy();
+                            return busy(&READERS_BUSY);
                         }
                     }
                     url = with_offset(&url, &offset);

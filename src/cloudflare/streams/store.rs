@@ -46,6 +46,9 @@ pub struct Meta {
     pub soft_deleted: bool,
     /// Forks created from this stream that still exist.
     pub fork_refs: u64,
+    /// `StreamConfig::fork_depth` (absent in rows written before it existed: read as 0).
+    #[serde(default)]
+    pub fork_depth: u32,
 }
 
 /// `Expiry` as stored (the core type is not serde-aware on purpose).
@@ -239,6 +242,7 @@ impl Meta {
                 byte_offset: b,
             }),
             fork_sub_offset: self.fork_sub_offset,
+            fork_depth: self.fork_depth,
         }
     }
 

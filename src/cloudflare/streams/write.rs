@@ -144,6 +144,7 @@ impl SessionStreamCore {
             fork_sub_offset: config.fork_sub_offset,
             soft_deleted: false,
             fork_refs: 0,
+            fork_depth: config.fork_depth,
         });
         self.store.save_meta()
     }

@@ -75,6 +75,9 @@ pub struct StreamConfig {
     /// Where a fork diverges (also its first offset); `None` for a plain stream.
     pub fork_offset: Option<Offset>,
     pub fork_sub_offset: u64,
+    /// Forks above this stream: 0 for a plain stream, its source's depth + 1 for a fork
+    /// (bounded by `limits::STREAM_FORK_DEPTH_MAX`).
+    pub fork_depth: u32,
 }
 
 /// What the server found at the target path.
@@ -99,6 +102,8 @@ pub enum Source<'a> {
         content_type: &'a str,
         expiry: &'a Expiry,
         tail: Offset,
+        /// The source's own `StreamConfig::fork_depth`.
+        fork_depth: u32,
     },
 }
 
@@ -140,6 +145,8 @@ pub enum CreateRejection {
     ConfigConflict,
     SourceMissing,
     SourceSoftDeleted,
+    /// The source is already `limits::STREAM_FORK_DEPTH_MAX` forks deep (400).
+    ForkTooDeep,
     ContentType(ContentTypeError),
     Json(JsonBodyError),
     BodyTooLarge,
@@ -240,6 +247,7 @@ fn plain_config(h: &CreateHeaders) -> StreamConfig {
         forked_from: None,
         fork_offset: None,
         fork_sub_offset: 0,
+        fork_depth: 0,
     }
 }
 
@@ -248,15 +256,19 @@ fn fork_config(
     from: &str,
     source: Source<'_>,
 ) -> Result<(StreamConfig, Offset), CreateRejection> {
-    let (source_type, source_expiry, tail) = match source {
+    let (source_type, source_expiry, tail, source_depth) = match source {
         Source::Missing => return Err(CreateRejection::SourceMissing),
         Source::SoftDeleted => return Err(CreateRejection::SourceSoftDeleted),
         Source::Live {
             content_type,
             expiry,
             tail,
-        } => (content_type, expiry, tail),
+            fork_depth,
+        } => (content_type, expiry, tail, fork_depth),
     };
+    if source_depth >= limits::STREAM_FORK_DEPTH_MAX {
+        return Err(CreateRejection::ForkTooDeep);
+    }
     let content_type = check_fork_content_type(&h.content_type, source_type)
         .map_err(CreateRejection::ContentType)?;
     let offset = resolve_fork_offset(h.fork_offset, tail).map_err(CreateRejection::ForkOffset)?;
@@ -267,6 +279,7 @@ fn fork_config(
         forked_from: Some(from.to_owned()),
         fork_offset: Some(offset),
         fork_sub_offset: h.fork_sub_offset,
+        fork_depth: source_depth + 1,
     };
     Ok((config, offset))
 }
@@ -309,6 +322,11 @@ impl fmt::Display for CreateRejection {
             }
             CreateRejection::SourceMissing => f.write_str("the source stream does not exist"),
             CreateRejection::SourceSoftDeleted => f.write_str("the source stream was deleted"),
+            CreateRejection::ForkTooDeep => write!(
+                f,
+                "the source stream is already {} forks deep",
+                limits::STREAM_FORK_DEPTH_MAX
+            ),
             CreateRejection::ContentType(e) => e.fmt(f),
             CreateRejection::Json(e) => e.fmt(f),
             CreateRejection::BodyTooLarge => {
@@ -328,6 +346,7 @@ impl Rejection for CreateRejection {
             CreateRejection::ConfigConflict => rows::STREAM_EXISTS,
             CreateRejection::SourceMissing => rows::FORK_SOURCE_MISSING,
             CreateRejection::SourceSoftDeleted => rows::FORK_SOURCE_DELETED,
+            CreateRejection::ForkTooDeep => rows::FORK_TOO_DEEP,
             CreateRejection::ContentType(e) => e.row(),
             CreateRejection::Json(e) => e.row(),
             CreateRejection::BodyTooLarge => rows::APPEND_TOO_LARGE,
