@@ -1,5 +1,5 @@
 //! `ChatConnectionCore`: the live connection's decisions (`core::connection`) for the JS shell
-//! `js/connection.mjs` (`createChatConnection`), which owns the fetches, timers and reader
+//! `js/client/connection.mjs` (`createChatConnection`), which owns the fetches, timers and reader
 //! queues and performs the actions returned here. This layer reads the options once, builds
 //! the read URLs and the posted bodies, and turns actions and failures into plain JS values.
 //!
