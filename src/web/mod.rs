@@ -13,9 +13,25 @@
 //   `client`   ChatConnectionCore behind createChatConnection  (pkg-client/, `turnkeep/client`)
 //   `ask`      createAskServiceHandler, createLocalRetriever   (pkg-ask/, `turnkeep/ask`)
 //   `sandbox`  createMcpSandboxHandler                         (pkg-sandbox/, `turnkeep/sandbox`)
-// The helpers below are shared by the surfaces; a one-surface build uses only some of them, so
-// dead code is allowed there. The full build (the default features: cargo check, wasm-pack test)
-// still reports it.
+// The helpers declared with `shared_helper!` are shared by the surfaces; a one-surface build uses
+// only some of them, so dead code is allowed there. The full build (the default features: cargo
+// check, wasm-pack test) still reports it.
+macro_rules! shared_helper {
+    ($(#[$attr:meta])* $vis:vis mod $name:ident;) => {
+        $(#[$attr])*
+        #[cfg_attr(
+            not(all(
+                feature = "server",
+                feature = "client",
+                feature = "ask",
+                feature = "sandbox"
+            )),
+            allow(dead_code)
+        )]
+        $vis mod $name;
+    };
+}
+
 pub mod adapters;
 #[cfg(feature = "ask")]
 mod ask;
@@ -29,48 +45,20 @@ mod chat_session;
 mod components;
 #[cfg(feature = "client")]
 mod connection;
-#[cfg_attr(
-    not(all(
-        feature = "server",
-        feature = "client",
-        feature = "ask",
-        feature = "sandbox"
-    )),
-    allow(dead_code)
-)]
-pub(crate) mod convert;
-#[cfg(any(feature = "server", feature = "ask", feature = "sandbox"))]
-#[cfg_attr(
-    not(all(
-        feature = "server",
-        feature = "client",
-        feature = "ask",
-        feature = "sandbox"
-    )),
-    allow(dead_code)
-)]
-pub(crate) mod http;
-#[cfg_attr(
-    not(all(
-        feature = "server",
-        feature = "client",
-        feature = "ask",
-        feature = "sandbox"
-    )),
-    allow(dead_code)
-)]
-pub(crate) mod js;
-#[cfg(any(feature = "server", feature = "ask", feature = "sandbox"))]
-#[cfg_attr(
-    not(all(
-        feature = "server",
-        feature = "client",
-        feature = "ask",
-        feature = "sandbox"
-    )),
-    allow(dead_code)
-)]
-pub(crate) mod options;
+shared_helper! {
+    pub(crate) mod convert;
+}
+shared_helper! {
+    #[cfg(any(feature = "server", feature = "ask", feature = "sandbox"))]
+    pub(crate) mod http;
+}
+shared_helper! {
+    pub(crate) mod js;
+}
+shared_helper! {
+    #[cfg(any(feature = "server", feature = "ask", feature = "sandbox"))]
+    pub(crate) mod options;
+}
 mod panic;
 #[cfg(feature = "protocol")]
 pub(crate) mod projection;

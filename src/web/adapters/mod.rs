@@ -29,16 +29,9 @@ pub mod test_hooks;
 #[cfg(feature = "server")]
 pub mod tool;
 
-#[cfg_attr(
-    not(all(
-        feature = "server",
-        feature = "client",
-        feature = "ask",
-        feature = "sandbox"
-    )),
-    allow(dead_code)
-)]
-pub(crate) mod host;
+shared_helper! {
+    pub(crate) mod host;
+}
 
 #[cfg(feature = "server")]
 pub use chat_memory::{
