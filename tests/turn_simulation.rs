@@ -407,12 +407,9 @@ fn run_shard(seeds: impl Iterator<Item = u64>) -> u64 {
 }
 
 fn wide_shard(shard: u64) {
-    if shard == 0 && (!REGRESSION_SEEDS.is_empty() || only_seed().is_some()) {
-        run_shard(REGRESSION_SEEDS.iter().copied().chain(only_seed()));
-    }
-    if only_seed().is_none() {
-        run_shard(shard_seeds(shard, SEEDS));
-    }
+    run_wide_shard(shard, SEEDS, REGRESSION_SEEDS, |seeds| {
+        run_shard(seeds);
+    });
 }
 
 #[test]

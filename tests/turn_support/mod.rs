@@ -301,6 +301,23 @@ pub fn shard_seeds(shard: u64, default: u64) -> impl Iterator<Item = u64> {
     (1..=seeds(default)).filter(move |seed| seed % SIM_SHARDS == shard)
 }
 
+/// Runs one shard of a wide simulation in its batches, each checked by `run` on its own: on
+/// shard 0 first the `regression` seeds and `TURNKEEP_SIM_SEED` (if any); then, unless one seed
+/// was asked for, the shard's share of `seeds(default)`.
+pub fn run_wide_shard(
+    shard: u64,
+    default: u64,
+    regression: &[u64],
+    mut run: impl FnMut(&mut dyn Iterator<Item = u64>),
+) {
+    if shard == 0 && (!regression.is_empty() || only_seed().is_some()) {
+        run(&mut regression.iter().copied().chain(only_seed()));
+    }
+    if only_seed().is_none() {
+        run(&mut shard_seeds(shard, default));
+    }
+}
+
 /// The message of a failing seed: the seed, what broke, and how to keep it as a regression.
 pub fn failing_seed(sim: &str, seed: u64, violations: &[String]) -> String {
     format!(
