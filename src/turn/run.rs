@@ -397,22 +397,8 @@ async fn retake_lease(turn: &Turn) -> Option<SessionEnvelope> {
     let Ok(ClaimDecision::Claimed(next)) = decision else {
         return None;
     };
-    let budget = Budget::new(ports.sleep.as_ref(), turn.limits.cleanup_budget_ms);
-    let saved = budget
-        .run(
-            ports
-                .storage
-                .save(&next.to_value(), Some(claimed.cursor), budget.token()),
-        )
-        .await;
-    match saved {
-        Some(Ok(true)) => Some(next),
-        Some(Err(e)) => {
-            ports.faults.report(&Fault::new(Stage::SessionSave, e));
-            None
-        }
-        _ => None,
-    }
+    let written = save_session(turn, &next.to_value(), claimed.cursor).await;
+    (written == Some(true)).then_some(next)
 }
 
 /// The release CAS on `claimed` (the claim's envelope, or the one that took a lapsed lease
@@ -447,16 +433,26 @@ async fn release(
         ));
         ports.faults.report(&Fault::new(Stage::SessionSave, full));
     }
-    let value = next.to_value();
+    save_session(turn, &next.to_value(), claimed.cursor).await
+}
+
+/// One CAS save of the session envelope on `expected_cursor` within a cleanup budget:
+/// `Some(written)`, or `None` when the store failed (reported as a fault) or the budget ran out.
+async fn save_session(
+    turn: &Turn,
+    value: &serde_json::Value,
+    expected_cursor: u64,
+) -> Option<bool> {
+    let ports = &turn.ports;
     let budget = Budget::new(ports.sleep.as_ref(), turn.limits.cleanup_budget_ms);
-    match budget
+    let saved = budget
         .run(
             ports
                 .storage
-                .save(&value, Some(claimed.cursor), budget.token()),
+                .save(value, Some(expected_cursor), budget.token()),
         )
-        .await
-    {
+        .await;
+    match saved {
         Some(Ok(written)) => Some(written),
         Some(Err(e)) => {
             ports.faults.report(&Fault::new(Stage::SessionSave, e));
