@@ -93,6 +93,10 @@ pub const DEFINITIONS_CACHED_MAX: usize = 16;
 /// Random bytes the web host draws from `crypto.getRandomValues` at once for ids (one call per
 /// this many bytes instead of one per id; each id takes 16).
 pub const ID_RANDOM_POOL_BYTES: usize = 4_096;
+/// The JS buffer a chat response's lines are copied into, a slab at a time (`web/chat/slab.rs`):
+/// one allocation per this many bytes instead of one per line. A line over a quarter of it
+/// gets a buffer of its own.
+pub const RESPONSE_SLAB_BYTES: usize = 65_536;
 /// The lease outlives the whole turn plus three cleanup budgets (settle, save, release).
 pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
     turn_timeout_ms.saturating_add(cleanup_timeout_ms.saturating_mul(3))

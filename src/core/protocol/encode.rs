@@ -88,6 +88,13 @@ pub fn write_snapshot_line(
     envelope: &super::event::Envelope,
     parts: &SnapshotParts<'_>,
 ) {
+    write_snapshot_head(out, envelope);
+    out.extend_from_slice(parts.messages_json);
+    write_snapshot_tail(out, parts);
+}
+
+/// The start of a snapshot line, up to its messages (`{"protocol":…,"payload":{"messages":[`).
+pub fn write_snapshot_head(out: &mut Vec<u8>, envelope: &super::event::Envelope) {
     out.extend_from_slice(b"{\"protocol\":");
     write_json(out, TURN_PROTOCOL);
     out.extend_from_slice(b",\"version\":");
@@ -105,7 +112,12 @@ pub fn write_snapshot_line(
     out.extend_from_slice(b",\"event\":");
     write_json(out, super::event::EventKind::Snapshot.as_str());
     out.extend_from_slice(b",\"payload\":{\"messages\":[");
-    out.extend_from_slice(parts.messages_json);
+}
+
+/// The end of a snapshot line after its messages (`],"status":…}}` and the newline): a sender
+/// whose status, usage, error, lineage and confirmations did not change since its last line
+/// may keep these bytes (the streaming case: only the text grows).
+pub fn write_snapshot_tail(out: &mut Vec<u8>, parts: &SnapshotParts<'_>) {
     out.extend_from_slice(b"],\"status\":");
     write_json(out, &parts.status);
     out.extend_from_slice(b",\"usage\":");

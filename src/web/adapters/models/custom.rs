@@ -27,7 +27,7 @@ use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::adapters::host::{port_error, signal_options};
 use crate::web::convert::{from_json, to_json};
-use crate::web::js::{get, get_fn, resolve};
+use crate::web::js::{field, get_fn, is_key, resolve};
 
 /// A host object with `stream(request, { signal })`.
 pub struct JsModel {
@@ -117,7 +117,7 @@ impl ModelStream for JsModelStream {
                 Ok(result) => result,
                 Err(e) => return self.fail(port_error("model.stream", &e)),
             };
-            if get(&result, "done").as_bool() == Some(true) {
+            if field(&result, "done").as_bool() == Some(true) {
                 self.done = true;
                 self.abort.disarm();
                 if self.finished {
@@ -129,7 +129,7 @@ impl ModelStream for JsModelStream {
                     usage: None,
                 }));
             }
-            let value = get(&result, "value");
+            let value = field(&result, "value");
             let chunk = match text_chunk(&value) {
                 Some(text) => Ok(text),
                 None => to_json(&value)
@@ -170,10 +170,10 @@ impl Drop for JsModelStream {
 /// a model yields one per token. Any other chunk (or a text chunk whose `text` is not a
 /// string, for its diagnostic) goes through [`chunk_from_value`].
 fn text_chunk(value: &JsValue) -> Option<ModelChunk> {
-    if get(value, "type") != crate::web::js::key("text") {
+    if !is_key(&field(value, "type"), "text") {
         return None;
     }
-    get(value, "text").as_string().map(ModelChunk::Text)
+    field(value, "text").as_string().map(ModelChunk::Text)
 }
 
 /// `value[Symbol.asyncIterator]()`, else `value[Symbol.iterator]()`.
