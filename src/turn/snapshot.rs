@@ -12,7 +12,7 @@ use crate::core::chat::controller::{ChatController, ChatState, ChatStatus};
 use crate::core::checks::format_iso_millis_at;
 use crate::core::protocol::encode::write_json;
 use crate::core::protocol::{
-    encode_turn_event_line, write_snapshot_head, write_snapshot_tail, BoundaryError, Envelope, EventBody, Lineage,
+    encode_turn_event_line, write_snapshot_tail, SnapshotHead, BoundaryError, Envelope, EventBody, Lineage,
     Message, SnapshotParts, SnapshotPayload, TurnDiagnostic, TurnEvent, TurnStatus, Usage,
 };
 use crate::core::sequence::{CursorTooLarge, TurnSequencer};
@@ -44,6 +44,7 @@ pub struct LineCounts {
 pub struct LineEncoder {
     envelope: Envelope,
     sequencer: TurnSequencer,
+    head: SnapshotHead,
     messages: EncodedMessages,
     /// The line's end after the messages as last written, and what it was written from
     /// (`None`: not reusable, e.g. it showed confirmations, which are not compared).
@@ -74,6 +75,7 @@ impl LineEncoder {
                 emitted_at: String::new(),
             },
             sequencer: TurnSequencer::new(claim_cursor)?,
+            head: SnapshotHead::new(session_id, turn_id),
             messages: EncodedMessages::default(),
             tail: Vec::new(),
             tail_of: None,
@@ -129,7 +131,9 @@ impl LineEncoder {
                     write_snapshot_tail(&mut self.tail, &parts);
                     self.tail_of = confirmations.is_empty().then_some(tail_of);
                 }
-                write_snapshot_head(&mut self.line, &self.envelope);
+                let e = &self.envelope;
+                self.head
+                    .write(&mut self.line, &e.event_id, e.sequence, &e.emitted_at);
                 self.line.extend_from_slice(&self.messages.bytes);
                 self.line.extend_from_slice(&self.tail);
             }

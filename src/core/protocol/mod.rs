@@ -28,6 +28,7 @@ pub use diagnostic::{
 };
 pub use encode::{
     encode_turn_event, encode_turn_event_line, write_snapshot_head, write_snapshot_line,
+    SnapshotHead,
     write_snapshot_tail,
     SnapshotParts,
 };

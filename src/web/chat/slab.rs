@@ -15,8 +15,22 @@
 use std::cell::RefCell;
 
 use js_sys::Uint8Array;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::core::limits::RESPONSE_SLAB_BYTES;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A slab, for the one method used on it.
+    #[wasm_bindgen(extends = Uint8Array)]
+    type SlabArray;
+
+    /// `target.set(source, offset)` with `source` a view of wasm memory (no copy on the way):
+    /// one crossing for the copy. Throws when it does not fit, e.g. in a detached slab.
+    #[wasm_bindgen(method, catch, js_name = set)]
+    fn set_at(target: &SlabArray, source: &[u8], offset: u32) -> Result<(), JsValue>;
+}
 
 struct Slab {
     buffer: Uint8Array,
@@ -48,16 +62,14 @@ pub fn copy_out(bytes: &[u8]) -> Uint8Array {
         let Some(current) = slab.as_mut() else {
             return Uint8Array::from(bytes);
         };
-        let view = current
-            .buffer
-            .subarray(current.used as u32, (current.used + len) as u32);
-        // A detached slab (a consumer transferred a chunk's buffer) gives a short view.
-        if view.length() as usize != len {
+        let (start, end) = (current.used as u32, (current.used + len) as u32);
+        let target: &SlabArray = current.buffer.unchecked_ref();
+        if target.set_at(bytes, start).is_err() {
+            // Detached: a consumer transferred a chunk's buffer. The next line starts a new slab.
             *slab = None;
             return Uint8Array::from(bytes);
         }
-        view.copy_from(bytes);
         current.used += len;
-        view
+        current.buffer.subarray(start, end)
     })
 }
