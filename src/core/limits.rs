@@ -262,6 +262,10 @@ pub const LOG_POLL_INTERVAL_MS: u64 = 50;
 pub const RESOLVE_READS_MAX: usize = 100_000;
 /// The stop watcher's long-poll wait on the session log.
 pub const STOP_WATCH_POLL_MS: u64 = 20_000;
+/// The stop watcher's pause after a read that found chunks but no stop: it bounds its reads to
+/// about 1000 / this per second however fast the turn appends (it would otherwise read back
+/// every chunk the turn itself appends), and adds at most this to a stop's latency.
+pub const STOP_WATCH_READ_INTERVAL_MS: u64 = 50;
 /// Consecutive failed reads after which the stop watcher gives up (the deadline still holds).
 pub const STOP_WATCH_READ_FAILURES_MAX: u32 = 3;
 
