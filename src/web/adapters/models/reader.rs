@@ -18,12 +18,19 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(inline_js = r#"
+function tell(callback, ...args) {
+  try {
+    callback(...args);
+  } catch {
+    // The stream was dropped while this read was pending: its callbacks are gone.
+  }
+}
 export function readNext(iterator, next, onResult, onError) {
   let pending;
   try {
     pending = next.call(iterator);
   } catch (error) {
-    onError(error);
+    tell(onError, error);
     return;
   }
   Promise.resolve(pending).then((result) => {
@@ -36,11 +43,11 @@ export function readNext(iterator, next, onResult, onError) {
         text = value.text;
       }
     } catch (error) {
-      onError(error);
+      tell(onError, error);
       return;
     }
-    onResult(done, value, type, text);
-  }, onError);
+    tell(onResult, done, value, type, text);
+  }, (error) => tell(onError, error));
 }
 "#)]
 extern "C" {
@@ -72,12 +79,13 @@ struct State {
     abandoned: u32,
 }
 
-/// The reader of one iterator. JS owns the two callbacks (a read still pending when the stream
-/// is dropped keeps them, and they stay callable; what they write is then never read).
+/// The reader of one iterator. It owns its two callbacks, so what they hold is freed when the
+/// stream is dropped, not when JS collects them; a read still pending then settles into a
+/// callback that is gone, which `readNext` ignores.
 pub struct ResultReader {
     state: Rc<RefCell<State>>,
-    on_result: Function,
-    on_error: Function,
+    on_result: Closure<dyn FnMut(JsValue, JsValue, JsValue, JsValue)>,
+    on_error: Closure<dyn FnMut(JsValue)>,
 }
 
 impl ResultReader {
@@ -121,8 +129,8 @@ impl ResultReader {
         let on_error = Closure::<dyn FnMut(JsValue)>::new(move |error| settle(Err(error)));
         Self {
             state,
-            on_result: on_result.into_js_value().unchecked_into(),
-            on_error: on_error.into_js_value().unchecked_into(),
+            on_result,
+            on_error,
         }
     }
 
@@ -131,7 +139,12 @@ impl ResultReader {
     pub fn read(&self, iterator: &JsValue, next: &Function) -> Reading<'_> {
         self.state.borrow_mut().slot = Slot::Waiting(None);
         // May settle synchronously (a throwing `next`): the slot is not borrowed meanwhile.
-        read_next(iterator, next, &self.on_result, &self.on_error);
+        read_next(
+            iterator,
+            next,
+            self.on_result.as_ref().unchecked_ref(),
+            self.on_error.as_ref().unchecked_ref(),
+        );
         Reading { reader: self }
     }
 }
