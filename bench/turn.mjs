@@ -7,7 +7,9 @@
 // 1. Per turn, 3-chunk and 200-chunk turns: turnkeep's createChatHandler against the TypeScript
 //    baseline (bench/baseline/chat-handler.ts: AgentsKit's handler as the wire facts describe it,
 //    one CAS save per snapshot) and against a handler that only streams turnkeep's bytes (the
-//    same lines, precomputed: the cost of the bytes themselves). Medians and p90, ratios.
+//    same lines, precomputed: the cost of the bytes themselves) and the host floor (the same
+//    host calls, model and bytes with no logic: what any handler doing this job pays in the
+//    host's objects). Medians and p90, ratios.
 //    With TURNKEEP_BASE_PKG=<dir of another pkg/ build> that build runs interleaved too (A/B).
 // 2. Server work per chunk on the 200-chunk turn beyond the bytes written (and beyond the model).
 // 3. Snapshots: states offered to the reader vs lines emitted, messages encoded vs reused.
@@ -109,6 +111,45 @@ function bytesHandler(lines) {
     return new Response(body, { status: 200, headers: { 'content-type': 'application/x-ndjson; charset=utf-8' } });
   };
   return { handler, storage: casStorage() };
+}
+
+/**
+ * The host floor: what any handler doing this job costs in the host's own objects, with no logic
+ * of its own: the body read and parsed, a deadline (an AbortController and a timer), the session
+ * loaded and claimed, the history loaded, the model iterated, the given lines streamed through a
+ * pull stream as the model yields (one per state, precomputed), the messages saved and the lease
+ * released. Nothing is validated, encoded or decided. No handler can be faster than this here.
+ */
+function hostFloorHandler(lines, input) {
+  const encoded = lines.map((line) => new TextEncoder().encode(`${line}\n`));
+  const storage = casStorage();
+  const memory = forgetfulMemory();
+  const handler = async (request) => {
+    const event = JSON.parse(await request.text());
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), 30_000);
+    const { sessionId } = event;
+    await storage.load(sessionId);
+    await storage.save(`{"sessionId":"${sessionId}","cursor":1}`, undefined);
+    await memory.load(sessionId, { signal: deadline.signal });
+    const chunks = echo(input, 'text')[Symbol.asyncIterator]();
+    let i = 0;
+    const body = new ReadableStream(
+      {
+        async pull(c) {
+          if (i > 0 && i < encoded.length - 1) await chunks.next();
+          if (i < encoded.length) return c.enqueue(encoded[i++]);
+          await memory.save(sessionId, [], { signal: deadline.signal });
+          await storage.save(`{"sessionId":"${sessionId}","cursor":2}`, 1);
+          clearTimeout(timer);
+          c.close();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(body, { status: 200, headers: { 'content-type': 'application/x-ndjson; charset=utf-8' } });
+  };
+  return { handler, storage };
 }
 
 // ---- timing
@@ -228,6 +269,7 @@ for (const turn of [SHORT, LONG]) {
     { name: 'turnkeep', ...tk },
     { name: 'TS baseline (AgentsKit job)', ...(await baselineHandler()) },
     { name: 'bytes only (same lines)', ...bytesHandler(lines) },
+    { name: 'host floor (host calls + bytes)', ...hostFloorHandler(lines, turn.input) },
   ];
   if (baseApi) handlers.push({ name: `turnkeep @ ${base}`, ...turnkeepHandler(baseApi) });
   const rows = await interleaved(handlers, turn.input, TURNS);
@@ -239,6 +281,7 @@ for (const turn of [SHORT, LONG]) {
     rows.map((r) => [r.name, r.median.toFixed(0), r.p90.toFixed(0), Math.round(r.bytes), (rows[1].median / r.median).toFixed(2)]),
   );
   console.log(`   turnkeep is ${(rows[1].median / tkRow.median).toFixed(2)}× faster than the TS baseline (median), ${(rows[1].p90 / tkRow.p90).toFixed(2)}× at p90; lines per turn: ${lines.length}`);
+  console.log(`   2× the baseline means ≤ ${(rows[1].median / 2).toFixed(0)} µs; the host floor alone takes ${rows[3].median.toFixed(0)} µs, leaving ${(rows[1].median / 2 - rows[3].median).toFixed(0)} µs for the handler's own work (turnkeep's own work now: ${(tkRow.median - rows[3].median).toFixed(0)} µs)`);
 }
 
 const model200 = await modelOnlyUs(LONG.input, TURNS);

@@ -23,7 +23,10 @@
 #
 # Each build has its own cargo target dir: cargo names the cdylib without a feature hash, so
 # builds with other features in the same dir would overwrite (and recompile) each other.
-# Each skips wasm-bindgen when its cargo artifact is unchanged since the last run.
+# Each skips wasm-bindgen when its cargo artifact is unchanged since the last run. A build whose
+# Rust code uses inline JS (`#[wasm_bindgen(inline_js)]`: the model reader,
+# src/web/adapters/models/reader.rs) also gets <out>/snippets/, which its glue imports and the
+# package ships (package.json "files").
 # No wasm-opt: measured on this crate, binaryen 132 (-Os/-Oz/-O3) cuts the raw module ~10% but
 # makes the gzip size ~1% larger, and gzip is what Workers and browsers pay for.
 set -euo pipefail

@@ -126,7 +126,37 @@ proptest! {
             let wire = messages_to_value(&state.messages);
             let decoded = decode_messages(&wire).map_err(|e| TestCaseError::fail(e.message()))?;
             prop_assert_eq!(&decoded, &state.messages);
+            // "Only appended" is never said of a message that changed otherwise (the snapshot
+            // encoder then escapes the new text alone).
+            for (at, now) in state.messages.iter().enumerate() {
+                if !c.only_appended_since(at, revision_before) {
+                    continue;
+                }
+                let then = before.messages.get(at).ok_or_else(|| TestCaseError::fail("new message"))?;
+                prop_assert!(now.content.starts_with(then.content.as_str()));
+                let mut grown = then.clone();
+                grown.content = now.content.clone();
+                prop_assert_eq!(&grown, now);
+            }
         }
+    }
+
+    /// And it is said of the streaming message, for every text chunk (else no reuse happens).
+    #[test]
+    fn text_chunks_are_appends(texts in proptest::collection::vec("[a-z é]{0,4}", 1..20)) {
+        let mut ids = counter_ids();
+        let mut c = ChatController::new(ChatConfig { tools: tools(), max_tool_iterations: 1 }, Vec::new());
+        c.send("go", NOW_MS, &mut ids).expect("first send");
+        let last = c.state().messages.len() - 1;
+        for text in texts {
+            let revision = c.revision();
+            c.on_chunk(ModelChunk::Text(text));
+            prop_assert!(c.only_appended_since(last, revision));
+            prop_assert!(!c.only_appended_since(last + 1, revision));
+        }
+        let revision = c.revision();
+        c.on_model_end(NOW_MS, &mut ids);
+        prop_assert!(!c.only_appended_since(last, revision), "the status changed");
     }
 }
 

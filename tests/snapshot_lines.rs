@@ -14,7 +14,7 @@ use chat_support::{counter_ids, NOW_MS};
 use proptest::prelude::*;
 use serde_json::{json, Map};
 use turnkeep::core::chat::{
-    Action, ChatConfig, ChatController, FinishReason, ModelChunk, ToolSpec,
+    Action, ChatConfig, ChatController, FinishReason, ModelChunk, ToolSpec, Usage,
 };
 use turnkeep::core::protocol::{encode_turn_event_line, Envelope, EventBody, TurnEvent};
 use turnkeep::core::sequence::TurnSequencer;
@@ -77,17 +77,21 @@ fn input() -> impl Strategy<Value = Input> {
                 args_delta: args.into(),
             })
         });
-    let finish = pick(&[
-        FinishReason::Stop,
-        FinishReason::ToolCalls,
-        FinishReason::Length,
-    ])
-    .prop_map(|reason| {
-        Input::Chunk(ModelChunk::Finish {
-            reason,
-            usage: None,
-        })
-    });
+    let finish = (
+        pick(&[
+            FinishReason::Stop,
+            FinishReason::ToolCalls,
+            FinishReason::Length,
+        ]),
+        proptest::option::of((0u64..4, 0u64..4)),
+    )
+        .prop_map(|(reason, usage)| {
+            // Usage alone may change between two lines (the encoder keeps the line's tail).
+            Input::Chunk(ModelChunk::Finish {
+                reason,
+                usage: usage.map(|(p, c)| Usage::new(p, c)),
+            })
+        });
     prop_oneof![
         10 => text,
         3 => call,

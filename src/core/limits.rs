@@ -93,6 +93,10 @@ pub const DEFINITIONS_CACHED_MAX: usize = 16;
 /// Random bytes the web host draws from `crypto.getRandomValues` at once for ids (one call per
 /// this many bytes instead of one per id; each id takes 16).
 pub const ID_RANDOM_POOL_BYTES: usize = 4_096;
+/// The JS buffer a chat response's lines are copied into, a slab at a time (`web/chat/slab.rs`):
+/// one allocation per this many bytes instead of one per line. A line over a quarter of it
+/// gets a buffer of its own.
+pub const RESPONSE_SLAB_BYTES: usize = 65_536;
 /// The lease outlives the whole turn plus three cleanup budgets (settle, save, release).
 pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
     turn_timeout_ms.saturating_add(cleanup_timeout_ms.saturating_mul(3))
@@ -258,6 +262,10 @@ pub const LOG_POLL_INTERVAL_MS: u64 = 50;
 pub const RESOLVE_READS_MAX: usize = 100_000;
 /// The stop watcher's long-poll wait on the session log.
 pub const STOP_WATCH_POLL_MS: u64 = 20_000;
+/// The stop watcher's pause after a read that found chunks but no stop: it bounds its reads to
+/// about 1000 / this per second however fast the turn appends (it would otherwise read back
+/// every chunk the turn itself appends), and adds at most this to a stop's latency.
+pub const STOP_WATCH_READ_INTERVAL_MS: u64 = 50;
 /// Consecutive failed reads after which the stop watcher gives up (the deadline still holds).
 pub const STOP_WATCH_READ_FAILURES_MAX: u32 = 3;
 

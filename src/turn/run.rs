@@ -266,7 +266,13 @@ pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
     let watch = async {
         if let Some(log) = &turn.ports.log {
             let from = turn.claim.log_tail.clone();
-            let watching = watch_for_stop(log.as_ref(), from, &turn.submission.turn_id, &driven);
+            let watching = watch_for_stop(
+                log.as_ref(),
+                turn.ports.sleep.as_ref(),
+                from,
+                &turn.submission.turn_id,
+                &driven,
+            );
             if let Either::Left(true) = race(watching, fired(&driven)).await {
                 turn.interrupt(Cause::StopRequested);
             }

@@ -12,7 +12,7 @@ use crate::core::chat::controller::{ChatController, ChatState, ChatStatus};
 use crate::core::checks::format_iso_millis_at;
 use crate::core::protocol::encode::write_json;
 use crate::core::protocol::{
-    encode_turn_event_line, write_snapshot_line, BoundaryError, Envelope, EventBody, Lineage,
+    encode_turn_event_line, write_snapshot_tail, SnapshotHead, BoundaryError, Envelope, EventBody, Lineage,
     Message, SnapshotParts, SnapshotPayload, TurnDiagnostic, TurnEvent, TurnStatus, Usage,
 };
 use crate::core::sequence::{CursorTooLarge, TurnSequencer};
@@ -44,9 +44,23 @@ pub struct LineCounts {
 pub struct LineEncoder {
     envelope: Envelope,
     sequencer: TurnSequencer,
+    head: SnapshotHead,
     messages: EncodedMessages,
+    /// The line's end after the messages as last written, and what it was written from
+    /// (`None`: not reusable, e.g. it showed confirmations, which are not compared).
+    tail: Vec<u8>,
+    tail_of: Option<TailOf>,
     line: Vec<u8>,
     counts: LineCounts,
+}
+
+/// What a snapshot line's tail shows besides the fixed lineage: while a model streams text,
+/// none of it changes from line to line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TailOf {
+    status: TurnStatus,
+    usage: Usage,
+    failed: bool,
 }
 
 impl LineEncoder {
@@ -61,7 +75,10 @@ impl LineEncoder {
                 emitted_at: String::new(),
             },
             sequencer: TurnSequencer::new(claim_cursor)?,
+            head: SnapshotHead::new(session_id, turn_id),
             messages: EncodedMessages::default(),
+            tail: Vec::new(),
+            tail_of: None,
             line: Vec::new(),
             counts: LineCounts::default(),
         })
@@ -93,18 +110,32 @@ impl LineEncoder {
                 self.counts.messages_encoded += encoded;
                 self.counts.messages_reused += reused;
                 let state = controller.state();
-                let error = state
-                    .error
-                    .map(|_| BoundaryError::ChatTurnFailed.diagnostic());
-                let parts = SnapshotParts {
-                    messages_json: &self.messages.bytes,
+                let tail_of = TailOf {
                     status: turn_status(state),
-                    usage: &usage(state),
-                    error: error.as_ref(),
-                    lineage: Some(&Lineage::Submit),
-                    confirmations,
+                    usage: usage(state),
+                    failed: state.error.is_some(),
                 };
-                write_snapshot_line(&mut self.line, &self.envelope, &parts);
+                if !confirmations.is_empty() || self.tail_of != Some(tail_of) {
+                    let error = tail_of
+                        .failed
+                        .then(|| BoundaryError::ChatTurnFailed.diagnostic());
+                    let parts = SnapshotParts {
+                        messages_json: &[],
+                        status: tail_of.status,
+                        usage: &tail_of.usage,
+                        error: error.as_ref(),
+                        lineage: Some(&Lineage::Submit),
+                        confirmations,
+                    };
+                    self.tail.clear();
+                    write_snapshot_tail(&mut self.tail, &parts);
+                    self.tail_of = confirmations.is_empty().then_some(tail_of);
+                }
+                let e = &self.envelope;
+                self.head
+                    .write(&mut self.line, &e.event_id, e.sequence, &e.emitted_at);
+                self.line.extend_from_slice(&self.messages.bytes);
+                self.line.extend_from_slice(&self.tail);
             }
             Line::Diagnostic(error) => {
                 let event = TurnEvent {
@@ -135,15 +166,17 @@ struct EncodedMessages {
     growing: Option<Growing>,
 }
 
-/// The last encoded message, kept so that a line whose only change is text appended to that
-/// message's content (a model streaming) escapes the appended text alone: the bytes up to the
-/// end of the escaped content stay, the new text is escaped after them, and the bytes after the
-/// content (status, createdAt, …, unchanged) follow again. JSON string escaping works character
-/// by character, so escaping the parts is escaping the whole (`tests/snapshot_lines.rs` checks
-/// the lines byte for byte against whole encodings).
+/// Where the last encoded message's content is, so that a line whose only change is text
+/// appended to that content (a model streaming; the controller says so:
+/// [`ChatController::only_appended_since`]) escapes the appended text alone: the bytes up to
+/// the end of the escaped content stay, the new text is escaped after them, and the bytes after
+/// the content (status, createdAt, …, unchanged) follow again. JSON string escaping works
+/// character by character, so escaping the parts is escaping the whole
+/// (`tests/snapshot_lines.rs` checks the lines byte for byte against whole encodings).
 #[derive(Debug)]
 struct Growing {
-    message: Message,
+    /// The content's length in bytes when it was last encoded.
+    content_len: usize,
     /// Where the escaped content ends in `bytes` (its closing quote).
     content_end: usize,
     /// From the content's closing quote to the end of the message.
@@ -158,8 +191,15 @@ impl EncodedMessages {
         let keep = controller
             .first_changed_since(self.revision)
             .min(self.ends.len());
+        let appended_only = self
+            .revision
+            .is_some_and(|seen| controller.only_appended_since(keep, seen));
         self.revision = Some(controller.revision());
-        if keep + 1 == messages.len() && keep + 1 == self.ends.len() && self.grow(&messages[keep]) {
+        if keep + 1 == messages.len()
+            && keep + 1 == self.ends.len()
+            && appended_only
+            && self.grow(&messages[keep])
+        {
             return (1, keep as u64);
         }
         self.ends.truncate(keep);
@@ -178,27 +218,16 @@ impl EncodedMessages {
         ((messages.len() - keep) as u64, keep as u64)
     }
 
-    /// Appends to the last message's escaped content when `now` is that message with text
-    /// appended and nothing else changed; false (nothing touched) otherwise.
+    /// Appends to the last message's escaped content the text `now` has beyond it. The caller
+    /// knows from the controller that `now` is that message with text appended and nothing else
+    /// changed; false (nothing touched) when there is no encoded content to grow.
     fn grow(&mut self, now: &Message) -> bool {
         let Some(growing) = &mut self.growing else {
             return false;
         };
-        let before = &growing.message;
-        let only_appended = now.content.len() >= before.content.len()
-            && now.content.starts_with(before.content.as_str())
-            && now.id == before.id
-            && now.role == before.role
-            && now.status == before.status
-            && now.created_at == before.created_at
-            && now.parts == before.parts
-            && now.tool_calls == before.tool_calls
-            && now.tool_call_id == before.tool_call_id
-            && now.metadata == before.metadata;
-        if !only_appended {
+        let Some(appended) = now.content.get(growing.content_len..) else {
             return false;
-        }
-        let appended = &now.content[before.content.len()..];
+        };
         self.bytes.truncate(growing.content_end);
         // `"…"` written and its quotes dropped: the escaped text alone.
         let at = self.bytes.len();
@@ -210,7 +239,7 @@ impl EncodedMessages {
         if let Some(end) = self.ends.last_mut() {
             *end = self.bytes.len();
         }
-        growing.message.content.push_str(appended);
+        growing.content_len = now.content.len();
         true
     }
 
@@ -234,7 +263,7 @@ impl EncodedMessages {
             }
         }
         (i < message.len()).then(|| Growing {
-            message: last.clone(),
+            content_len: last.content.len(),
             content_end: start + i,
             tail: message[i..].to_vec(),
         })

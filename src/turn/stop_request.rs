@@ -3,9 +3,17 @@
 //! tail it saw before its claim and stops when the request for its turn id appears. The log is
 //! the one medium every isolate and process of a deployment shares, so a stop sent to another
 //! instance reaches the turn too.
+//!
+//! The turn's own chunks land in the same log, so a watcher that read again at once would read
+//! every chunk the turn appends (one read per model token). After a read that found no stop it
+//! waits [`STOP_WATCH_READ_INTERVAL_MS`] first: the next read takes everything appended meanwhile
+//! at once, and a stop reaches the turn at most that much later.
 
-use crate::core::limits::{STOP_WATCH_POLL_MS, STOP_WATCH_READ_FAILURES_MAX};
+use crate::core::limits::{
+    STOP_WATCH_POLL_MS, STOP_WATCH_READ_FAILURES_MAX, STOP_WATCH_READ_INTERVAL_MS,
+};
 use crate::core::projection::chunks::is_stop_request;
+use crate::ports::chat::Sleep;
 use crate::ports::log::{ReadFrom, SessionLog};
 use crate::ports::CancelToken;
 
@@ -14,6 +22,7 @@ use crate::ports::CancelToken;
 /// elsewhere; the deadline still bounds it).
 pub async fn watch_for_stop(
     log: &dyn SessionLog,
+    sleep: &dyn Sleep,
     from: Option<String>,
     turn_id: &str,
     cancel: &CancelToken,
@@ -31,6 +40,9 @@ pub async fn watch_for_stop(
                 if read.offset.is_some() {
                     offset = read.offset;
                 }
+                if !read.chunks.is_empty() {
+                    sleep.sleep(STOP_WATCH_READ_INTERVAL_MS).await;
+                }
             }
             Err(_) => {
                 failures += 1;
@@ -46,8 +58,9 @@ pub async fn watch_for_stop(
 /// What a `client.turn.stop` found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StopAnswer {
-    /// The turn holds the session; the request was appended to the log. The turn ends within a
-    /// chunk; its own client's response ends as a normal turn does.
+    /// The turn holds the session; the request was appended to the log. The turn ends once its
+    /// watcher reads it (within [`STOP_WATCH_READ_INTERVAL_MS`] of the append, plus the log's
+    /// own delivery); its own client's response ends as a normal turn does.
     Stopping,
     /// The turn already ended with this outcome (a stop is idempotent).
     Ended(crate::core::session::TurnOutcome),

@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -21,22 +22,49 @@ thread_local! {
     /// Property names as JS strings, made once: a name crossing from wasm is decoded from UTF-8
     /// into a fresh JS string each time, and a turn reads the same few dozen names hundreds of
     /// times. Bounded (the names are the crate's own literals, so the bound is never reached).
-    static KEYS: RefCell<HashMap<String, JsValue>> = RefCell::default();
+    static KEYS: RefCell<HashMap<String, JsValue, BuildHasherDefault<Fnv1a>>> = RefCell::default();
+}
+
+/// FNV-1a for the interned keys: a few short names, all the crate's own literals, so neither
+/// SipHash's flooding resistance nor its cost (it showed in a streaming turn's profile: every
+/// chunk reads four properties) buys anything here.
+#[derive(Default)]
+struct Fnv1a(u64);
+
+impl Hasher for Fnv1a {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for byte in bytes {
+            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+}
+
+/// Runs `f` with `key` as a JS string, interned (see `KEYS`), borrowed: no new reference to the
+/// string is made for a read.
+fn with_key<R>(key: &str, f: impl FnOnce(&JsValue) -> R) -> R {
+    KEYS.with(|keys| {
+        if let Some(value) = keys.borrow().get(key) {
+            return f(value);
+        }
+        let value = JsValue::from_str(key);
+        let out = f(&value);
+        let mut keys = keys.borrow_mut();
+        if keys.len() < JS_KEYS_INTERNED_MAX {
+            keys.insert(key.to_owned(), value);
+        }
+        out
+    })
 }
 
 /// `key` as a JS string, interned (see `KEYS`).
 pub fn key(key: &str) -> JsValue {
-    KEYS.with(|keys| {
-        if let Some(value) = keys.borrow().get(key) {
-            return value.clone();
-        }
-        let value = JsValue::from_str(key);
-        let mut keys = keys.borrow_mut();
-        if keys.len() < JS_KEYS_INTERNED_MAX {
-            keys.insert(key.to_owned(), value.clone());
-        }
-        value
-    })
+    with_key(key, JsValue::clone)
 }
 
 /// `obj[key]`, or `undefined` when `obj` is not an object.
@@ -44,7 +72,27 @@ pub fn get(obj: &JsValue, key_name: &str) -> JsValue {
     if !obj.is_object() && !obj.is_function() {
         return JsValue::UNDEFINED;
     }
-    Reflect::get(obj, &key(key_name)).unwrap_or(JsValue::UNDEFINED)
+    field(obj, key_name)
+}
+
+/// `obj[key]` for a value a protocol promises to be an object (an iterator's result, a chunk
+/// read from it): one crossing instead of [`get`]'s check first. A primitive or a getter that
+/// throws gives `undefined` (`Reflect.get` throws, the throw is caught).
+pub fn field(obj: &JsValue, key_name: &str) -> JsValue {
+    with_key(key_name, |k| Reflect::get(obj, k)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// Whether `value` is the string `name` (one crossing: compared with the interned key).
+pub fn is_key(value: &JsValue, name: &str) -> bool {
+    with_key(name, |k| value == k)
+}
+
+/// Sets `obj[key] = value` on a plain object we created ourselves (cannot fail).
+pub fn set(obj: &Object, key_name: &str, value: impl Into<JsValue>) {
+    let value = value.into();
+    with_key(key_name, |k| {
+        let _ = Reflect::set(obj, k, &value);
+    });
 }
 
 /// `obj[key]` as a function, if it is one.
@@ -52,10 +100,6 @@ pub fn get_fn(obj: &JsValue, key: &str) -> Option<Function> {
     get(obj, key).dyn_into::<Function>().ok()
 }
 
-/// Sets `obj[key] = value` on a plain object we created ourselves (cannot fail).
-pub fn set(obj: &Object, key_name: &str, value: impl Into<JsValue>) {
-    let _ = Reflect::set(obj, &key(key_name), &value.into());
-}
 
 /// Awaits a value that may or may not be a promise (host callbacks may return either).
 /// A synchronous throw and a rejection both become `Err`.

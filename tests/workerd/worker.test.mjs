@@ -151,7 +151,7 @@ test('a client that disconnects mid-answer leaves the turn running: the stream h
   assert.equal(final.payload.messages[3].content, 'echo: still there?');
 });
 
-test('an explicit stop from another request ends the turn within a chunk; the stream of its sender ends as a normal turn', async () => {
+test('an explicit stop from another request ends the turn early; the stream of its sender ends as a normal turn', async () => {
   const turnId = `stop-${Date.now()}`;
   const headers = { 'content-type': 'application/json', authorization: 'Bearer stop-tenant' };
   const response = await fetch(`${worker.url}/api/chat`, { method: 'POST', headers, body: submitBody('stopped', '/words 2000', turnId) });

@@ -88,24 +88,71 @@ pub fn write_snapshot_line(
     envelope: &super::event::Envelope,
     parts: &SnapshotParts<'_>,
 ) {
-    out.extend_from_slice(b"{\"protocol\":");
-    write_json(out, TURN_PROTOCOL);
-    out.extend_from_slice(b",\"version\":");
-    write_json(out, &TURN_PROTOCOL_VERSION);
-    out.extend_from_slice(b",\"eventId\":");
-    write_json(out, &envelope.event_id);
-    out.extend_from_slice(b",\"sessionId\":");
-    write_json(out, &envelope.session_id);
-    out.extend_from_slice(b",\"turnId\":");
-    write_json(out, &envelope.turn_id);
-    out.extend_from_slice(b",\"sequence\":");
-    write_json(out, &envelope.sequence);
-    out.extend_from_slice(b",\"emittedAt\":");
-    write_json(out, &envelope.emitted_at);
-    out.extend_from_slice(b",\"event\":");
-    write_json(out, super::event::EventKind::Snapshot.as_str());
-    out.extend_from_slice(b",\"payload\":{\"messages\":[");
+    write_snapshot_head(out, envelope);
     out.extend_from_slice(parts.messages_json);
+    write_snapshot_tail(out, parts);
+}
+
+/// The start of a snapshot line, up to its messages (`{"protocol":…,"payload":{"messages":[`).
+pub fn write_snapshot_head(out: &mut Vec<u8>, envelope: &super::event::Envelope) {
+    SnapshotHead::new(&envelope.session_id, &envelope.turn_id).write(
+        out,
+        &envelope.event_id,
+        envelope.sequence,
+        &envelope.emitted_at,
+    );
+}
+
+/// The bytes of a snapshot line's start that one turn repeats on every line (the protocol, its
+/// session and turn), encoded once: a line then writes only its event id, sequence and time.
+#[derive(Clone, Debug)]
+pub struct SnapshotHead {
+    /// `{"protocol":…,"version":…,"eventId":`
+    before_event_id: Vec<u8>,
+    /// `,"sessionId":…,"turnId":…,"sequence":`
+    before_sequence: Vec<u8>,
+    /// `,"event":"server.turn.snapshot","payload":{"messages":[`
+    after_emitted_at: Vec<u8>,
+}
+
+impl SnapshotHead {
+    pub fn new(session_id: &str, turn_id: &str) -> Self {
+        let mut before_event_id = b"{\"protocol\":".to_vec();
+        write_json(&mut before_event_id, TURN_PROTOCOL);
+        before_event_id.extend_from_slice(b",\"version\":");
+        write_json(&mut before_event_id, &TURN_PROTOCOL_VERSION);
+        before_event_id.extend_from_slice(b",\"eventId\":");
+        let mut before_sequence = b",\"sessionId\":".to_vec();
+        write_json(&mut before_sequence, session_id);
+        before_sequence.extend_from_slice(b",\"turnId\":");
+        write_json(&mut before_sequence, turn_id);
+        before_sequence.extend_from_slice(b",\"sequence\":");
+        let mut after_emitted_at = b",\"event\":".to_vec();
+        write_json(&mut after_emitted_at, super::event::EventKind::Snapshot.as_str());
+        after_emitted_at.extend_from_slice(b",\"payload\":{\"messages\":[");
+        Self {
+            before_event_id,
+            before_sequence,
+            after_emitted_at,
+        }
+    }
+
+    /// Appends the head of the line with these fields.
+    pub fn write(&self, out: &mut Vec<u8>, event_id: &str, sequence: u64, emitted_at: &str) {
+        out.extend_from_slice(&self.before_event_id);
+        write_json(out, event_id);
+        out.extend_from_slice(&self.before_sequence);
+        write_json(out, &sequence);
+        out.extend_from_slice(b",\"emittedAt\":");
+        write_json(out, emitted_at);
+        out.extend_from_slice(&self.after_emitted_at);
+    }
+}
+
+/// The end of a snapshot line after its messages (`],"status":…}}` and the newline): a sender
+/// whose status, usage, error, lineage and confirmations did not change since its last line
+/// may keep these bytes (the streaming case: only the text grows).
+pub fn write_snapshot_tail(out: &mut Vec<u8>, parts: &SnapshotParts<'_>) {
     out.extend_from_slice(b"],\"status\":");
     write_json(out, &parts.status);
     out.extend_from_slice(b",\"usage\":");

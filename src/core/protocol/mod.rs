@@ -26,7 +26,12 @@ pub use diagnostic::{
     is_diagnostic_code, BoundaryError, BoundaryRow, ExtendedDiagnostic, TurnDiagnostic,
     DIAGNOSTIC_VERSION,
 };
-pub use encode::{encode_turn_event, encode_turn_event_line, write_snapshot_line, SnapshotParts};
+pub use encode::{
+    encode_turn_event, encode_turn_event_line, write_snapshot_head, write_snapshot_line,
+    SnapshotHead,
+    write_snapshot_tail,
+    SnapshotParts,
+};
 pub use event::{
     Envelope, EventBody, EventKind, Lineage, LineageSource, SnapshotPayload, TurnEvent, TurnStatus,
     Usage, TURN_PROTOCOL, TURN_PROTOCOL_VERSION,

@@ -4,6 +4,7 @@
 //! - [`handler`]: the export and its straight pipeline, and the one failure → response mapping.
 //! - [`deadline`]: the request's timer and signal as interruptions.
 //! - [`response`] over [`stream`]: the pull-based coalescing NDJSON body, as the turn's sink.
+//! - [`slab`]: where the lines leave wasm memory (views into shared JS buffers).
 //! - [`host`]: the host's clock, ids and `onError` as ports.
 //! - [`options`], [`definition`]: the handler's options and the resolved chat definition.
 //! - [`reconcile`]: `handler.listStuckConfirmations` / `handler.reconcileConfirmation`.
@@ -18,6 +19,7 @@ mod host;
 mod options;
 mod reconcile;
 mod response;
+mod slab;
 mod stream;
 
 use crate::web::{http, js};

@@ -5,7 +5,6 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 use web_sys::ReadableStream;
 
@@ -75,7 +74,7 @@ impl ResponseSink {
                 ports.ids.as_ref(),
             )?;
             // The one copy out of wasm memory: the encoder reuses its buffer for the next line.
-            let chunk = Uint8Array::from(bytes);
+            let chunk = super::slab::copy_out(bytes);
             let after = encoder.counts();
             count(|c| {
                 c.lines.lines += after.lines - before.lines;

@@ -151,6 +151,10 @@ pub struct ChatController {
     /// a message goes through [`Self::message_mut`], [`Self::push_message`] or
     /// [`Self::remove_message`], which keep it.
     changed_at: Vec<u64>,
+    /// Per message: the revision that shows its last change other than text appended to its
+    /// content ([`Self::append_text`]). A reader that kept a message's bytes can then append the
+    /// new text alone ([`Self::only_appended_since`]) instead of comparing the whole message.
+    rewritten_at: Vec<u64>,
     phase: Phase,
     tool_rounds: u32,
 }
@@ -179,6 +183,7 @@ impl ChatController {
     pub fn new(config: ChatConfig, history: Vec<Message>) -> Self {
         Self {
             changed_at: vec![0; history.len()],
+            rewritten_at: vec![0; history.len()],
             config,
             state: ChatState {
                 messages: history,
@@ -214,6 +219,15 @@ impl ChatController {
                 .position(|&at| at > seen)
                 .unwrap_or(self.changed_at.len()),
         }
+    }
+
+    /// Whether message `at` changed since `revision` (one this controller returned) only by text
+    /// appended to its content: its content then starts with the content it had at `revision`,
+    /// and every other field is the same. False for a message that was replaced, removed or
+    /// moved, or that did not exist at `revision`.
+    pub fn only_appended_since(&self, at: usize, revision: u64) -> bool {
+        self.rewritten_at.get(at).is_some_and(|&r| r <= revision)
+            && self.first_changed_since(Some(revision)) >= at
     }
 
     /// True once the turn is over (`Action::Done` was returned).
@@ -595,7 +609,9 @@ impl ChatController {
 
     fn append_text(&mut self, assistant: usize, text: &str) {
         if !text.is_empty() {
-            self.message_mut(assistant).content.push_str(text);
+            // Not message_mut: an append is the one change `rewritten_at` leaves out.
+            self.changed_at[assistant] = self.revision + 1;
+            self.state.messages[assistant].content.push_str(text);
             self.bump();
         }
     }
@@ -633,6 +649,7 @@ impl ChatController {
             .is_some_and(change);
         if changed {
             self.changed_at[assistant] = self.revision + 1;
+            self.rewritten_at[assistant] = self.revision + 1;
         }
         changed
     }
@@ -650,24 +667,29 @@ impl ChatController {
         self.push_message(message);
     }
 
-    // ---- the only writes to messages (they keep `changed_at`)
+    // ---- the only writes to messages besides append_text (they keep `changed_at` and
+    // `rewritten_at`)
 
     /// A change is visible from the next revision on (every input that changes state bumps).
     fn message_mut(&mut self, at: usize) -> &mut Message {
         self.changed_at[at] = self.revision + 1;
+        self.rewritten_at[at] = self.revision + 1;
         &mut self.state.messages[at]
     }
 
     fn push_message(&mut self, message: Message) {
         self.state.messages.push(message);
         self.changed_at.push(self.revision + 1);
+        self.rewritten_at.push(self.revision + 1);
     }
 
     fn remove_message(&mut self, at: usize) {
         self.state.messages.remove(at);
         self.changed_at.remove(at);
+        self.rewritten_at.remove(at);
         let next = self.revision + 1;
         self.changed_at[at..].fill(next);
+        self.rewritten_at[at..].fill(next);
     }
 
     fn bump(&mut self) {

@@ -15,13 +15,14 @@ use wasm_bindgen::prelude::*;
 
 use super::custom::iterator_of;
 use super::openai::call_quietly;
+use super::reader::ResultReader;
 use crate::core::chat::agentskit::AgentsKitStream;
 use crate::core::chat::model::{ModelChunk, ModelRequest, ToolSpec};
 use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::adapters::host::port_error;
 use crate::web::convert::{from_json, messages_with_dates, to_json};
-use crate::web::js::{get, get_fn, resolve, set};
+use crate::web::js::{get_fn, set};
 
 /// A host object with `createSource(request)`.
 pub struct AgentsKitAdapter {
@@ -64,6 +65,7 @@ impl ModelAdapter for AgentsKitAdapter {
             Ok(Box::new(AgentsKitModelStream {
                 source,
                 iterator,
+                reader: ResultReader::new(),
                 chunks: AgentsKitStream::new(),
                 queue: VecDeque::new(),
                 done: false,
@@ -98,6 +100,7 @@ fn tool_js(tool: &ToolSpec) -> JsValue {
 struct AgentsKitModelStream {
     source: JsValue,
     iterator: JsValue,
+    reader: ResultReader,
     chunks: AgentsKitStream,
     queue: VecDeque<ModelChunk>,
     /// No more `next()` calls: the iterator ended, failed, finished or was aborted.
@@ -135,15 +138,15 @@ impl ModelStream for AgentsKitModelStream {
                 let Some(next) = get_fn(&self.iterator, "next") else {
                     return self.fail(PortError::new("the adapter's iterator has no next()"));
                 };
-                let result = match resolve(next.call0(&self.iterator)).await {
+                let result = match self.reader.read(&self.iterator, &next).await {
                     Ok(result) => result,
                     Err(e) => return self.fail(port_error("source.stream", &e)),
                 };
-                if get(&result, "done").as_bool() == Some(true) {
+                if result.done.as_bool() == Some(true) {
                     self.done = true;
                     return self.chunks.end().map(Ok);
                 }
-                let pushed = to_json(&get(&result, "value"))
+                let pushed = to_json(&result.value)
                     .map_err(|_| "the adapter yielded a chunk with no JSON form")
                     .and_then(|chunk| self.chunks.push(&chunk).map_err(|e| e.message()));
                 match pushed {

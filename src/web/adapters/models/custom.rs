@@ -27,7 +27,8 @@ use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::adapters::host::{port_error, signal_options};
 use crate::web::convert::{from_json, to_json};
-use crate::web::js::{get, get_fn, resolve};
+use super::reader::{ReadResult, ResultReader};
+use crate::web::js::{get_fn, is_key, resolve};
 
 /// A host object with `stream(request, { signal })`.
 pub struct JsModel {
@@ -64,6 +65,7 @@ impl ModelAdapter for JsModel {
             Ok(Box::new(JsModelStream {
                 abort,
                 iterator,
+                reader: ResultReader::new(),
                 next: None,
                 done: false,
                 finished: false,
@@ -75,6 +77,7 @@ impl ModelAdapter for JsModel {
 struct JsModelStream {
     abort: AbortOnDrop,
     iterator: JsValue,
+    reader: ResultReader,
     /// The iterator's `next`, read once (as `for await` reads it once per loop).
     next: Option<Function>,
     /// No more `next()` calls: the iterator ended, failed, finished or was aborted.
@@ -113,11 +116,11 @@ impl ModelStream for JsModelStream {
             let Some(next) = &self.next else {
                 return self.fail(PortError::new("the model's iterator has no next()"));
             };
-            let result = match resolve(next.call0(&self.iterator)).await {
+            let result = match self.reader.read(&self.iterator, next).await {
                 Ok(result) => result,
                 Err(e) => return self.fail(port_error("model.stream", &e)),
             };
-            if get(&result, "done").as_bool() == Some(true) {
+            if result.done.as_bool() == Some(true) {
                 self.done = true;
                 self.abort.disarm();
                 if self.finished {
@@ -129,10 +132,9 @@ impl ModelStream for JsModelStream {
                     usage: None,
                 }));
             }
-            let value = get(&result, "value");
-            let chunk = match text_chunk(&value) {
+            let chunk = match text_chunk(&result) {
                 Some(text) => Ok(text),
-                None => to_json(&value)
+                None => to_json(&result.value)
                     .map_err(|_| "it has no JSON form".to_string())
                     .and_then(|v| chunk_from_value(&v)),
             };
@@ -166,14 +168,14 @@ impl Drop for JsModelStream {
     }
 }
 
-/// A `{ type: 'text', text }` chunk read by its two fields, without a trip through JSON text:
+/// A `{ type: 'text', text }` chunk judged by its two fields, without a trip through JSON text:
 /// a model yields one per token. Any other chunk (or a text chunk whose `text` is not a
 /// string, for its diagnostic) goes through [`chunk_from_value`].
-fn text_chunk(value: &JsValue) -> Option<ModelChunk> {
-    if get(value, "type") != crate::web::js::key("text") {
+fn text_chunk(result: &ReadResult) -> Option<ModelChunk> {
+    if !is_key(&result.kind, "text") {
         return None;
     }
-    get(value, "text").as_string().map(ModelChunk::Text)
+    result.text.as_string().map(ModelChunk::Text)
 }
 
 /// `value[Symbol.asyncIterator]()`, else `value[Symbol.iterator]()`.

@@ -17,6 +17,7 @@ mod custom;
 mod demo;
 mod descriptor;
 mod openai;
+mod reader;
 
 pub use crate::turn::DemoModel;
 pub use agentskit::AgentsKitAdapter;
