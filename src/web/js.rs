@@ -46,17 +46,23 @@ impl Hasher for Fnv1a {
 }
 
 /// Runs `f` with `key` as a JS string, interned (see `KEYS`), borrowed: no new reference to the
-/// string is made for a read.
+/// string is made for a read. `f` may call back into this module (a host getter that calls an
+/// export): the table is only ever borrowed shared while `f` runs, and a name interned by such a
+/// call while the table is borrowed is simply used uncached.
 fn with_key<R>(key: &str, f: impl FnOnce(&JsValue) -> R) -> R {
     KEYS.with(|keys| {
-        if let Some(value) = keys.borrow().get(key) {
-            return f(value);
+        {
+            let interned = keys.borrow();
+            if let Some(value) = interned.get(key) {
+                return f(value);
+            }
         }
         let value = JsValue::from_str(key);
         let out = f(&value);
-        let mut keys = keys.borrow_mut();
-        if keys.len() < JS_KEYS_INTERNED_MAX {
-            keys.insert(key.to_owned(), value);
+        if let Ok(mut keys) = keys.try_borrow_mut() {
+            if keys.len() < JS_KEYS_INTERNED_MAX {
+                keys.insert(key.to_owned(), value);
+            }
         }
         out
     })
