@@ -1,10 +1,11 @@
 // Runs one handler alone, turn after turn, for a CPU profile of where a turn's time goes and
 // for whole-process A/B timing from outside:
-//   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/turn-profile.mjs [turns] [chunks] [turnkeep|baseline]
+//   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/turn-profile.mjs [turns] [chunks] [turnkeep|log|baseline]
 //   node bench/profile-top.mjs /tmp/prof/*.cpuprofile        (self time by function and by area)
 //   farm-bench -n 7 --vs 'node bench/turn-profile.mjs 300 200 baseline' -- node bench/turn-profile.mjs 300 200
 // Same echo model, storage and memory as bench/turn.mjs (a new session per turn); `baseline` is
-// the TypeScript handler of bench/baseline/chat-handler.ts (AgentsKit's handler job).
+// the TypeScript handler of bench/baseline/chat-handler.ts (AgentsKit's handler job); `log` is
+// turnkeep with a session log (createMemorySessionLog, a new one per session).
 import { readFileSync } from 'node:fs';
 
 import { transformSync } from 'esbuild';
@@ -45,12 +46,13 @@ async function baseline() {
   return createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage });
 }
 
-function turnkeep() {
+function turnkeep({ log = false } = {}) {
   const definition = pkg.defineChat({ id: 'bench', revision: 1, model: { stream: () => echo(CHUNKS, 'text') }, memory });
-  return pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage });
+  const sessionLog = log ? () => pkg.createMemorySessionLog() : undefined;
+  return pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage, sessionLog });
 }
 
-const handler = WHICH === 'baseline' ? await baseline() : turnkeep();
+const handler = WHICH === 'baseline' ? await baseline() : turnkeep({ log: WHICH === 'log' });
 const t0 = performance.now();
 for (let n = 0; n < TURNS; n++) {
   const response = await handler(chatRequest(submitEvent({ sessionId: `s${n}`, turnId: 't1', input: 'go' })));

@@ -46,17 +46,23 @@ impl Hasher for Fnv1a {
 }
 
 /// Runs `f` with `key` as a JS string, interned (see `KEYS`), borrowed: no new reference to the
-/// string is made for a read.
+/// string is made for a read. `f` may call back into this module (a host getter that calls an
+/// export): the table is only ever borrowed shared while `f` runs, and a name interned by such a
+/// call while the table is borrowed is simply used uncached.
 fn with_key<R>(key: &str, f: impl FnOnce(&JsValue) -> R) -> R {
     KEYS.with(|keys| {
-        if let Some(value) = keys.borrow().get(key) {
-            return f(value);
+        {
+            let interned = keys.borrow();
+            if let Some(value) = interned.get(key) {
+                return f(value);
+            }
         }
         let value = JsValue::from_str(key);
         let out = f(&value);
-        let mut keys = keys.borrow_mut();
-        if keys.len() < JS_KEYS_INTERNED_MAX {
-            keys.insert(key.to_owned(), value);
+        if let Ok(mut keys) = keys.try_borrow_mut() {
+            if keys.len() < JS_KEYS_INTERNED_MAX {
+                keys.insert(key.to_owned(), value);
+            }
         }
         out
     })
@@ -279,16 +285,34 @@ impl Wakeup {
     }
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// The global `setTimeout`, looked up when called (a host's fake timers are seen); a host
+    /// without one throws a `ReferenceError`, caught.
+    #[wasm_bindgen(catch, js_name = setTimeout)]
+    fn global_set_timeout(handler: &Function, ms: u32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = clearTimeout)]
+    fn global_clear_timeout(id: &JsValue) -> Result<(), JsValue>;
+}
+
+/// `setTimeout(handler, ms)`: the timer's id, or `None` where the host has no timers. One
+/// crossing: a turn sets and clears a few timers (its deadline, each cleanup budget).
+pub fn set_timeout(handler: &Function, ms: u32) -> Option<JsValue> {
+    global_set_timeout(handler, ms).ok()
+}
+
+/// `clearTimeout(id)` (nothing where the host has no timers).
+pub fn clear_timeout(id: &JsValue) {
+    let _ = global_clear_timeout(id);
+}
+
 /// Resolves after `ms` milliseconds, through the host's own `setTimeout`. Dropping it before
 /// then clears the timer: a budget or a pause that lost its race leaves nothing behind (no
 /// timer keeping a process alive, nothing held until it would have fired).
 pub fn sleep_ms(ms: u32) -> Sleeping {
     let wakeup = Wakeup::new();
-    let global: JsValue = js_sys::global().into();
-    let id = match get_fn(&global, "setTimeout") {
-        Some(set_timeout) => set_timeout
-            .call2(&global, wakeup.function(), &JsValue::from(ms))
-            .unwrap_or(JsValue::UNDEFINED),
+    let id = match set_timeout(wakeup.function(), ms) {
+        Some(id) => id,
         None => {
             wakeup.state.borrow_mut().0 = true;
             JsValue::UNDEFINED
@@ -321,10 +345,7 @@ impl Drop for Sleeping {
         if self.id.is_undefined() || self.wakeup.state.borrow().0 {
             return;
         }
-        let global: JsValue = js_sys::global().into();
-        if let Some(clear) = get_fn(&global, "clearTimeout") {
-            let _ = clear.call1(&global, &self.id);
-        }
+        clear_timeout(&self.id);
     }
 }
 

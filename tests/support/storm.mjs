@@ -107,7 +107,8 @@ function readdirPids() {
 
 /** The Worker isolate's `{ wasmMemoryBytes, heapLiveBytes, liveObjects: { chatSession, sessionStream } }` (the test hook). */
 export async function isolateMemory(url) {
-  return (await fetch(`${url}/__test/memory`)).json();
+  // Bounded: an answer that never comes fails the storm by name instead of holding it.
+  return (await fetch(`${url}/__test/memory`, { signal: AbortSignal.timeout(30_000) })).json();
 }
 
 export async function wasmMemoryBytes(url) {

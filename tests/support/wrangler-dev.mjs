@@ -17,6 +17,14 @@ export const OFFLINE_ENV = {
 };
 const READY_TIMEOUT_MS = 60_000;
 const LAUNCH_ATTEMPTS_MAX = 4;
+/**
+ * How long the first request may take once wrangler printed "Ready on". Under load (a CI machine
+ * running other work) a launch was seen, about once in ten, whose first request never got an
+ * answer, not even after 90 s: wrangler's proxy was up, the request never reached the Worker
+ * (no log line), and every test of that file then waited for ever. A launch whose first request
+ * is not answered in this time is stopped and launched again (at most LAUNCH_ATTEMPTS_MAX).
+ */
+const FIRST_ANSWER_MS_MAX = 30_000;
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
 export function freePort() {
@@ -42,12 +50,30 @@ export function freePort() {
 export async function startWranglerDev({ persistDir, port, vars = {}, cwd = ROOT }) {
   for (let attempt = 1; ; attempt += 1) {
     const chosen = port ?? (await freePort());
+    let dev;
     try {
-      return await launch({ persistDir, port: chosen, vars, cwd });
+      dev = await launch({ persistDir, port: chosen, vars, cwd });
     } catch (error) {
       const retry = port === undefined && error.addressInUse && attempt < LAUNCH_ATTEMPTS_MAX;
       if (!retry) throw error;
+      continue;
     }
+    if (await answers(dev.url)) return dev;
+    await dev.stop();
+    if (attempt >= LAUNCH_ATTEMPTS_MAX) {
+      throw new Error(`wrangler dev said it was ready but did not answer a request within ${FIRST_ANSWER_MS_MAX} ms, ${attempt} launches in a row:\n${dev.output()}`);
+    }
+  }
+}
+
+/** Whether `GET url/` gets any HTTP answer (any status) within FIRST_ANSWER_MS_MAX. */
+async function answers(url) {
+  try {
+    const response = await fetch(`${url}/`, { signal: AbortSignal.timeout(FIRST_ANSWER_MS_MAX) });
+    await response.arrayBuffer();
+    return true;
+  } catch {
+    return false;
   }
 }
 

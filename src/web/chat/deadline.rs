@@ -11,7 +11,8 @@ use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal, Request};
 
-use super::js::get_fn;
+use super::js::{clear_timeout, get_fn, set_timeout};
+use wasm_bindgen::JsCast;
 use crate::turn::{Cause, Interrupt, Turn};
 
 pub struct RequestDeadline {
@@ -61,13 +62,8 @@ impl RequestDeadline {
                 inner.fire(Cause::Timeout);
             }
         });
-        let global: JsValue = js_sys::global().into();
-        if let Some(set_timeout) = get_fn(&global, "setTimeout") {
-            if let Ok(id) =
-                set_timeout.call2(&global, on_timeout.as_ref(), &JsValue::from(timeout_ms))
-            {
-                *inner.timer.borrow_mut() = Some((id, on_timeout));
-            }
+        if let Some(id) = set_timeout(on_timeout.as_ref().unchecked_ref(), timeout_ms) {
+            *inner.timer.borrow_mut() = Some((id, on_timeout));
         }
         let Some(signal) = signal else {
             return Self { inner };
@@ -111,10 +107,7 @@ impl RequestDeadline {
     /// Stops the timer and the listener (the request is done).
     pub fn clear(&self) {
         if let Some((id, _closure)) = self.inner.timer.borrow_mut().take() {
-            let global: JsValue = js_sys::global().into();
-            if let Some(clear) = get_fn(&global, "clearTimeout") {
-                let _ = clear.call1(&global, &id);
-            }
+            clear_timeout(&id);
         }
         if let Some((signal, closure)) = self.inner.listener.borrow_mut().take() {
             if let Some(remove) = get_fn(&signal, "removeEventListener") {
