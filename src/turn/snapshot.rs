@@ -12,8 +12,9 @@ use crate::core::chat::controller::{ChatController, ChatState, ChatStatus};
 use crate::core::checks::format_iso_millis_at;
 use crate::core::protocol::encode::write_json;
 use crate::core::protocol::{
-    encode_turn_event_line, write_snapshot_tail, SnapshotHead, BoundaryError, Envelope, EventBody, Lineage,
-    Message, SnapshotParts, SnapshotPayload, TurnDiagnostic, TurnEvent, TurnStatus, Usage,
+    encode_turn_event_line, write_snapshot_tail, BoundaryError, Envelope, EventBody, Lineage,
+    Message, SnapshotHead, SnapshotParts, SnapshotPayload, TurnDiagnostic, TurnEvent, TurnStatus,
+    Usage,
 };
 use crate::core::sequence::{CursorTooLarge, TurnSequencer};
 use crate::core::session::Confirmation;

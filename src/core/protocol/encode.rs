@@ -128,7 +128,10 @@ impl SnapshotHead {
         write_json(&mut before_sequence, turn_id);
         before_sequence.extend_from_slice(b",\"sequence\":");
         let mut after_emitted_at = b",\"event\":".to_vec();
-        write_json(&mut after_emitted_at, super::event::EventKind::Snapshot.as_str());
+        write_json(
+            &mut after_emitted_at,
+            super::event::EventKind::Snapshot.as_str(),
+        );
         after_emitted_at.extend_from_slice(b",\"payload\":{\"messages\":[");
         Self {
             before_event_id,

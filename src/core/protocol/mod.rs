@@ -28,9 +28,7 @@ pub use diagnostic::{
 };
 pub use encode::{
     encode_turn_event, encode_turn_event_line, write_snapshot_head, write_snapshot_line,
-    SnapshotHead,
-    write_snapshot_tail,
-    SnapshotParts,
+    write_snapshot_tail, SnapshotHead, SnapshotParts,
 };
 pub use event::{
     Envelope, EventBody, EventKind, Lineage, LineageSource, SnapshotPayload, TurnEvent, TurnStatus,

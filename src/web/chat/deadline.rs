@@ -12,8 +12,8 @@ use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal, Request};
 
 use super::js::{clear_timeout, get_fn, set_timeout};
-use wasm_bindgen::JsCast;
 use crate::turn::{Cause, Interrupt, Turn};
+use wasm_bindgen::JsCast;
 
 pub struct RequestDeadline {
     inner: Rc<Inner>,

@@ -20,6 +20,7 @@ use wasm_bindgen::JsCast;
 
 use super::abort::AbortOnDrop;
 use super::openai::call_quietly;
+use super::reader::{ReadResult, ResultReader};
 use crate::core::chat::model::{FinishReason, ModelChunk, ModelRequest, ToolSpec, Usage};
 use crate::core::checks::safe_uint;
 use crate::core::protocol::message::messages_to_value;
@@ -27,7 +28,6 @@ use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::adapters::host::{port_error, signal_options};
 use crate::web::convert::{from_json, to_json};
-use super::reader::{ReadResult, ResultReader};
 use crate::web::js::{get_fn, is_key, resolve};
 
 /// A host object with `stream(request, { signal })`.
