@@ -121,7 +121,6 @@ impl LineEncoder {
                         .failed
                         .then(|| BoundaryError::ChatTurnFailed.diagnostic());
                     let parts = SnapshotParts {
-                        messages_json: &[],
                         status: tail_of.status,
                         usage: &tail_of.usage,
                         error: error.as_ref(),

@@ -68,39 +68,17 @@ impl<'a> Wire<'a> {
     }
 }
 
-/// A snapshot's payload with its messages already encoded (see [`write_snapshot_line`]).
+/// The parts of a snapshot's payload after its messages: what [`write_snapshot_tail`] writes.
+/// A line is [`SnapshotHead::write`], the messages, then the tail: byte for byte what
+/// [`encode_turn_event_line`] writes for the same event (`tests/snapshot_lines.rs`), while the
+/// sender re-encodes only the messages that changed since its last line.
 #[derive(Clone, Copy, Debug)]
 pub struct SnapshotParts<'a> {
-    /// The messages' compact JSON joined by `,` (no brackets), as `to_json` writes each one.
-    pub messages_json: &'a [u8],
     pub status: super::event::TurnStatus,
     pub usage: &'a super::event::Usage,
     pub error: Option<&'a TurnDiagnostic>,
     pub lineage: Option<&'a super::event::Lineage>,
     pub confirmations: &'a [crate::core::session::Confirmation],
-}
-
-/// Appends one `server.turn.snapshot` NDJSON line to `out`, byte for byte what
-/// [`encode_turn_event_line`] writes for the same event, from messages encoded earlier: the
-/// sender re-encodes only the messages that changed since its last line, and reuses `out`.
-pub fn write_snapshot_line(
-    out: &mut Vec<u8>,
-    envelope: &super::event::Envelope,
-    parts: &SnapshotParts<'_>,
-) {
-    write_snapshot_head(out, envelope);
-    out.extend_from_slice(parts.messages_json);
-    write_snapshot_tail(out, parts);
-}
-
-/// The start of a snapshot line, up to its messages (`{"protocol":…,"payload":{"messages":[`).
-pub fn write_snapshot_head(out: &mut Vec<u8>, envelope: &super::event::Envelope) {
-    SnapshotHead::new(&envelope.session_id, &envelope.turn_id).write(
-        out,
-        &envelope.event_id,
-        envelope.sequence,
-        &envelope.emitted_at,
-    );
 }
 
 /// The bytes of a snapshot line's start that one turn repeats on every line (the protocol, its

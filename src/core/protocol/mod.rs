@@ -27,8 +27,7 @@ pub use diagnostic::{
     DIAGNOSTIC_VERSION,
 };
 pub use encode::{
-    encode_turn_event, encode_turn_event_line, write_snapshot_head, write_snapshot_line,
-    write_snapshot_tail, SnapshotHead, SnapshotParts,
+    encode_turn_event, encode_turn_event_line, write_snapshot_tail, SnapshotHead, SnapshotParts,
 };
 pub use event::{
     Envelope, EventBody, EventKind, Lineage, LineageSource, SnapshotPayload, TurnEvent, TurnStatus,
