@@ -78,13 +78,6 @@ pub fn get(obj: &JsValue, key_name: &str) -> JsValue {
     if !obj.is_object() && !obj.is_function() {
         return JsValue::UNDEFINED;
     }
-    field(obj, key_name)
-}
-
-/// `obj[key]` for a value a protocol promises to be an object (an iterator's result, a chunk
-/// read from it): one crossing instead of [`get`]'s check first. A primitive or a getter that
-/// throws gives `undefined` (`Reflect.get` throws, the throw is caught).
-pub fn field(obj: &JsValue, key_name: &str) -> JsValue {
     with_key(key_name, |k| Reflect::get(obj, k)).unwrap_or(JsValue::UNDEFINED)
 }
 
