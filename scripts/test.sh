@@ -49,8 +49,16 @@ step "wasm-pack test --node --headless --chrome (the wasm-bindgen tests in Node 
 wasm-pack test --mode no-install --node --headless --chrome --chromedriver /usr/bin/chromedriver \
   -- --test wasm_node --test wasm_browser --test wasm_panic
 
+# Every node --test run below is bounded twice: a test that hangs fails by its name after its
+# timeout (TEST_MS_MAX unless the test sets a shorter one), and --test-force-exit ends its file
+# then even with handles left open (a request that never settled), so one hang cannot hold CI.
+# A file that exits that way kills the servers it started (tests/support/spawn-server.mjs,
+# workerd-serve.mjs), so none is left loading the machine for the files after it.
+TEST_MS_MAX=900000
+node_test() { node --test --test-force-exit --test-timeout="${TEST_MS_MAX}" "$@"; }
+
 step "node --test tests/js/"
-node --test tests/js/
+node_test tests/js/
 
 step "node --test tests/stores/ (Redis and PostgreSQL adapters against real servers)"
 # Each file starts its own redis-server / postgres on free loopback ports and stops them after.
@@ -58,16 +66,16 @@ step "node --test tests/stores/ (Redis and PostgreSQL adapters against real serv
 # connection-loss's reconnect test (a client command after CLIENT KILL that never settled; not
 # reproduced in 6 reruns alone), and a hang must fail by its name, not hold CI.
 STORES_TEST_MS_MAX=180000
-node --test --test-timeout="$STORES_TEST_MS_MAX" tests/stores/
+TEST_MS_MAX=$STORES_TEST_MS_MAX node_test tests/stores/
 
 step "the example apps: Next.js edge route, SvelteKit on Cloudflare (turnkeep from the packed tarball)"
 # One file per example, one at a time: each builds its app once (next build / vite build) and
 # serves it (next start / wrangler dev in workerd) for all of its scenarios.
-node --test --test-concurrency=1 tests/examples/
+node_test --test-concurrency=1 tests/examples/
 
 step "node --test tests/workerd/ (the demo Worker and its Durable Object in workerd)"
 # One file at a time: each starts workerd (Miniflare or wrangler dev), one also Chromium.
-node --test --test-concurrency=1 tests/workerd/
+node_test --test-concurrency=1 tests/workerd/
 
 step "Durable Streams conformance suite against the Worker (wrangler dev, STREAMS_PUBLIC=1)"
 bash scripts/streams-conformance.sh

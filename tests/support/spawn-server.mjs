@@ -19,6 +19,17 @@ export async function spawnServer({ command, args, cwd, env = {}, ready, timeout
   });
   let output = '';
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  // A test file that ends without stop() (its test timed out, or it was told to exit) must not
+  // leave the server running: it would hold the machine, and CI, after the file is gone.
+  const killOnExit = () => {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', killOnExit);
+  exited.then(() => process.off('exit', killOnExit));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       try {

@@ -90,6 +90,10 @@ const worker :Workerd.Worker = (
   child.stdout.on('data', (d) => { log += d; });
   child.stderr.on('data', (d) => { log += d; });
   const exited = new Promise((r) => child.once('exit', r));
+  // A test file that ends without stop() (a timed-out test) must not leave workerd running.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  exited.then(() => process.off('exit', killOnExit));
   const end = async (signal) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
