@@ -76,12 +76,17 @@ function untilAborted(signal) {
   return aborted;
 }
 
+/** `promise`, or a rejection once `signal` (if any) aborts, whichever comes first. */
+function boundedBy(signal, promise) {
+  return signal ? Promise.race([promise, untilAborted(signal)]) : promise;
+}
+
 /**
  * The storm's requests in flight: `watch(label, signal?)` registers one and returns
  * `{ signal, progress(), done() }`; its `signal` aborts when the caller's does or when it stalls.
- * `stalled()` aborts every request idle for STORM_STALL_MS and returns what it found.
+ * `stalled()` aborts every request idle for `stallMs` and returns what it found.
  */
-function inFlight() {
+function inFlight(stallMs) {
   const live = new Map();
   let next = 0;
   const watch = (label, signal) => {
@@ -103,12 +108,12 @@ function inFlight() {
     `${e.label} (${e.phase}; ${Math.round(now - e.startMs)} ms in flight, ${Math.round(now - e.lastMs)} ms since its last bytes${e.signal?.aborted ? '; its caller aborted it' : ''})`);
   const stalled = () => {
     const now = performance.now();
-    const stale = [...live.entries()].filter(([, e]) => now - e.lastMs > STORM_STALL_MS);
+    const stale = [...live.entries()].filter(([, e]) => now - e.lastMs > stallMs);
     if (stale.length === 0) return null;
     const report = { stale: stale.map(([, e]) => e.label), inFlight: describe(now) };
     for (const [id, e] of stale) {
       live.delete(id);
-      e.controller.abort(new Error(`stalled ${STORM_STALL_MS} ms`));
+      e.controller.abort(new Error(`stalled ${stallMs} ms`));
     }
     return report;
   };
@@ -119,7 +124,7 @@ const WRANGLER_DROP = 'Your worker restarted mid-request.';
 
 /** `fetch`, sent again (at most RESENDS_MAX times) when the connection dropped before an answer; `onResend(reason)` counts. */
 async function fetchResending(input, init, onResend = () => {}, phase = () => {}) {
-  const bounded = (promise) => (init.signal ? Promise.race([promise, untilAborted(init.signal)]) : promise);
+  const bounded = (promise) => boundedBy(init.signal, promise);
   for (let attempt = 0; ; attempt += 1) {
     let reason;
     try {
@@ -148,7 +153,7 @@ async function view(url, sessionId, onResend, watch) {
   try {
     const response = await fetchResending(`${url}/api/sessions/${sessionId}`, { headers: auth, signal: w.signal }, onResend);
     if (response.status !== 200) throw new Error(`GET session ${sessionId}: ${response.status}`);
-    return await Promise.race([response.json(), untilAborted(w.signal)]);
+    return await boundedBy(w.signal, response.json());
   } finally {
     w.done();
   }
@@ -226,9 +231,11 @@ async function read(response, w, limit = Infinity) {
 /**
  * Runs the storm; resolves with its figures and `violations` (empty when everything held).
  * `dev` is a started `wrangler dev` (tests/support/wrangler-dev.mjs) with STORM_VARS; `ops` the
- * kinds of turn to draw from (all of them unless a run isolates some).
+ * kinds of turn to draw from (all of them unless a run isolates some); `stallMs` how long a
+ * request may go without an answer or new bytes (STORM_STALL_MS unless a test of the watchdog
+ * sets less).
  */
-export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = () => {} }) {
+export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = () => {}, stallMs = STORM_STALL_MS }) {
   const random = rng(seed);
   const url = dev.url;
   const violations = [];
@@ -237,13 +244,13 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
   /** Requests sent again after a dropped connection, by what dropped it. */
   const resent = {};
   const onResend = (reason) => { resent[reason] = (resent[reason] ?? 0) + 1; };
-  const { watch, stalled } = inFlight();
+  const { watch, stalled } = inFlight(stallMs);
   let stalls = 0;
   const watchdog = setInterval(() => {
     const found = stalled();
     if (!found) return;
     stalls += 1;
-    violations.push(`stalled for ${STORM_STALL_MS} ms: ${found.stale.join('; ')}; in flight then: ${found.inFlight.join('; ')}`);
+    violations.push(`stalled for ${stallMs} ms: ${found.stale.join('; ')}; in flight then: ${found.inFlight.join('; ')}`);
   }, WATCHDOG_INTERVAL_MS);
   watchdog.unref();
   const isolate = async () => { const m = await isolateMemory(url); return { wasmBytes: m.wasmMemoryBytes, heapLiveBytes: m.heapLiveBytes, liveObjects: m.liveObjects }; };
@@ -276,7 +283,7 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
       else if (response.status === 409 && wasResent) session.unknown.add(turnId); // the dropped send may have run it
       else if (response.status === 409) session.refused.add(turnId);
       else {
-        violations.push(`${session.id}: a submit answered ${response.status} ${await Promise.race([response.text(), untilAborted(w.signal)]).catch((e) => e.message)}`);
+        violations.push(`${session.id}: a submit answered ${response.status} ${await boundedBy(w.signal, response.text()).catch((e) => e.message)}`);
         w.done();
         return { turnId, status: response.status, response: null, started };
       }
@@ -292,7 +299,7 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
   /** Reads a 409's body, ending its watch. */
   const drain = (r) => {
     r.w.phase('draining');
-    return Promise.race([r.response.text(), untilAborted(r.w.signal)]).catch(() => {}).finally(() => r.w.done());
+    return boundedBy(r.w.signal, r.response.text()).catch(() => {}).finally(() => r.w.done());
   };
   /** Takes a reading's first-line time; a body that broke off is a violation unless the storm aborted it. */
   const timeFirst = (result, reading, signal) => {
@@ -325,7 +332,7 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
             try {
               const answer = await post(url, JSON.stringify(stopEvent), ws.signal, onResend);
               if (![200, 202].includes(answer.status)) violations.push(`${session.id}: stop answered ${answer.status}`);
-              await Promise.race([answer.text(), untilAborted(ws.signal)]);
+              await boundedBy(ws.signal, answer.text());
             } catch (error) {
               if (!ws.stalledSignal.aborted) violations.push(`${session.id}: a stop failed (${error.cause?.code ?? error.message})`);
             } finally {
