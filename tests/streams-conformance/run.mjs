@@ -8,6 +8,12 @@ import { join } from 'node:path';
 
 import { ROOT, removeDir, startWorker, tempDir } from './harness.mjs';
 
+/**
+ * The whole suite's bound (it takes about a minute here; each of its tests has vitest's own
+ * timeout). A run that outlives it is killed and fails by name, so a hang cannot hold CI.
+ */
+const SUITE_MS_MAX = 600_000;
+
 const state = tempDir('turnkeep-conformance-');
 let worker;
 let code = 1;
@@ -19,7 +25,12 @@ try {
     env: { ...process.env, STREAMS_BASE_URL: worker.baseUrl },
     stdio: 'inherit',
   });
+  const bound = setTimeout(() => {
+    console.error(`[streams-conformance] the suite did not end within ${SUITE_MS_MAX} ms: killed`);
+    vitest.kill('SIGKILL');
+  }, SUITE_MS_MAX);
   code = await new Promise((resolve) => vitest.once('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+  clearTimeout(bound);
 } catch (error) {
   console.error(`[streams-conformance] ${error.message}`);
 } finally {
