@@ -6,9 +6,10 @@ import { spawn } from 'node:child_process';
 
 /**
  * Spawns `command args` in `cwd` and resolves once `ready` matches its stdout+stderr, with
- * `{ child, output(), stop() }`. Rejects (after stopping it) when it is not ready within
- * `timeoutMs`, or when it exits first; then `error.output` holds what it printed and
- * `error.addressInUse` says whether it died on a taken port.
+ * `{ child, output(), stop(), kill() }` (`kill()`: SIGKILL to the group, not waited for).
+ * Rejects (after stopping it) when it is not ready within `timeoutMs`, or when it exits first;
+ * then `error.output` holds what it printed and `error.addressInUse` says whether it died on a
+ * taken port.
  */
 export async function spawnServer({ command, args, cwd, env = {}, ready, timeoutMs = 60_000 }) {
   const child = spawn(command, args, {
@@ -19,17 +20,18 @@ export async function spawnServer({ command, args, cwd, env = {}, ready, timeout
   });
   let output = '';
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  // A test file that ends without stop() (its test timed out, or it was told to exit) must not
-  // leave the server running: it would hold the machine, and CI, after the file is gone.
-  const killOnExit = () => {
+  /** SIGKILL to the whole process group, at once: no shutdown code runs. */
+  const kill = () => {
     try {
       process.kill(-child.pid, 'SIGKILL');
     } catch {
       // already gone
     }
   };
-  process.once('exit', killOnExit);
-  exited.then(() => process.off('exit', killOnExit));
+  // A test file that ends without stop() (its test timed out, or it was told to exit) must not
+  // leave the server running: it would hold the machine, and CI, after the file is gone.
+  process.once('exit', kill);
+  exited.then(() => process.off('exit', kill));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       try {
@@ -64,5 +66,5 @@ export async function spawnServer({ command, args, cwd, env = {}, ready, timeout
       fail(`${command} exited (${code}) before it was ready`);
     });
   });
-  return { child, output: () => output, stop };
+  return { child, output: () => output, stop, kill };
 }

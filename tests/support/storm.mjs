@@ -53,6 +53,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * restarted mid-request" (`Retry-After: 0`), which asks for the same.
  */
 const RESENDS_MAX = 2;
+const DROPPED = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
+const WRANGLER_DROP = 'Your worker restarted mid-request.';
 /**
  * How long a request may wait for its answer, or an answer for its next bytes, before the storm
  * gives up on it (a turn's whole answer takes well under a second here; CHAT_TIMEOUT_MS is 5 s).
@@ -83,7 +85,8 @@ function boundedBy(signal, promise) {
 
 /**
  * The storm's requests in flight: `watch(label, signal?)` registers one and returns
- * `{ signal, progress(), done() }`; its `signal` aborts when the caller's does or when it stalls.
+ * `{ signal, stalledSignal, progress(), phase(text), done() }`; its `signal` aborts when the
+ * caller's does or when it stalls (`stalledSignal` only then); `phase` says where it stands.
  * `stalled()` aborts every request idle for `stallMs` and returns what it found.
  */
 function inFlight(stallMs) {
@@ -119,8 +122,6 @@ function inFlight(stallMs) {
   };
   return { watch, stalled };
 }
-const DROPPED = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
-const WRANGLER_DROP = 'Your worker restarted mid-request.';
 
 /** `fetch`, sent again (at most RESENDS_MAX times) when the connection dropped before an answer; `onResend(reason)` counts. */
 async function fetchResending(input, init, onResend = () => {}, phase = () => {}) {

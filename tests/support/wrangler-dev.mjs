@@ -83,7 +83,7 @@ async function launch({ persistDir, port, vars, cwd }) {
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistDir,
     '--show-interactive-dev-session=false'];
   for (const [key, value] of Object.entries(vars)) args.push('--var', `${key}:${value}`);
-  const { child, output, stop } = await spawnServer({
+  const { child, output, stop, kill } = await spawnServer({
     command: `${cwd}/node_modules/.bin/wrangler`,
     args,
     cwd,
@@ -92,11 +92,7 @@ async function launch({ persistDir, port, vars, cwd }) {
     timeoutMs: READY_TIMEOUT_MS,
   });
   const crash = async () => {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    kill();
     await stop();
   };
   return { url: `http://127.0.0.1:${port}`, port, pid: child.pid, output, stop, crash };
