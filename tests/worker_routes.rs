@@ -6,7 +6,6 @@ use turnkeep::cloudflare::routes::{
     chat_session_name, chat_stream_route, demo_tenant, session_view_target, ChatStreamRoute,
     Diagnostic, Route, CHART_SCRIPT_PATH,
 };
-use turnkeep::cloudflare::streams::route::StreamsAccess;
 
 #[test]
 fn every_route_of_the_table() {
@@ -105,114 +104,82 @@ fn the_session_view_needs_a_tenant_then_a_safe_id_session() {
 }
 
 /// The status and code of a refusal, or a label for the other decisions.
-fn chat_stream(
-    method: &str,
-    authorization: Option<&str>,
-    raw: &str,
-    access: &StreamsAccess,
-) -> String {
-    match chat_stream_route(method, authorization, raw, access) {
+fn chat_stream(method: &str, authorization: Option<&str>, raw: &str) -> String {
+    match chat_stream_route(method, authorization, raw) {
         ChatStreamRoute::Preflight => "preflight".into(),
         ChatStreamRoute::Refuse(d) => format!("{} {}", d.status, d.code),
-        ChatStreamRoute::Proxy {
-            stream,
-            authorization,
-        } => format!("proxy {stream} {authorization:?}"),
+        ChatStreamRoute::Proxy(read) => format!(
+            "proxy {} ({}/{}){}",
+            read.stream,
+            read.tenant,
+            read.session_id,
+            if read.create_missing {
+                " create-missing"
+            } else {
+                ""
+            }
+        ),
     }
 }
 
+/// The route reads the tenant's own stream from the Worker's own object: no streams token is
+/// needed or attached, whatever the environment says (`npm start` has none).
 #[test]
-fn the_chat_stream_route_reads_the_tenants_stream_with_the_server_token() {
-    let secret = StreamsAccess::from_env(None, Some("s3cret"));
-    let public = StreamsAccess::from_env(Some("1"), None);
-    let neither = StreamsAccess::from_env(None, None);
-    let cases: &[(&str, Option<&str>, &str, &StreamsAccess, &str)] = &[
+fn the_chat_stream_route_reads_the_tenants_own_stream() {
+    let cases: &[(&str, Option<&str>, &str, &str)] = &[
         (
             "GET",
             Some("Bearer tenant-a"),
             "s1",
-            &secret,
-            r#"proxy chat/tenant-a/s1 Some("Bearer s3cret")"#,
+            "proxy chat/tenant-a/s1 (tenant-a/s1) create-missing",
         ),
+        // A HEAD only looks: it creates nothing.
         (
             "HEAD",
             Some("Bearer t"),
             "s%2D1",
-            &secret,
-            r#"proxy chat/t/s-1 Some("Bearer s3cret")"#,
-        ),
-        // Public streams (tests): no token is attached.
-        (
-            "GET",
-            Some("Bearer t"),
-            "s1",
-            &public,
-            "proxy chat/t/s1 None",
+            "proxy chat/t/s-1 (t/s-1)",
         ),
         // A preflight before anything else; browsers never write the log.
-        ("OPTIONS", None, "s1", &secret, "preflight"),
+        ("OPTIONS", None, "s1", "preflight"),
         (
             "POST",
             Some("Bearer t"),
             "s1",
-            &secret,
             "405 REQUEST_METHOD_NOT_ALLOWED",
         ),
         (
             "DELETE",
             Some("Bearer t"),
             "s1",
-            &secret,
             "405 REQUEST_METHOD_NOT_ALLOWED",
         ),
         // Demo auth, then the session id.
-        ("GET", None, "s1", &secret, "401 AUTH_REQUIRED"),
-        (
-            "GET",
-            Some("Bearer a/b"),
-            "s1",
-            &secret,
-            "401 AUTH_REQUIRED",
-        ),
-        (
-            "GET",
-            Some("Basic YWNtZTpw"),
-            "s1",
-            &secret,
-            "401 AUTH_REQUIRED",
-        ),
+        ("GET", None, "s1", "401 AUTH_REQUIRED"),
+        ("GET", Some("Bearer a/b"), "s1", "401 AUTH_REQUIRED"),
+        ("GET", Some("Basic YWNtZTpw"), "s1", "401 AUTH_REQUIRED"),
         (
             "GET",
             Some("Bearer t"),
             "a%2Fb",
-            &secret,
             "400 REQUEST_INVALID_SESSION_ID",
         ),
         (
             "GET",
             Some("Bearer t"),
             "%",
-            &secret,
             "400 REQUEST_INVALID_SESSION_ID",
         ),
-        // No credentials to read streams with, and streams are not public.
-        (
-            "GET",
-            Some("Bearer t"),
-            "s1",
-            &neither,
-            "500 SERVER_STREAMS_NOT_CONFIGURED",
-        ),
     ];
-    for (method, authorization, raw, access, expected) in cases {
+    for (method, authorization, raw, expected) in cases {
         assert_eq!(
-            chat_stream(method, *authorization, raw, access),
+            chat_stream(method, *authorization, raw),
             *expected,
             "{method} {authorization:?} {raw}"
         );
     }
     // The 401 is the demo's versioned diagnostic, with its challenge.
-    let ChatStreamRoute::Refuse(refusal) = chat_stream_route("GET", None, "s1", &secret) else {
+    let ChatStreamRoute::Refuse(refusal) = chat_stream_route("GET", None, "s1") else {
         panic!("a refusal");
     };
     assert_eq!(refusal.headers[0].0, "www-authenticate");

@@ -22,7 +22,9 @@ use super::chat::DemoChatHost;
 use super::demo_mounts::{ask_handler, chat_stream_proxy, sandbox_handler, CHART_SCRIPT};
 use super::env::{random_id, setting, stub};
 use super::page::{page_request, render_page, PageRequest, PageTarget};
-use super::routes::{chat_stream_route, session_view_target, ChatStreamRoute, Diagnostic, Route};
+use super::routes::{
+    chat_stream_route, session_view_target, ChatStreamRoute, Diagnostic, Route, SessionStreamRead,
+};
 use super::session_ports::{read_session_view, session_stream_log};
 use super::streams::route::{
     decide, Refusal, RouteRequest, StreamRoute, StreamsAccess, PREFLIGHT_HEADERS,
@@ -154,34 +156,58 @@ fn redirect(location: &str) -> Result<Response, JsValue> {
 }
 
 /// `/api/chat/stream/:sessionId`: as `routes::chat_stream_route` decides; a read goes through
-/// `createChatStreamProxy`, whose upstream is this Worker's own streams route.
+/// `createChatStreamProxy`, whose upstream is the session's own `SessionStream` object.
 async fn chat_stream(request: &Request, env: &Env, raw: &str) -> Result<Response, JsValue> {
     let authorization = request.headers().get("authorization")?;
-    match chat_stream_route(
-        &request.method(),
-        authorization.as_deref(),
-        raw,
-        &streams_access(env),
-    ) {
+    match chat_stream_route(&request.method(), authorization.as_deref(), raw) {
         ChatStreamRoute::Preflight => preflight(),
         ChatStreamRoute::Refuse(refusal) => diagnostic_result(&refusal),
-        ChatStreamRoute::Proxy {
-            stream,
-            authorization,
-        } => {
-            let upstream = env.clone();
+        ChatStreamRoute::Proxy(read) => {
+            let read = Rc::new(read);
+            let upstream = (env.clone(), read.clone());
             let fetch = move |inner: Request| {
-                let env = upstream.clone();
+                let (env, read) = upstream.clone();
                 wasm_bindgen_futures::future_to_promise(async move {
-                    let url = web_sys::Url::new(&inner.url())?;
-                    streams(&inner, &env, &url.pathname())
+                    own_stream_read(&inner, &env, &read)
                         .await
                         .map(JsValue::from)
                 })
             };
-            let proxy = chat_stream_proxy(&stream, authorization.as_deref(), fetch)?;
+            let proxy = chat_stream_proxy(&read.stream, None, fetch)?;
             call_handler(&proxy, request).await
         }
+    }
+}
+
+/// The proxy's upstream: the session's object, directly. A `GET` of a stream no turn has
+/// created yet creates it (empty, as a turn's first append would) and reads again, so the
+/// reader waits live on it instead of polling a 404.
+async fn own_stream_read(
+    request: &Request,
+    env: &Env,
+    read: &SessionStreamRead,
+) -> Result<Response, JsValue> {
+    let retry = if read.create_missing {
+        Some(request.clone()?)
+    } else {
+        None
+    };
+    let response = forward(request, env, &read.stream).await;
+    let Some(retry) = retry.filter(|_| response.status() == 404) else {
+        return Ok(response);
+    };
+    drop_body(&response).await;
+    session_stream_log(env, &read.tenant, &read.session_id)
+        .map_err(|e| JsValue::from_str(&e.to_string()))?
+        .create(&CancelToken::new())
+        .await
+        .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    Ok(forward(&retry, env, &read.stream).await)
+}
+
+async fn drop_body(response: &Response) {
+    if let Some(body) = response.body() {
+        let _ = JsFuture::from(body.cancel()).await;
     }
 }
 
@@ -317,7 +343,7 @@ async fn streams(request: &Request, env: &Env, path: &str) -> Result<Response, J
         StreamRoute::Preflight => preflight(),
         StreamRoute::Refuse(refusal) => {
             if refusal.drain_body {
-                drain(request, limits::STREAM_REFUSED_BODY_DRAIN_BYTES_MAX).await;
+                drain(request, limits::UNREAD_BODY_DRAIN_BYTES_MAX).await;
             }
             Ok(refusal_response(&refusal))
         }

@@ -6,7 +6,7 @@
 //! | `GET /?session=<id>[&panes=3]` | the demo chat page, server-rendered (`page.rs`) |
 //! | `POST /api/chat` | the chat pipeline (demo model, or `OPENAI_BASE_URL`'s) |
 //! | `GET /api/sessions/:sessionId` | `{ messages, session, offset, renderParts, streamMessages }` |
-//! | `GET /api/chat/stream/:sessionId` | `createChatStreamProxy`: demo auth, then the session's stream |
+//! | `GET /api/chat/stream/:sessionId` | `createChatStreamProxy`: demo auth, then the session's stream, read from the Worker's own `SessionStream` object (no streams token) |
 //! | `/v1/stream/<name>` | the Durable Streams server (`streams::route`) |
 //! | `POST /api/ask` | the Ask service over the docs corpus |
 //! | `GET /mcp/sandbox?uri=&theme=`, `GET /mcp/assets/chart.js` | the MCP ui:// sandbox and its one script |
@@ -15,7 +15,7 @@ use crate::core::checks::is_safe_id;
 use crate::core::diagnostics::{demo_routes, Row};
 use crate::core::protocol::TurnDiagnostic;
 
-use super::streams::route::{bearer, chat_stream_name, decode_component, StreamsAccess};
+use super::streams::route::{bearer, chat_stream_name, decode_component};
 
 /// The chat-stream proxy route, followed by a session id.
 pub const CHAT_STREAM_PREFIX: &str = "/api/chat/stream/";
@@ -137,11 +137,6 @@ impl Diagnostic {
         Diagnostic::of(demo_routes::NOT_FOUND)
     }
 
-    /// The chat-stream proxy has no server-side credentials to read streams with.
-    pub fn streams_not_configured() -> Diagnostic {
-        Diagnostic::of(demo_routes::STREAMS_NOT_CONFIGURED)
-    }
-
     pub fn session_unreadable() -> Diagnostic {
         Diagnostic::of(demo_routes::SESSION_UNREADABLE)
     }
@@ -179,13 +174,25 @@ pub enum ChatStreamRoute {
     /// A CORS preflight: 204 with the streams preflight headers.
     Preflight,
     Refuse(Diagnostic),
-    /// Proxy the request (`createChatStreamProxy`) to the Worker's own streams route for
-    /// `stream`, with `authorization` (the server-side streams token; `None` when the streams
-    /// are public) as the proxy's credentials.
-    Proxy {
-        stream: String,
-        authorization: Option<String>,
-    },
+    /// Proxy the read (`createChatStreamProxy`) to the session's own `SessionStream` object.
+    /// The Worker reads its own object directly, past the public streams route: the streams
+    /// token guards `/v1/stream/*` for servers elsewhere, while this route has already
+    /// authenticated the tenant and reads only that tenant's stream, so `npm start`'s and
+    /// `wrangler deploy`'s defaults (no secret) serve a live page.
+    Proxy(SessionStreamRead),
+}
+
+/// A read of one session's stream by the chat-stream route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionStreamRead {
+    pub tenant: String,
+    pub session_id: String,
+    /// The stream's name, `chat/<tenant>/<sessionId>`.
+    pub stream: String,
+    /// A `GET` of a stream that does not exist yet (no turn has published) creates it, empty,
+    /// and reads again: a new session's page then holds one pending live read instead of
+    /// polling a 404 every few seconds (each poll waking the object). A `HEAD` only looks.
+    pub create_missing: bool,
 }
 
 /// Decides the chat-stream route: read-only for browsers (turns write the log), demo auth, the
@@ -194,7 +201,6 @@ pub fn chat_stream_route(
     method: &str,
     authorization: Option<&str>,
     raw_session_id: &str,
-    access: &StreamsAccess,
 ) -> ChatStreamRoute {
     if method == "OPTIONS" {
         return ChatStreamRoute::Preflight;
@@ -206,11 +212,10 @@ pub fn chat_stream_route(
         Ok(target) => target,
         Err(refusal) => return ChatStreamRoute::Refuse(refusal),
     };
-    if access.token.is_none() && !access.public {
-        return ChatStreamRoute::Refuse(Diagnostic::streams_not_configured());
-    }
-    ChatStreamRoute::Proxy {
+    ChatStreamRoute::Proxy(SessionStreamRead {
         stream: chat_stream_name(&tenant, &session_id),
-        authorization: access.token.as_ref().map(|t| format!("Bearer {t}")),
-    }
+        tenant,
+        session_id,
+        create_missing: method == "GET",
+    })
 }

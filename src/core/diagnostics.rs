@@ -189,9 +189,6 @@ pub mod demo_routes {
     pub const SESSION_ID_INVALID: Row = row(Worker, 400, "REQUEST_INVALID_SESSION_ID", "The session id must be a SafeId.", false);
     pub const NOT_FOUND: Row = row(Worker, 404, "NOT_FOUND", "No such route.", false);
     pub const SESSION_UNREADABLE: Row = row(Worker, 500, "SERVER_INTERNAL", "The session could not be read.", true);
-    /// The chat-stream route without credentials to read streams with (no `STREAMS_TOKEN`,
-    /// streams not public).
-    pub const STREAMS_NOT_CONFIGURED: Row = row(Worker, 500, "SERVER_STREAMS_NOT_CONFIGURED", "The server has no streams token to read the session's stream with.", false);
 }
 
 /// The chat-stream proxy (`createChatStreamProxy`).
@@ -295,7 +292,6 @@ pub const ALL: &[Row] = &[
     sandbox::RESOURCE_INVALID, sandbox::CANCELLED, sandbox::INTERNAL, sandbox::INVALID_CONFIG,
     demo_routes::METHOD_NOT_ALLOWED_GET, demo_routes::METHOD_NOT_ALLOWED_GET_HEAD, demo_routes::AUTH_REQUIRED,
     demo_routes::SESSION_ID_INVALID, demo_routes::NOT_FOUND, demo_routes::SESSION_UNREADABLE,
-    demo_routes::STREAMS_NOT_CONFIGURED,
     proxy::METHOD_NOT_ALLOWED, proxy::INTERNAL, proxy::FORBIDDEN, proxy::CANCELLED,
     proxy::UNREACHABLE, proxy::BAD_REQUEST, proxy::NOT_FOUND, proxy::CONFLICT, proxy::GONE,
     proxy::TOO_LARGE, proxy::BUSY, proxy::STALE_EPOCH, proxy::UPSTREAM_AUTH,

@@ -107,17 +107,15 @@ pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
 pub const STREAM_OFFSET_COMPONENT_MAX: u64 = 9_999_999_999_999_999;
 /// One POST body (or initial PUT body); larger is 413. The conformance suite appends 100 KiB.
 pub const STREAM_APPEND_BYTES_MAX: u64 = 1_048_576;
-/// A body refused as too large (413) is still read and dropped up to this many bytes before the
-/// answer goes out: a client that is still uploading when the server answers and closes sees a
-/// broken connection instead of the 413 (undici does). Beyond it the connection is closed.
-pub const STREAM_REFUSED_BODY_DRAIN_BYTES_MAX: u64 = 33_554_432;
-/// Any Worker answer that did not read its request's body (a 401 or 403 decided from the headers)
-/// reads and drops it first, up to this many bytes: workerd otherwise resets the connection, and
-/// the client's next request on it fails (ECONNRESET on keep-alive). Larger bodies: closed.
-pub const UNREAD_BODY_DRAIN_BYTES_MAX: u64 = 1_048_576;
+/// Any Worker answer that did not read its whole request body (a 413 decided from the declared
+/// length, a 401 or 403 decided from the headers) reads and drops the rest first, up to this many
+/// bytes: a client still uploading when the server answers and closes sees a broken connection
+/// instead of the answer (undici does), and behind `wrangler dev`'s proxy the connection's next
+/// request is then held ~20 s or answered 503. Larger bodies: the connection is closed.
+pub const UNREAD_BODY_DRAIN_BYTES_MAX: u64 = 33_554_432;
 /// ... and for at most this long: a client that declared more than it sends (or drips it) gets
 /// its answer then, on a connection that closes.
-pub const UNREAD_BODY_DRAIN_MS_MAX: u32 = 1_000;
+pub const UNREAD_BODY_DRAIN_MS_MAX: u32 = 5_000;
 /// Everything one stream may hold; an append past it is 413.
 pub const STREAM_BYTES_MAX: u64 = 134_217_728;
 /// A catch-up response stops adding messages past this many bytes (it always holds at least one).

@@ -53,7 +53,8 @@ pub enum ReadFrom<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogRead {
     pub chunks: Vec<Value>,
-    /// Where the next read continues; `None` only for an empty log read from its start.
+    /// Where the next read continues; `None` only for a log that holds nothing (missing, or
+    /// created and never appended to), read from its start or from now.
     pub offset: Option<String>,
     /// True when `chunks` reach the tail as it was when the log answered.
     pub up_to_date: bool,

@@ -141,3 +141,52 @@ export async function runCorpus(baseUrl, entries, { tenant, sid, afterEach }) {
   }
   return failures;
 }
+
+/** The size of the refused bodies `refusedBodyThenNext` sends: over every route's body limit. */
+export const REFUSED_BODY_BYTES = 2 * 1024 * 1024;
+
+/**
+ * The POST routes of the demo Worker, each refused for a 2 MB body (too large, or refused from its
+ * headers before the body is read): [label, path, headers, expected status].
+ */
+export const REFUSED_BODY_ROUTES = [
+  ['chat', '/api/chat', { authorization: 'Bearer demo', 'content-type': 'application/json' }, 413],
+  ['chat without credentials', '/api/chat', { 'content-type': 'application/json' }, 401],
+  ['ask', '/api/ask', { authorization: 'Bearer demo', 'content-type': 'application/json' }, 413],
+  ['ask without credentials', '/api/ask', { 'content-type': 'application/json' }, 401],
+  ['stream append without the token', '/v1/stream/refused-body', { 'content-type': 'application/json' }, 401],
+  ['chat-stream proxy (read-only)', '/api/chat/stream/refused-body', { authorization: 'Bearer demo' }, 405],
+];
+
+/**
+ * For each route: a 2 MB POST that is refused, then a valid request (`GET /api/sessions/...`)
+ * with Node's fetch, which sends it on the same keep-alive connection. Returns one line per
+ * failure: a refusal with the wrong status, a next request that failed, was answered with
+ * anything but 200, or took longer than `nextMsMax`.
+ */
+export async function refusedBodyThenNext(baseUrl, { nextMsMax = 5_000 } = {}) {
+  const body = new Uint8Array(REFUSED_BODY_BYTES).fill(0x61);
+  const failures = [];
+  for (const [label, path, headers, status] of REFUSED_BODY_ROUTES) {
+    try {
+      const refused = await fetch(`${baseUrl}${path}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
+      await refused.arrayBuffer();
+      if (refused.status !== status) failures.push(`${label}: refused with ${refused.status}, expected ${status}`);
+    } catch (error) {
+      failures.push(`${label}: the refusal failed (${error.cause?.code ?? error.message})`);
+      continue;
+    }
+    const started = Date.now();
+    try {
+      const next = await fetch(`${baseUrl}/api/sessions/refused-body`, {
+        headers: { authorization: 'Bearer demo' },
+        signal: AbortSignal.timeout(nextMsMax),
+      });
+      await next.arrayBuffer();
+      if (next.status !== 200) failures.push(`${label}: the next request was answered ${next.status}`);
+    } catch (error) {
+      failures.push(`${label}: the next request failed after ${Date.now() - started} ms (${error.cause?.code ?? error.message})`);
+    }
+  }
+  return failures;
+}

@@ -16,7 +16,7 @@ before(async () => {
   state = tempDir('turnkeep-confirm-');
   // The page follows the session stream through the chat-stream proxy, which needs the
   // server-side streams token (the browser never holds it).
-  worker = await startWorker({ persistDir: state, bindings: { STREAMS_TOKEN: 'confirm-test-token' } });
+  worker = await startWorker({ persistDir: state });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run'],

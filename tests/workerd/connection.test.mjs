@@ -2,7 +2,7 @@
 // live connection as a client sees them. Readers share one SSE read; cancelling one leaves its
 // peers; the last one closes the read; dispose ends readers and sends; a later subscription
 // resumes at the cursor with the replay state kept; a reader that joins gets what follows; a
-// stream that does not exist yet is polled with a growing delay; SSE reads closed by the server
+// stream that does not exist yet (on the streams server itself) is polled with a growing delay; SSE reads closed by the server
 // (every 300 ms here) and cut mid-event by a flaky network resume with no duplicate and no gap.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -188,9 +188,14 @@ test('with no offset the whole log is replayed, with an offset only the suffix',
 });
 
 test('a first subscribe on a stream that does not exist yet polls with a growing delay, then reads it', async () => {
+  // Read from the streams server itself: the demo's chat-stream route never answers 404 (a read
+  // of a session no turn has written yet creates its empty stream and waits on it live).
   const id = newSession();
   const recording = recordingFetch();
-  const connection = connect(id, { fetch: recording });
+  const connection = createChatConnection({
+    target: { url: `${worker.url}/v1/stream/chat/acme/${id}`, sessionId: id, headers: { authorization: `Bearer ${TOKEN}` } },
+    fetch: recording,
+  });
   const reading = collect(connection.subscribe(), runFinished);
   await sleep(1_600);
   const polls = recording.sse();

@@ -4,19 +4,15 @@
 // its own turns appear in the first; Stop works from any tab; a tab without JavaScript shows the
 // whole conversation (server-rendered); three panes share one stream request; an SSE read that
 // the server closes mid-answer is resumed with no word lost or repeated; light and dark.
-// Screenshots go to $TURNKEEP_DEMO_SCREENSHOT (e.g. docs/demo.png) and
-// $TURNKEEP_DEMO_PANES_SCREENSHOT (docs/demo-panes.png), or to temporary files.
+// (docs/demo.png and docs/demo-panes.png are taken by npm-start.test.mjs, from the Worker as
+// `npm start` runs it.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 
 import { launchChromium } from '../support/chromium.mjs';
 import { postTurn, removeDir, startWorker, tempDir } from './harness.mjs';
 
-const screenshotPath = process.env.TURNKEEP_DEMO_SCREENSHOT || join(tmpdir(), `turnkeep-demo-${process.pid}.png`);
-const panesScreenshotPath = process.env.TURNKEEP_DEMO_PANES_SCREENSHOT || join(tmpdir(), `turnkeep-demo-panes-${process.pid}.png`);
-const BINDINGS = { STREAMS_TOKEN: 'page-test-streams-token' };
 
 let worker;
 let dropping; // the same Worker, with SSE reads closed by the server every 400 ms
@@ -26,8 +22,8 @@ let browser;
 before(async () => {
   state = tempDir('turnkeep-page-');
   [worker, dropping, browser] = await Promise.all([
-    startWorker({ persistDir: join(state, 'a'), bindings: BINDINGS }),
-    startWorker({ persistDir: join(state, 'b'), bindings: { ...BINDINGS, STREAMS_SSE_MS: '400' } }),
+    startWorker({ persistDir: join(state, 'a') }),
+    startWorker({ persistDir: join(state, 'b'), bindings: { STREAMS_SSE_MS: '400' } }),
     launchChromium(),
   ]);
 });
@@ -77,7 +73,7 @@ function waitForAnswer(page, predicate, pane = 1, timeout = 20_000) {
   );
 }
 
-test('an answer streams in; tool and confirmation cards; the light screenshot', async () => {
+test('an answer streams in; tool and confirmation cards', async () => {
   const context = await browser.newContext({ viewport: { width: 1100, height: 820 }, colorScheme: 'light' });
   const page = await open(context, `/?session=${newSession()}`);
   assert.equal(await page.isVisible('#empty'), true);
@@ -105,7 +101,6 @@ test('an answer streams in; tool and confirmation cards; the light screenshot', 
   assert.equal(await waiting.locator('.tool-confirmation').count(), 1);
   await page.waitForSelector('#send:not([disabled])');
   await page.waitForSelector('#stop[disabled]');
-  await page.screenshot({ path: screenshotPath });
   assert.deepEqual(page.errors, []);
   await context.close();
 });
@@ -215,7 +210,6 @@ test('three panes of one session hold exactly one long-lived stream request', as
   await page.waitForSelector('#stop[disabled]'); // the turn's end reached every reader
   assert.equal(streamReads.length, 1, `stream requests: ${streamReads.join(', ')}`);
   assert.match(streamReads[0], /[?&]live=sse/);
-  await page.screenshot({ path: panesScreenshotPath });
   await context.close();
 });
 

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { serveWorkerd } from '../support/workerd-serve.mjs';
-import { corpus, runCorpus } from '../support/hostile.mjs';
+import { REFUSED_BODY_BYTES, corpus, refusedBodyThenNext, runCorpus } from '../support/hostile.mjs';
 import { removeDir, tempDir } from './harness.mjs';
 
 const TOKEN = 'hostile-streams-token';
@@ -63,4 +63,8 @@ test(`every hostile request gets its versioned diagnostic, leaks nothing, stores
   }
   const failures = await runCorpus(server.baseUrl, entries, { tenant: TENANT, sid, afterEach: nothingStored });
   assert.deepEqual(failures, []);
+});
+
+test(`a refused ${REFUSED_BODY_BYTES / 1048576} MB body leaves the keep-alive connection usable on every route`, async () => {
+  assert.deepEqual(await refusedBodyThenNext(server.baseUrl), []);
 });

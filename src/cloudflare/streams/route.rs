@@ -2,7 +2,7 @@
 //! reaches a `SessionStream` object: CORS preflight, the streams token, the stream name, the
 //! declared body size, and the browser security headers every answer carries. (Browsers read a
 //! chat session's stream through the chat-stream proxy, `routes::chat_stream_route`, which
-//! comes back here with the server-side token.) Pure:
+//! reads the session's own object directly after the demo auth, with no token.) Pure:
 //! the Worker (`crate::cloudflare::worker`) performs the decision. Tested on the host in
 //! `tests/streams_route.rs`.
 
@@ -76,7 +76,7 @@ pub struct Refusal {
     pub message: String,
     pub retryable: bool,
     pub headers: Vec<(&'static str, &'static str)>,
-    /// Read (and drop) the request body first, up to `STREAM_REFUSED_BODY_DRAIN_BYTES_MAX`:
+    /// Read (and drop) the request body first, up to `UNREAD_BODY_DRAIN_BYTES_MAX`:
     /// answering while a client is still sending makes the connection close under it, which
     /// HTTP clients report as a socket error instead of the status.
     pub drain_body: bool,

@@ -18,6 +18,7 @@ use web_sys::{Headers, Response};
 use super::host::signal_of;
 use super::session_log::{log_methods_append, log_methods_read};
 use crate::core::streams::client::{append_reply, read_reply, AppendReply, ReadReply};
+use crate::core::streams::offset::Offset;
 use crate::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
 use crate::ports::{CancelToken, LocalFuture, PortError};
 use crate::web::convert::js_error;
@@ -126,7 +127,9 @@ impl HttpLog {
         Ok(reply)
     }
 
-    async fn create(&self, cancel: &CancelToken) -> Result<(), LogError> {
+    /// Creates the stream (`PUT`, `application/json`) unless it exists: what an append does
+    /// first when the stream is missing, and what a reader of a new session's stream asks for.
+    pub async fn create(&self, cancel: &CancelToken) -> Result<(), LogError> {
         let headers = self.headers().map_err(LogError::Failed)?;
         let _ = headers.set("content-type", "application/json");
         let response = self.send("PUT", &self.url, &headers, None, cancel).await?;
@@ -226,7 +229,7 @@ impl HttpLog {
         let response = self.send("GET", &url, &headers, None, cancel).await?;
         let empty = |offset: Option<String>| LogRead {
             chunks: Vec::new(),
-            offset,
+            offset: offset.filter(|o| !is_start_offset(o)),
             up_to_date: true,
         };
         match read_reply(response.status(), |name| {
@@ -242,6 +245,7 @@ impl HttpLog {
                         )))
                     }
                 };
+                let offset = offset.filter(|o| !(chunks.is_empty() && is_start_offset(o)));
                 Ok(LogRead {
                     chunks,
                     offset,
@@ -264,6 +268,13 @@ impl HttpLog {
             )))),
         }
     }
+}
+
+/// Whether `offset` is where every new stream starts: a read that answers nothing there is a
+/// stream that holds nothing, which the port reports as no offset (`LogRead::offset`), as the
+/// store logs do. (A page's read creates its session's stream before any turn writes to it.)
+fn is_start_offset(offset: &str) -> bool {
+    Offset::parse(offset) == Ok(Offset::ZERO)
 }
 
 async fn body_text(response: &Response) -> Result<String, LogError> {
