@@ -19,6 +19,12 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
   rustup target add wasm32-unknown-unknown || die "rustup target add wasm32-unknown-unknown failed."
 fi
 
+# 1b. clippy (scripts/purity.sh lints the host-independent crates with it).
+if ! cargo clippy --version >/dev/null 2>&1; then
+  say "adding the Rust component clippy"
+  rustup component add clippy || die "rustup component add clippy failed."
+fi
+
 # 2. wasm-bindgen CLI, exactly the library version in Cargo.lock (they must match).
 want="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)"
 [ -n "$want" ] || die "could not read the wasm-bindgen version from Cargo.lock."

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: everything CI runs, in order, failing on the first broken step.
-#   1. setup (toolchain, npm deps, Chromium, Redis, PostgreSQL)   2. cargo test on the host,
+#   1. setup (toolchain, npm deps, Chromium, Redis, PostgreSQL)   2. cargo test on the host (the
+#      whole workspace) and the purity check of the host-independent crates (scripts/purity.sh),
 #      then the seeded simulations at 10,000 seeds each (cargo profile `sim`: optimized, no LTO)
 #   3. build the npm wasm modules (pkg/, pkg-client/, pkg-ask/, pkg-sandbox/) and pkg-worker/, size
 #      report    4. wasm-pack test (Node and headless Chromium)
@@ -24,8 +25,11 @@ step() {
 step "setup"
 bash scripts/setup.sh
 
-step "cargo test (host)"
-cargo test
+step "cargo test (host): the workspace, then the purity of its host-independent crates"
+cargo test --workspace
+# src/core, src/ports, src/turn, src/storage: no clock, randomness or I/O (clippy, src/clippy.toml),
+# and the check shown able to fail on a scratch crate.
+bash scripts/purity.sh
 # src/cloudflare (feature-gated): its unit tests, and the host tests of its decisions (the
 # Worker's routes, the streams routes, the streams timing with an injected clock, the demo page).
 cargo test --features cloudflare --lib cloudflare::

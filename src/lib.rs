@@ -7,10 +7,12 @@
 //! - [`storage`] holds the host-independent adapters (in-memory) and the storage conformance suite.
 //! - `web` (wasm32 only) is the shell over Web `Request`/`Response`/`ReadableStream`.
 
-pub mod core;
-pub mod ports;
-pub mod storage;
-pub mod turn;
+// The workspace's host-independent crates, under the names the shell and the tests use
+// (`crate::core::…`, `turnkeep::turn::…`).
+pub use turnkeep_core as core;
+pub use turnkeep_ports as ports;
+pub use turnkeep_storage as storage;
+pub use turnkeep_turn as turn;
 
 #[cfg(feature = "cloudflare")]
 pub mod cloudflare;

@@ -20,7 +20,7 @@ pub fn is_safe_id(s: &str) -> bool {
 
 /// The value as a safe integer (|n| <= 2^53 - 1). Accepts `1.0` because JavaScript does;
 /// rejects fractions, non-numbers and anything beyond the safe range.
-pub fn safe_int(v: &Value) -> Option<i64> {
+pub(crate) fn safe_int(v: &Value) -> Option<i64> {
     let n = v.as_number()?;
     let max = limits::INTEGER_SAFE_MAX as i64;
     let i = if let Some(i) = n.as_i64() {
@@ -44,7 +44,7 @@ pub fn safe_uint(v: &Value) -> Option<u64> {
 
 /// A decimal integer as written canonically — `0` or `[1-9][0-9]*`, ASCII digits only (no sign,
 /// spaces or leading zeros) — at most 2^53-1 so it stays exact in JavaScript.
-pub fn parse_canonical_uint(s: &str) -> Option<u64> {
+pub(crate) fn parse_canonical_uint(s: &str) -> Option<u64> {
     let b = s.as_bytes();
     let canonical = match b {
         [b'0'] => true,
@@ -60,19 +60,19 @@ pub fn parse_canonical_uint(s: &str) -> Option<u64> {
 
 /// `a + b` when the sum stays a safe integer (at most 2^53-1): cursors and expiry instants
 /// must survive a trip through a JavaScript number.
-pub fn safe_add(a: u64, b: u64) -> Option<u64> {
+pub(crate) fn safe_add(a: u64, b: u64) -> Option<u64> {
     a.checked_add(b)
         .filter(|sum| *sum <= limits::INTEGER_SAFE_MAX)
 }
 
 /// Length in UTF-16 code units, the unit JavaScript's `string.length` counts.
-pub fn utf16_len(s: &str) -> usize {
+pub(crate) fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
 }
 
 /// A timestamp as zod `datetime({ offset: true })` accepts it:
 /// `YYYY-MM-DDTHH:MM[:SS[.digits]]` then `Z` or `±HH:MM`, on a real calendar date.
-pub fn is_offset_timestamp(s: &str) -> bool {
+pub(crate) fn is_offset_timestamp(s: &str) -> bool {
     let b = s.as_bytes();
     if b.len() < 17 || !is_calendar_date(&b[..10]) || b[10] != b'T' {
         return false;
@@ -110,7 +110,7 @@ pub fn is_offset_timestamp(s: &str) -> bool {
 
 /// `createdAt`: exactly what `Date.prototype.toISOString` writes for years 0000-9999:
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, and a real instant (so it survives a Date round trip).
-pub fn is_iso_millis_utc(s: &str) -> bool {
+pub(crate) fn is_iso_millis_utc(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 24
         && is_calendar_date(&b[..10])
@@ -160,7 +160,7 @@ pub fn format_iso_millis(epoch_ms: i64) -> String {
 
 /// The epoch milliseconds of a `createdAt` ([`is_iso_millis_utc`]); `None` for anything else
 /// or an instant before 1970 (the ports' clocks are unsigned).
-pub fn parse_iso_millis_utc(s: &str) -> Option<u64> {
+pub(crate) fn parse_iso_millis_utc(s: &str) -> Option<u64> {
     if !is_iso_millis_utc(s) {
         return None;
     }
@@ -200,7 +200,7 @@ pub const BOUNDED_JSON: JsonBounds = JsonBounds {
 };
 
 /// A whole message record `{version: 1, messages}`; strings are not capped.
-pub const MESSAGE_RECORD: JsonBounds = JsonBounds {
+pub(crate) const MESSAGE_RECORD: JsonBounds = JsonBounds {
     nodes_max: limits::MESSAGE_RECORD_NODES_MAX,
     depth_max: limits::MESSAGE_RECORD_DEPTH_MAX,
     string_units_max: None,

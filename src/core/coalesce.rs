@@ -73,12 +73,14 @@ impl<T> Coalescer<T> {
     }
 
     /// Items ever published (state changes offered to the reader).
-    pub fn published_count(&self) -> u64 {
+    #[cfg(test)]
+    fn published_count(&self) -> u64 {
         self.published
     }
 
     /// Items a reader actually took (snapshots emitted).
-    pub fn taken_count(&self) -> u64 {
+    #[cfg(test)]
+    fn taken_count(&self) -> u64 {
         self.taken
     }
 }

@@ -14,10 +14,10 @@
 //! 400); the Durable Streams rows carry the statuses the protocol prescribes, and codes of the
 //! form `streams.v1.<what>` (their version is the prefix; `version: 1` is in the body too). A
 //! streams rejection may name the broken rule more precisely than its row (e.g. with the limit it
-//! broke): [`crate::core::streams::Rejection`]'s `Display`, never request or internal text.
+//! broke): [`crate::streams::Rejection`]'s `Display`, never request or internal text.
 //! README.md "Diagnostics" lists the table.
 
-use crate::core::protocol::TurnDiagnostic;
+use crate::protocol::TurnDiagnostic;
 
 /// Which HTTP surface answers with a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -106,34 +106,34 @@ use Surface::{Ask, Chat, Proxy, Sandbox, Streams, Worker};
 pub mod chat {
     use super::*;
     pub const METHOD_NOT_ALLOWED: Row = row(Chat, 405, "REQUEST_METHOD_NOT_ALLOWED", "Only POST is supported.", false);
-    pub const UNSUPPORTED_MEDIA_TYPE: Row = row(Chat, 415, "REQUEST_UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json.", false);
-    pub const TOO_LARGE: Row = row(Chat, 413, "REQUEST_TOO_LARGE", "Request body is too large.", false);
-    pub const INVALID_JSON: Row = row(Chat, 400, "REQUEST_INVALID_JSON", "Request body is not valid JSON.", false);
-    pub const INVALID_EVENT: Row = row(Chat, 400, "REQUEST_INVALID_EVENT", "Request body must be a valid turn submission.", false);
+    pub(crate) const UNSUPPORTED_MEDIA_TYPE: Row = row(Chat, 415, "REQUEST_UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json.", false);
+    pub(crate) const TOO_LARGE: Row = row(Chat, 413, "REQUEST_TOO_LARGE", "Request body is too large.", false);
+    pub(crate) const INVALID_JSON: Row = row(Chat, 400, "REQUEST_INVALID_JSON", "Request body is not valid JSON.", false);
+    pub(crate) const INVALID_EVENT: Row = row(Chat, 400, "REQUEST_INVALID_EVENT", "Request body must be a valid turn submission.", false);
     pub const SESSION_BUSY: Row = row(Chat, 409, "SESSION_BUSY", "Another turn is active for this session.", true);
-    pub const SESSION_CONFLICT: Row = row(Chat, 409, "SESSION_CONFLICT", "Another turn is active for this session.", true);
-    pub const TIMEOUT: Row = row(Chat, 408, "SERVER_TIMEOUT", "The chat request timed out.", true);
-    pub const CANCELLED: Row = row(Chat, 499, "REQUEST_CANCELLED", "The chat request was cancelled.", true);
+    pub(crate) const SESSION_CONFLICT: Row = row(Chat, 409, "SESSION_CONFLICT", "Another turn is active for this session.", true);
+    pub(crate) const TIMEOUT: Row = row(Chat, 408, "SERVER_TIMEOUT", "The chat request timed out.", true);
+    pub(crate) const CANCELLED: Row = row(Chat, 499, "REQUEST_CANCELLED", "The chat request was cancelled.", true);
     pub const INTERNAL: Row = row(Chat, 500, "SERVER_INTERNAL", "The chat request failed.", true);
     pub const TURN_FAILED: Row = row(Chat, 500, "CHAT_TURN_FAILED", "The chat turn failed.", true);
     /// + (AgentsKit's code, turnkeep's message)
     pub const INVALID_CONFIG: Row = row(Chat, 500, "SERVER_INVALID_CONFIG", "The chat handler configuration is invalid.", false);
     /// +
-    pub const TURN_REPLAYED: Row = row(Chat, 409, "TURN_REPLAYED", "This turn has already been processed.", false);
+    pub(crate) const TURN_REPLAYED: Row = row(Chat, 409, "TURN_REPLAYED", "This turn has already been processed.", false);
     /// +
-    pub const TURN_NOT_RUNNING: Row = row(Chat, 404, "TURN_NOT_RUNNING", "No such turn is running in this session.", false);
+    pub(crate) const TURN_NOT_RUNNING: Row = row(Chat, 404, "TURN_NOT_RUNNING", "No such turn is running in this session.", false);
     /// +
-    pub const STOP_UNAVAILABLE: Row = row(Chat, 409, "TURN_STOP_UNAVAILABLE", "Stopping a turn from another request needs a session log.", false);
+    pub(crate) const STOP_UNAVAILABLE: Row = row(Chat, 409, "TURN_STOP_UNAVAILABLE", "Stopping a turn from another request needs a session log.", false);
     /// + (`toChatResponse`)
     pub const FORBIDDEN: Row = row(Chat, 403, "SESSION_FORBIDDEN", "This session is not yours to write.", false);
     /// + (`toChatResponse`)
-    pub const INVALID_MESSAGES: Row = row(Chat, 400, "REQUEST_INVALID_MESSAGES", "The new messages must be chat messages.", false);
+    pub(crate) const INVALID_MESSAGES: Row = row(Chat, 400, "REQUEST_INVALID_MESSAGES", "The new messages must be chat messages.", false);
     /// +
-    pub const CONFIRMATION_NOT_FOUND: Row = row(Chat, 404, "CONFIRMATION_NOT_FOUND", "No such confirmation in this session.", false);
+    pub(crate) const CONFIRMATION_NOT_FOUND: Row = row(Chat, 404, "CONFIRMATION_NOT_FOUND", "No such confirmation in this session.", false);
     /// +
-    pub const CONFIRMATION_UNAVAILABLE: Row = row(Chat, 409, "CONFIRMATION_UNAVAILABLE", "The tool call no longer waits for this confirmation.", false);
+    pub(crate) const CONFIRMATION_UNAVAILABLE: Row = row(Chat, 409, "CONFIRMATION_UNAVAILABLE", "The tool call no longer waits for this confirmation.", false);
     /// + (AgentsKit answers `SERVER_INTERNAL`)
-    pub const SESSION_INCOMPATIBLE: Row = row(Chat, 409, "SESSION_INCOMPATIBLE_DEFINITION", "The stored session cannot be resumed by this chat definition.", false);
+    pub(crate) const SESSION_INCOMPATIBLE: Row = row(Chat, 409, "SESSION_INCOMPATIBLE_DEFINITION", "The stored session cannot be resumed by this chat definition.", false);
 }
 
 /// The Ask service (AgentsKit's Ask backend table, messages literal).
@@ -143,25 +143,25 @@ pub mod ask {
     const INVALID: &str = "ASK_INVALID_REQUEST";
     const INTERNAL_CODE: &str = "ASK_INTERNAL";
     pub const METHOD_NOT_ALLOWED: Row = row(Ask, 405, INVALID, "Only POST is supported.", false);
-    pub const UNSUPPORTED_MEDIA_TYPE: Row = row(Ask, 415, INVALID, "Content-Type must be application/json.", false);
-    pub const TOO_LARGE: Row = row(Ask, 413, INVALID, "Request body is too large.", false);
-    pub const INVALID_JSON: Row = row(Ask, 400, INVALID, "Request body is not valid JSON.", false);
-    pub const INVALID_PAYLOAD: Row = row(Ask, 400, INVALID, "The Ask request payload is invalid.", false);
-    pub const QUESTION_MISSING: Row = row(Ask, 400, INVALID, "A user question is required.", false);
+    pub(crate) const UNSUPPORTED_MEDIA_TYPE: Row = row(Ask, 415, INVALID, "Content-Type must be application/json.", false);
+    pub(crate) const TOO_LARGE: Row = row(Ask, 413, INVALID, "Request body is too large.", false);
+    pub(crate) const INVALID_JSON: Row = row(Ask, 400, INVALID, "Request body is not valid JSON.", false);
+    pub(crate) const INVALID_PAYLOAD: Row = row(Ask, 400, INVALID, "The Ask request payload is invalid.", false);
+    pub(crate) const QUESTION_MISSING: Row = row(Ask, 400, INVALID, "A user question is required.", false);
     pub const FORBIDDEN: Row = row(Ask, 403, "ASK_FORBIDDEN", "The requested assistant or corpus is not authorized for this site.", false);
-    pub const RATE_LIMITED: Row = row(Ask, 429, "ASK_RATE_LIMITED", "The Ask rate limit was exceeded.", true);
-    pub const TIMEOUT: Row = row(Ask, 408, "ASK_TIMEOUT", "The Ask request timed out.", true);
-    pub const RETRIEVAL_TIMEOUT: Row = row(Ask, 408, "ASK_TIMEOUT", "Grounded retrieval timed out.", true);
-    pub const CANCELLED: Row = row(Ask, 499, "ASK_CANCELLED", "The Ask request was cancelled.", true);
-    pub const RETRIEVAL_FAILED: Row = row(Ask, 502, "ASK_RETRIEVAL_FAILED", "Grounded retrieval is temporarily unavailable.", true);
-    pub const NO_GROUNDED_SOURCES: Row = row(Ask, 422, "ASK_NO_GROUNDED_SOURCES", "No grounded sources were found for this question.", false);
-    pub const ANSWER_TOO_LONG: Row = row(Ask, 502, "ASK_GENERATION_FAILED", "The grounded answer exceeded its safe limit.", true);
-    pub const ANSWER_EMPTY: Row = row(Ask, 502, "ASK_GENERATION_FAILED", "The grounded answer was empty.", true);
-    pub const PERSISTENCE_CONFLICT: Row = row(Ask, 409, "ASK_PERSISTENCE_CONFLICT", "The Ask session changed concurrently.", true);
+    pub(crate) const RATE_LIMITED: Row = row(Ask, 429, "ASK_RATE_LIMITED", "The Ask rate limit was exceeded.", true);
+    pub(crate) const TIMEOUT: Row = row(Ask, 408, "ASK_TIMEOUT", "The Ask request timed out.", true);
+    pub(crate) const RETRIEVAL_TIMEOUT: Row = row(Ask, 408, "ASK_TIMEOUT", "Grounded retrieval timed out.", true);
+    pub(crate) const CANCELLED: Row = row(Ask, 499, "ASK_CANCELLED", "The Ask request was cancelled.", true);
+    pub(crate) const RETRIEVAL_FAILED: Row = row(Ask, 502, "ASK_RETRIEVAL_FAILED", "Grounded retrieval is temporarily unavailable.", true);
+    pub(crate) const NO_GROUNDED_SOURCES: Row = row(Ask, 422, "ASK_NO_GROUNDED_SOURCES", "No grounded sources were found for this question.", false);
+    pub(crate) const ANSWER_TOO_LONG: Row = row(Ask, 502, "ASK_GENERATION_FAILED", "The grounded answer exceeded its safe limit.", true);
+    pub(crate) const ANSWER_EMPTY: Row = row(Ask, 502, "ASK_GENERATION_FAILED", "The grounded answer was empty.", true);
+    pub(crate) const PERSISTENCE_CONFLICT: Row = row(Ask, 409, "ASK_PERSISTENCE_CONFLICT", "The Ask session changed concurrently.", true);
     pub const INTERNAL: Row = row(Ask, 500, INTERNAL_CODE, "The Ask request failed.", true);
-    pub const HOST_IDENTITY_INVALID: Row = row(Ask, 500, INTERNAL_CODE, "The Ask host identity is invalid.", false);
-    pub const PERSISTENCE_NOT_CONFIGURED: Row = row(Ask, 500, INTERNAL_CODE, "Required Ask persistence is not configured.", false);
-    pub const RETRIEVER_UNAVAILABLE: Row = row(Ask, 500, INTERNAL_CODE, "The configured Ask retriever is unavailable.", false);
+    pub(crate) const HOST_IDENTITY_INVALID: Row = row(Ask, 500, INTERNAL_CODE, "The Ask host identity is invalid.", false);
+    pub(crate) const PERSISTENCE_NOT_CONFIGURED: Row = row(Ask, 500, INTERNAL_CODE, "Required Ask persistence is not configured.", false);
+    pub(crate) const RETRIEVER_UNAVAILABLE: Row = row(Ask, 500, INTERNAL_CODE, "The configured Ask retriever is unavailable.", false);
     pub const INVALID_CONFIG: Row = row(Ask, 500, INTERNAL_CODE, "The Ask handler configuration is invalid.", false);
 }
 
@@ -170,10 +170,10 @@ pub mod ask {
 pub mod sandbox {
     use super::*;
     pub const METHOD_NOT_ALLOWED: Row = row(Sandbox, 405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET and HEAD are supported.", false);
-    pub const URI_INVALID: Row = row(Sandbox, 400, "SANDBOX_URI_INVALID", "Expected a ui:// resource URI in ?uri=.", false);
+    pub(crate) const URI_INVALID: Row = row(Sandbox, 400, "SANDBOX_URI_INVALID", "Expected a ui:// resource URI in ?uri=.", false);
     pub const NOT_FOUND: Row = row(Sandbox, 404, "SANDBOX_RESOURCE_NOT_FOUND", "No ui:// resource is registered at this URI.", false);
-    pub const RESOURCE_INVALID: Row = row(Sandbox, 500, "SANDBOX_RESOURCE_INVALID", "The ui:// resource could not be served.", false);
-    pub const CANCELLED: Row = row(Sandbox, 499, "REQUEST_CANCELLED", "The sandbox request was cancelled.", true);
+    pub(crate) const RESOURCE_INVALID: Row = row(Sandbox, 500, "SANDBOX_RESOURCE_INVALID", "The ui:// resource could not be served.", false);
+    pub(crate) const CANCELLED: Row = row(Sandbox, 499, "REQUEST_CANCELLED", "The sandbox request was cancelled.", true);
     pub const INTERNAL: Row = row(Sandbox, 500, "SANDBOX_INTERNAL", "The sandbox request failed.", true);
     /// A bad option to `createMcpSandboxHandler` (thrown at construction, never answered).
     pub const INVALID_CONFIG: Row = row(Sandbox, 500, "SANDBOX_INVALID_CONFIG", "The sandbox handler configuration is invalid.", false);
@@ -198,18 +198,18 @@ pub mod proxy {
     pub const METHOD_NOT_ALLOWED: Row = row(Proxy, 405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET, HEAD and POST are supported.", false);
     pub const INTERNAL: Row = row(Proxy, 500, "STREAM_PROXY_INTERNAL", "The stream request could not be served.", true);
     pub const FORBIDDEN: Row = row(Proxy, 403, "STREAM_FORBIDDEN", "This request may not read this stream.", false);
-    pub const CANCELLED: Row = row(Proxy, 499, "REQUEST_CANCELLED", "The stream request was cancelled.", true);
-    pub const UNREACHABLE: Row = row(Proxy, 502, "STREAM_UPSTREAM_UNREACHABLE", "The stream server could not be reached.", true);
-    pub const BAD_REQUEST: Row = row(Proxy, 400, "STREAM_REQUEST_INVALID", "The stream server refused the request as invalid.", false);
+    pub(crate) const CANCELLED: Row = row(Proxy, 499, "REQUEST_CANCELLED", "The stream request was cancelled.", true);
+    pub(crate) const UNREACHABLE: Row = row(Proxy, 502, "STREAM_UPSTREAM_UNREACHABLE", "The stream server could not be reached.", true);
+    pub(crate) const BAD_REQUEST: Row = row(Proxy, 400, "STREAM_REQUEST_INVALID", "The stream server refused the request as invalid.", false);
     pub const NOT_FOUND: Row = row(Proxy, 404, "STREAM_NOT_FOUND", "The stream does not exist (yet).", true);
     pub const CONFLICT: Row = row(Proxy, 409, "STREAM_CONFLICT", "The stream refused the request in its current state.", false);
-    pub const GONE: Row = row(Proxy, 410, "STREAM_GONE", "The stream is gone.", false);
-    pub const TOO_LARGE: Row = row(Proxy, 413, "STREAM_TOO_LARGE", "The request is larger than the stream accepts.", false);
-    pub const BUSY: Row = row(Proxy, 429, "STREAM_BUSY", "The stream server is busy; try again later.", true);
-    pub const STALE_EPOCH: Row = row(Proxy, 403, "STREAM_PRODUCER_FENCED", "A newer writer owns this producer.", false);
-    pub const UPSTREAM_AUTH: Row = row(Proxy, 502, "STREAM_UPSTREAM_REFUSED", "The stream server refused this server's credentials.", false);
-    pub const UPSTREAM_REFUSED: Row = row(Proxy, 502, "STREAM_UPSTREAM_REFUSED", "The stream server refused the request.", false);
-    pub const UPSTREAM_FAILED: Row = row(Proxy, 502, "STREAM_UPSTREAM_FAILED", "The stream server failed; try again later.", true);
+    pub(crate) const GONE: Row = row(Proxy, 410, "STREAM_GONE", "The stream is gone.", false);
+    pub(crate) const TOO_LARGE: Row = row(Proxy, 413, "STREAM_TOO_LARGE", "The request is larger than the stream accepts.", false);
+    pub(crate) const BUSY: Row = row(Proxy, 429, "STREAM_BUSY", "The stream server is busy; try again later.", true);
+    pub(crate) const STALE_EPOCH: Row = row(Proxy, 403, "STREAM_PRODUCER_FENCED", "A newer writer owns this producer.", false);
+    pub(crate) const UPSTREAM_AUTH: Row = row(Proxy, 502, "STREAM_UPSTREAM_REFUSED", "The stream server refused this server's credentials.", false);
+    pub(crate) const UPSTREAM_REFUSED: Row = row(Proxy, 502, "STREAM_UPSTREAM_REFUSED", "The stream server refused the request.", false);
+    pub(crate) const UPSTREAM_FAILED: Row = row(Proxy, 502, "STREAM_UPSTREAM_FAILED", "The stream server failed; try again later.", true);
     /// A bad option to `createChatStreamProxy` (thrown at construction, never answered).
     pub const INVALID_CONFIG: Row = row(Proxy, 500, "STREAM_PROXY_INVALID_CONFIG", "The chat-stream proxy configuration is invalid.", false);
 }
@@ -227,44 +227,44 @@ pub mod streams {
     pub const STREAM_NOT_FOUND: Row = row(Streams, 404, "streams.v1.stream_not_found", "no stream exists at this path", false);
     pub const STREAM_GONE: Row = row(Streams, 410, "streams.v1.stream_gone", "this stream was deleted; it stays reserved while forks of it exist", false);
     pub const STREAM_CLOSED: Row = row(Streams, 409, "streams.v1.stream_closed", "the stream is closed", false);
-    pub const STREAM_EXISTS: Row = row(Streams, 409, "streams.v1.stream_exists", "a stream exists at this path with another configuration", false);
-    pub const STREAM_FULL: Row = row(Streams, 413, "streams.v1.stream_full", "the stream holds as many bytes as it may", false);
+    pub(crate) const STREAM_EXISTS: Row = row(Streams, 409, "streams.v1.stream_exists", "a stream exists at this path with another configuration", false);
+    pub(crate) const STREAM_FULL: Row = row(Streams, 413, "streams.v1.stream_full", "the stream holds as many bytes as it may", false);
     pub const APPEND_TOO_LARGE: Row = row(Streams, 413, "streams.v1.append_too_large", "the append is larger than the protocol allows", false);
-    pub const EMPTY_APPEND: Row = row(Streams, 400, "streams.v1.empty_append", "an append must carry data or close the stream", false);
-    pub const CONTENT_TYPE_MISSING: Row = row(Streams, 400, "streams.v1.content_type_missing", "Content-Type is required", false);
-    pub const CONTENT_TYPE_MISMATCH: Row = row(Streams, 409, "streams.v1.content_type_mismatch", "Content-Type does not match the stream's", false);
-    pub const JSON_INVALID: Row = row(Streams, 400, "streams.v1.json_invalid", "the body is not valid JSON", false);
-    pub const JSON_EMPTY_ARRAY: Row = row(Streams, 400, "streams.v1.json_empty_array", "an append may not be an empty JSON array", false);
-    pub const STREAM_SEQ_TOO_LONG: Row = row(Streams, 400, "streams.v1.stream_seq_too_long", "Stream-Seq is too long", false);
-    pub const STREAM_SEQ_REGRESSION: Row = row(Streams, 409, "streams.v1.stream_seq_regression", "Stream-Seq must be greater than the last appended Stream-Seq", false);
-    pub const TTL_INVALID: Row = row(Streams, 400, "streams.v1.ttl_invalid", "Stream-TTL is invalid", false);
-    pub const EXPIRES_AT_INVALID: Row = row(Streams, 400, "streams.v1.expires_at_invalid", "Stream-Expires-At is invalid", false);
-    pub const TTL_AND_EXPIRES_AT: Row = row(Streams, 400, "streams.v1.ttl_and_expires_at", "Stream-TTL and Stream-Expires-At exclude each other", false);
+    pub(crate) const EMPTY_APPEND: Row = row(Streams, 400, "streams.v1.empty_append", "an append must carry data or close the stream", false);
+    pub(crate) const CONTENT_TYPE_MISSING: Row = row(Streams, 400, "streams.v1.content_type_missing", "Content-Type is required", false);
+    pub(crate) const CONTENT_TYPE_MISMATCH: Row = row(Streams, 409, "streams.v1.content_type_mismatch", "Content-Type does not match the stream's", false);
+    pub(crate) const JSON_INVALID: Row = row(Streams, 400, "streams.v1.json_invalid", "the body is not valid JSON", false);
+    pub(crate) const JSON_EMPTY_ARRAY: Row = row(Streams, 400, "streams.v1.json_empty_array", "an append may not be an empty JSON array", false);
+    pub(crate) const STREAM_SEQ_TOO_LONG: Row = row(Streams, 400, "streams.v1.stream_seq_too_long", "Stream-Seq is too long", false);
+    pub(crate) const STREAM_SEQ_REGRESSION: Row = row(Streams, 409, "streams.v1.stream_seq_regression", "Stream-Seq must be greater than the last appended Stream-Seq", false);
+    pub(crate) const TTL_INVALID: Row = row(Streams, 400, "streams.v1.ttl_invalid", "Stream-TTL is invalid", false);
+    pub(crate) const EXPIRES_AT_INVALID: Row = row(Streams, 400, "streams.v1.expires_at_invalid", "Stream-Expires-At is invalid", false);
+    pub(crate) const TTL_AND_EXPIRES_AT: Row = row(Streams, 400, "streams.v1.ttl_and_expires_at", "Stream-TTL and Stream-Expires-At exclude each other", false);
     // Offsets and reads.
-    pub const OFFSET_MALFORMED: Row = row(Streams, 400, "streams.v1.offset_malformed", "the offset is malformed", false);
-    pub const OFFSET_EMPTY: Row = row(Streams, 400, "streams.v1.offset_empty", "the offset is empty", false);
-    pub const OFFSET_REPEATED: Row = row(Streams, 400, "streams.v1.offset_repeated", "the offset is given more than once", false);
-    pub const OFFSET_SENTINEL_NOT_ALLOWED: Row = row(Streams, 400, "streams.v1.offset_sentinel_not_allowed", "this offset sentinel is not allowed here", false);
-    pub const OFFSET_BEYOND_TAIL: Row = row(Streams, 400, "streams.v1.offset_beyond_tail", "the offset is beyond the stream's tail", false);
-    pub const OFFSET_EXHAUSTED: Row = row(Streams, 413, "streams.v1.offset_exhausted", "the stream's offsets are exhausted", false);
-    pub const OFFSET_REQUIRED: Row = row(Streams, 400, "streams.v1.offset_required", "this read needs an offset", false);
+    pub(crate) const OFFSET_MALFORMED: Row = row(Streams, 400, "streams.v1.offset_malformed", "the offset is malformed", false);
+    pub(crate) const OFFSET_EMPTY: Row = row(Streams, 400, "streams.v1.offset_empty", "the offset is empty", false);
+    pub(crate) const OFFSET_REPEATED: Row = row(Streams, 400, "streams.v1.offset_repeated", "the offset is given more than once", false);
+    pub(crate) const OFFSET_SENTINEL_NOT_ALLOWED: Row = row(Streams, 400, "streams.v1.offset_sentinel_not_allowed", "this offset sentinel is not allowed here", false);
+    pub(crate) const OFFSET_BEYOND_TAIL: Row = row(Streams, 400, "streams.v1.offset_beyond_tail", "the offset is beyond the stream's tail", false);
+    pub(crate) const OFFSET_EXHAUSTED: Row = row(Streams, 413, "streams.v1.offset_exhausted", "the stream's offsets are exhausted", false);
+    pub(crate) const OFFSET_REQUIRED: Row = row(Streams, 400, "streams.v1.offset_required", "this read needs an offset", false);
     // Forks.
-    pub const FORK_SUB_OFFSET_INVALID: Row = row(Streams, 400, "streams.v1.fork_sub_offset_invalid", "Stream-Fork-Sub-Offset is invalid", false);
+    pub(crate) const FORK_SUB_OFFSET_INVALID: Row = row(Streams, 400, "streams.v1.fork_sub_offset_invalid", "Stream-Fork-Sub-Offset is invalid", false);
     pub const FORK_SUB_OFFSET_BEYOND: Row = row(Streams, 400, "streams.v1.fork_sub_offset_beyond", "Stream-Fork-Sub-Offset goes past the append that starts at the fork offset", false);
-    pub const FORK_OFFSET_WITHOUT_SOURCE: Row = row(Streams, 400, "streams.v1.fork_offset_without_source", "a fork offset needs Stream-Forked-From", false);
-    pub const FORK_SOURCE_MISSING: Row = row(Streams, 404, "streams.v1.fork_source_missing", "the fork source does not exist", false);
-    pub const FORK_SOURCE_DELETED: Row = row(Streams, 409, "streams.v1.fork_source_deleted", "the fork source was deleted", false);
-    pub const FORK_TOO_DEEP: Row = row(Streams, 400, "streams.v1.fork_too_deep", "the fork source is itself a fork as many levels deep as a stream may be", false);
+    pub(crate) const FORK_OFFSET_WITHOUT_SOURCE: Row = row(Streams, 400, "streams.v1.fork_offset_without_source", "a fork offset needs Stream-Forked-From", false);
+    pub(crate) const FORK_SOURCE_MISSING: Row = row(Streams, 404, "streams.v1.fork_source_missing", "the fork source does not exist", false);
+    pub(crate) const FORK_SOURCE_DELETED: Row = row(Streams, 409, "streams.v1.fork_source_deleted", "the fork source was deleted", false);
+    pub(crate) const FORK_TOO_DEEP: Row = row(Streams, 400, "streams.v1.fork_too_deep", "the fork source is itself a fork as many levels deep as a stream may be", false);
     // Producers.
-    pub const PRODUCER_HEADERS_PARTIAL: Row = row(Streams, 400, "streams.v1.producer_headers_partial", "Producer-Id, Producer-Epoch and Producer-Seq must be given together or not at all", false);
-    pub const PRODUCER_ID_EMPTY: Row = row(Streams, 400, "streams.v1.producer_id_empty", "Producer-Id must not be empty", false);
-    pub const PRODUCER_ID_TOO_LONG: Row = row(Streams, 400, "streams.v1.producer_id_too_long", "Producer-Id is too long", false);
-    pub const PRODUCER_EPOCH_INVALID: Row = row(Streams, 400, "streams.v1.producer_epoch_invalid", "Producer-Epoch must be a non-negative integer no larger than 2^53-1", false);
-    pub const PRODUCER_SEQ_INVALID: Row = row(Streams, 400, "streams.v1.producer_seq_invalid", "Producer-Seq must be a non-negative integer no larger than 2^53-1", false);
-    pub const PRODUCER_TABLE_FULL: Row = row(Streams, 429, "streams.v1.producer_table_full", "this stream already tracks as many producers as it can", true);
-    pub const PRODUCER_STALE_EPOCH: Row = row(Streams, 403, "streams.v1.producer_stale_epoch", "a newer producer epoch has written to this stream", false);
-    pub const PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO: Row = row(Streams, 400, "streams.v1.producer_new_epoch_seq_not_zero", "a new producer epoch must start at Producer-Seq 0", false);
-    pub const PRODUCER_SEQUENCE_GAP: Row = row(Streams, 409, "streams.v1.producer_sequence_gap", "Producer-Seq skips ahead of the next expected sequence", true);
+    pub(crate) const PRODUCER_HEADERS_PARTIAL: Row = row(Streams, 400, "streams.v1.producer_headers_partial", "Producer-Id, Producer-Epoch and Producer-Seq must be given together or not at all", false);
+    pub(crate) const PRODUCER_ID_EMPTY: Row = row(Streams, 400, "streams.v1.producer_id_empty", "Producer-Id must not be empty", false);
+    pub(crate) const PRODUCER_ID_TOO_LONG: Row = row(Streams, 400, "streams.v1.producer_id_too_long", "Producer-Id is too long", false);
+    pub(crate) const PRODUCER_EPOCH_INVALID: Row = row(Streams, 400, "streams.v1.producer_epoch_invalid", "Producer-Epoch must be a non-negative integer no larger than 2^53-1", false);
+    pub(crate) const PRODUCER_SEQ_INVALID: Row = row(Streams, 400, "streams.v1.producer_seq_invalid", "Producer-Seq must be a non-negative integer no larger than 2^53-1", false);
+    pub(crate) const PRODUCER_TABLE_FULL: Row = row(Streams, 429, "streams.v1.producer_table_full", "this stream already tracks as many producers as it can", true);
+    pub(crate) const PRODUCER_STALE_EPOCH: Row = row(Streams, 403, "streams.v1.producer_stale_epoch", "a newer producer epoch has written to this stream", false);
+    pub(crate) const PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO: Row = row(Streams, 400, "streams.v1.producer_new_epoch_seq_not_zero", "a new producer epoch must start at Producer-Seq 0", false);
+    pub(crate) const PRODUCER_SEQUENCE_GAP: Row = row(Streams, 409, "streams.v1.producer_sequence_gap", "Producer-Seq skips ahead of the next expected sequence", true);
     // Waiting readers.
     pub const READERS_BUSY: Row = row(Streams, 429, "streams.v1.readers_busy", "this stream has as many waiting readers as it serves; retry later", true);
     // Slow bodies.

@@ -6,15 +6,15 @@
 pub const INTEGER_SAFE_MAX: u64 = 9_007_199_254_740_991;
 
 /// SafeId: 1 to 128 characters of `[A-Za-z0-9._:-]`, first one alphanumeric. `wire`
-pub const SAFE_ID_CHARS_MAX: usize = 128;
+pub(crate) const SAFE_ID_CHARS_MAX: usize = 128;
 
 // ---- Bounded JSON (component props, interaction values, confirmation input). `wire`
-pub const BOUNDED_JSON_NODES_MAX: usize = 1_000;
-pub const BOUNDED_JSON_DEPTH_MAX: usize = 20;
-pub const BOUNDED_JSON_STRING_UNITS_MAX: usize = 16_384;
-pub const BOUNDED_JSON_ARRAY_ITEMS_MAX: usize = 1_000;
-pub const BOUNDED_JSON_OBJECT_ENTRIES_MAX: usize = 1_000;
-pub const BOUNDED_JSON_KEY_UNITS_MAX: usize = 256;
+pub(crate) const BOUNDED_JSON_NODES_MAX: usize = 1_000;
+pub(crate) const BOUNDED_JSON_DEPTH_MAX: usize = 20;
+pub(crate) const BOUNDED_JSON_STRING_UNITS_MAX: usize = 16_384;
+pub(crate) const BOUNDED_JSON_ARRAY_ITEMS_MAX: usize = 1_000;
+pub(crate) const BOUNDED_JSON_OBJECT_ENTRIES_MAX: usize = 1_000;
+pub(crate) const BOUNDED_JSON_KEY_UNITS_MAX: usize = 256;
 
 // ---- JS objects handed to the protocol exports (`decodeTurnEvent({...})`, `cursor.apply`, ...),
 // walked value by value (src/web/strict_json.rs). JSON text has serde_json's own depth limit (128).
@@ -34,39 +34,39 @@ pub const JS_SETTLERS_IDLE_MAX: usize = 256;
 // ---- Component frames and the assistant content envelope (`agentskit.chat.component` v1,
 // `agentskit.chat.content` v1). `wire`
 /// A component key or an interaction event name: `^[a-z][a-z0-9-]{0,63}$`.
-pub const COMPONENT_NAME_CHARS_MAX: usize = 64;
-pub const COMPONENT_FALLBACK_KIND_CHARS_MAX: usize = 64;
-pub const COMPONENT_FALLBACK_SUMMARY_CHARS_MAX: usize = 4_096;
+pub(crate) const COMPONENT_NAME_CHARS_MAX: usize = 64;
+pub(crate) const COMPONENT_FALLBACK_KIND_CHARS_MAX: usize = 64;
+pub(crate) const COMPONENT_FALLBACK_SUMMARY_CHARS_MAX: usize = 4_096;
 /// One text part of an assistant content envelope, in UTF-16 units.
-pub const ASSISTANT_CONTENT_TEXT_UNITS_MAX: usize = 16_384;
+pub(crate) const ASSISTANT_CONTENT_TEXT_UNITS_MAX: usize = 16_384;
 /// A whole assistant content envelope, in UTF-8 bytes.
-pub const ASSISTANT_CONTENT_ENVELOPE_BYTES_MAX: usize = 262_144;
-pub const ASSISTANT_CONTENT_RECORDS_MAX: usize = 512;
+pub(crate) const ASSISTANT_CONTENT_ENVELOPE_BYTES_MAX: usize = 262_144;
+pub(crate) const ASSISTANT_CONTENT_RECORDS_MAX: usize = 512;
 
 // ---- Message record structure (`{version: 1, messages}`), counted over the whole record. `wire`
-pub const MESSAGE_RECORD_NODES_MAX: usize = 10_000;
-pub const MESSAGE_RECORD_DEPTH_MAX: usize = 32;
-pub const MESSAGE_RECORD_ARRAY_ITEMS_MAX: usize = 10_000;
-pub const MESSAGE_RECORD_OBJECT_ENTRIES_MAX: usize = 10_000;
-pub const MESSAGE_RECORD_KEY_UNITS_MAX: usize = 256;
+pub(crate) const MESSAGE_RECORD_NODES_MAX: usize = 10_000;
+pub(crate) const MESSAGE_RECORD_DEPTH_MAX: usize = 32;
+pub(crate) const MESSAGE_RECORD_ARRAY_ITEMS_MAX: usize = 10_000;
+pub(crate) const MESSAGE_RECORD_OBJECT_ENTRIES_MAX: usize = 10_000;
+pub(crate) const MESSAGE_RECORD_KEY_UNITS_MAX: usize = 256;
 
 // ---- Session envelope. `wire`
 pub const TERMINAL_TURNS_MAX: usize = 64;
 pub const CONFIRMATIONS_MAX: usize = 1_000;
-pub const DECISIONS_MAX: usize = 1_000;
-pub const DECISION_INPUT_CHARS_MAX: usize = 16_384;
-pub const DECISION_CONTENT_CHARS_MAX: usize = 65_536;
-pub const CONVERSATION_STATE_CHARS_MAX: usize = 128;
+pub(crate) const DECISIONS_MAX: usize = 1_000;
+pub(crate) const DECISION_INPUT_CHARS_MAX: usize = 16_384;
+pub(crate) const DECISION_CONTENT_CHARS_MAX: usize = 65_536;
+pub(crate) const CONVERSATION_STATE_CHARS_MAX: usize = 128;
 /// A definition's conversation statechart (checked when the definition is read).
-pub const CONVERSATION_STATES_MAX: usize = 256;
-pub const CONVERSATION_ROUTES_MAX: usize = 256;
-pub const CONVERSATION_EVENTS_PER_STATE_MAX: usize = 256;
-pub const CONVERSATION_EVENT_CHARS_MAX: usize = 128;
+pub(crate) const CONVERSATION_STATES_MAX: usize = 256;
+pub(crate) const CONVERSATION_ROUTES_MAX: usize = 256;
+pub(crate) const CONVERSATION_EVENTS_PER_STATE_MAX: usize = 256;
+pub(crate) const CONVERSATION_EVENT_CHARS_MAX: usize = 128;
 pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
 /// The optional `reason` of a `client.confirmation.resolve`.
-pub const CONFIRMATION_REASON_CHARS_MAX: usize = 1_024;
+pub(crate) const CONFIRMATION_REASON_CHARS_MAX: usize = 1_024;
 /// A proposal suffix: `confirm-<suffix>` must still be a SafeId. `wire`
-pub const CONFIRMATION_SUFFIX_CHARS_MAX: usize = 120;
+pub(crate) const CONFIRMATION_SUFFIX_CHARS_MAX: usize = 120;
 /// The id of a tool call that waits for a person: its token is `confirm-<id>`, so the id is a
 /// SafeId of at most this many characters (a longer or unsafe id from the model is replaced).
 pub const CONFIRMATION_CALL_ID_CHARS_MAX: usize = CONFIRMATION_SUFFIX_CHARS_MAX;
@@ -80,7 +80,7 @@ pub const CONFIRMATION_SETTLE_POLL_MS_MAX: u64 = 1_000;
 /// ...for at most this long in all; then it answers with the processing state (202).
 pub const CONFIRMATION_SETTLE_WAIT_MS_MAX: u64 = 10_000;
 /// How much of an offending value a session decode detail quotes (logs only).
-pub const SESSION_DETAIL_VALUE_CHARS_MAX: usize = 64;
+pub(crate) const SESSION_DETAIL_VALUE_CHARS_MAX: usize = 64;
 
 // ---- Handler defaults. `wire` (defaults); all must be positive safe integers.
 pub const BODY_BYTES_MAX_DEFAULT: u64 = 65_536;
@@ -142,7 +142,7 @@ pub const STREAM_EXPIRES_AT_CHARS_MAX: usize = 64;
 /// limit), so every stored message stays readable by the server's own code.
 pub const STREAM_JSON_DEPTH_MAX: usize = 127;
 /// Long-poll cursors count 20 s intervals since 2024-10-09T00:00:00Z. `wire`
-pub const STREAM_CURSOR_INTERVAL_MS: u64 = 20_000;
+pub(crate) const STREAM_CURSOR_INTERVAL_MS: u64 = 20_000;
 pub const STREAM_CURSOR_EPOCH_MS: u64 = 1_728_432_000_000;
 /// Jitter added to a cursor the client already holds, drawn by the caller in this range. `wire`
 pub const STREAM_CURSOR_JITTER_SECONDS_MIN: u32 = 1;
@@ -204,7 +204,7 @@ pub const ASSISTANT_CONTENT_BYTES_MAX: usize = 1_048_576;
 pub const DEMO_WORDS_MAX: u64 = 2_000;
 /// SSE (OpenAI-compatible streams): one line, and one event's joined `data` lines.
 pub const SSE_LINE_BYTES_MAX: usize = 1_048_576;
-pub const SSE_EVENT_BYTES_MAX: usize = 1_048_576;
+pub(crate) const SSE_EVENT_BYTES_MAX: usize = 1_048_576;
 
 // ---- JS-backed adapters (src/web/adapters).
 /// How much of a host error's message a `PortError` quotes (logs only).
@@ -248,7 +248,7 @@ pub const LOG_CHUNKS_QUEUED_MAX: usize = 4_096;
 /// source is read further.
 pub const LOG_SOURCE_CHUNKS_AHEAD_MAX: usize = 4 * LOG_APPENDS_IN_FLIGHT_MAX;
 /// Items a store-backed session log (memory, Redis, Postgres) holds; an append beyond is refused.
-pub const LOG_ITEMS_MAX: u64 = 10_000_000;
+pub(crate) const LOG_ITEMS_MAX: u64 = 10_000_000;
 /// Items one read of a store-backed log returns at most (the reader continues from its offset).
 pub const LOG_READ_ITEMS_MAX: usize = 1_000;
 /// Compare-and-set attempts of one append to a store-backed log before it reports a retryable
@@ -289,14 +289,14 @@ pub const CONNECTION_HEALTHY_MS: u64 = 1_000;
 /// with `STREAM_READER_OVERFLOW` (its peers read on).
 pub const CONNECTION_READER_BACKLOG_CHUNKS_MAX: usize = 10_000;
 /// Logical readers of one connection at a time; one more ends at once with `STREAM_READERS_EXHAUSTED`.
-pub const CONNECTION_READERS_MAX: usize = 1_024;
+pub(crate) const CONNECTION_READERS_MAX: usize = 1_024;
 /// One event-stream line and one event's data: a server may put several appends (each at most
 /// [`STREAM_APPEND_BYTES_MAX`]) in one `data` event.
-pub const CONNECTION_SSE_EVENT_BYTES_MAX: usize = 4 * STREAM_APPEND_BYTES_MAX as usize;
+pub(crate) const CONNECTION_SSE_EVENT_BYTES_MAX: usize = 4 * STREAM_APPEND_BYTES_MAX as usize;
 /// An offset the connection is given or sent (`initialOffset`, `streamNextOffset`).
-pub const CONNECTION_OFFSET_CHARS_MAX: usize = 256;
+pub(crate) const CONNECTION_OFFSET_CHARS_MAX: usize = 256;
 /// `streamCursor` echoed back as `cursor` on the next read (CDN request collapsing).
-pub const CONNECTION_CURSOR_CHARS_MAX: usize = 256;
+pub(crate) const CONNECTION_CURSOR_CHARS_MAX: usize = 256;
 
 // ---- Durable stores off Cloudflare (js/stores: turnkeep/redis, turnkeep/postgres). JS only:
 // mirrored in js/stores/common.mjs and js/stores/redis/chat-memory.mjs, compared by tests/stores.
@@ -314,7 +314,7 @@ pub const STORE_LOG_COMMIT_JSON_BYTES_MAX: usize = 67_108_864;
 
 // ---- Snapshot sequences (ARCHITECTURE.md): sequence = claim_cursor × stride + index_in_turn.
 /// Sequences one turn may use; a turn emitting more skips intermediates, never the final line.
-pub const SNAPSHOT_SEQUENCE_STRIDE: u64 = 1 << 20;
+pub(crate) const SNAPSHOT_SEQUENCE_STRIDE: u64 = 1 << 20;
 
 /// The longest duration a host timer accepts (`setTimeout` fires at once beyond 2^31 - 1 ms).
 pub const TIMER_MS_MAX: u32 = 2_147_483_647;
@@ -324,63 +324,63 @@ pub const TIMER_MS_MAX: u32 = 2_147_483_647;
 pub const ASK_BODY_BYTES_MAX_DEFAULT: u64 = 65_536; // `wire` (default)
 pub const ASK_BOOTSTRAP_TIMEOUT_MS_DEFAULT: u64 = 30_000; // `wire` (default)
 /// Messages in one request, and kept in a stored session record. `wire`
-pub const ASK_MESSAGES_MAX: usize = 64;
+pub(crate) const ASK_MESSAGES_MAX: usize = 64;
 /// UTF-16 units of one message's `content`. `wire`
-pub const ASK_MESSAGE_UNITS_MAX: usize = 16_384;
+pub(crate) const ASK_MESSAGE_UNITS_MAX: usize = 16_384;
 /// Sources a site may cite per answer (`limits.maxSources` is at most this). `wire`
 pub const ASK_SOURCES_MAX: usize = 8;
 /// UTF-16 units of a label (a source title, the assistant name, a suggestion), after trimming. `wire`
-pub const ASK_LABEL_UNITS_MAX: usize = 256;
+pub(crate) const ASK_LABEL_UNITS_MAX: usize = 256;
 /// UTF-16 units of a source `href`. `wire`
-pub const ASK_HREF_UNITS_MAX: usize = 2_048;
+pub(crate) const ASK_HREF_UNITS_MAX: usize = 2_048;
 /// UTF-16 units of a source excerpt, after trimming. `wire`
-pub const ASK_EXCERPT_UNITS_MAX: usize = 4_096;
+pub(crate) const ASK_EXCERPT_UNITS_MAX: usize = 4_096;
 /// Suggestions, components and actions of a site config. `wire`
-pub const ASK_SUGGESTIONS_MAX: usize = 8;
-pub const ASK_COMPONENTS_MAX: usize = 64;
-pub const ASK_ACTIONS_MAX: usize = 64;
+pub(crate) const ASK_SUGGESTIONS_MAX: usize = 8;
+pub(crate) const ASK_COMPONENTS_MAX: usize = 64;
+pub(crate) const ASK_ACTIONS_MAX: usize = 64;
 /// The site's deadlines (`limits.*TimeoutMs`), inclusive bounds. `wire`
-pub const ASK_TIMEOUT_MS_MIN: u64 = 100;
-pub const ASK_REQUEST_TIMEOUT_MS_MAX: u64 = 120_000;
-pub const ASK_RETRIEVAL_TIMEOUT_MS_MAX: u64 = 60_000;
-pub const ASK_GENERATION_TIMEOUT_MS_MAX: u64 = 120_000;
+pub(crate) const ASK_TIMEOUT_MS_MIN: u64 = 100;
+pub(crate) const ASK_REQUEST_TIMEOUT_MS_MAX: u64 = 120_000;
+pub(crate) const ASK_RETRIEVAL_TIMEOUT_MS_MAX: u64 = 60_000;
+pub(crate) const ASK_GENERATION_TIMEOUT_MS_MAX: u64 = 120_000;
 /// UTF-16 units of a whole generated answer; more fails the answer. `wire`
-pub const ASK_ANSWER_UNITS_MAX: usize = 16_384;
+pub(crate) const ASK_ANSWER_UNITS_MAX: usize = 16_384;
 /// A host subject id: `^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$`. `wire`
-pub const ASK_SUBJECT_ID_CHARS_MAX: usize = 256;
+pub(crate) const ASK_SUBJECT_ID_CHARS_MAX: usize = 256;
 /// UTF-16 units of a usage `model` name, after trimming. `wire`
-pub const ASK_MODEL_UNITS_MAX: usize = 256;
+pub(crate) const ASK_MODEL_UNITS_MAX: usize = 256;
 /// The deterministic escalation a request may carry: query and message lengths, candidates. `wire`
-pub const ASK_DETERMINISTIC_QUERY_UNITS_MAX: usize = 512;
-pub const ASK_DETERMINISTIC_MESSAGE_UNITS_MAX: usize = 4_096;
-pub const ASK_DETERMINISTIC_CANDIDATES_MAX: usize = 8;
+pub(crate) const ASK_DETERMINISTIC_QUERY_UNITS_MAX: usize = 512;
+pub(crate) const ASK_DETERMINISTIC_MESSAGE_UNITS_MAX: usize = 4_096;
+pub(crate) const ASK_DETERMINISTIC_CANDIDATES_MAX: usize = 8;
 /// turnkeep's `citations.origins` site extension: origins one site may allow.
-pub const ASK_CITATION_ORIGINS_MAX: usize = 64;
+pub(crate) const ASK_CITATION_ORIGINS_MAX: usize = 64;
 /// A `retry-after` a rate limiter may ask for (one day); longer is clamped to it.
-pub const ASK_RETRY_AFTER_SECONDS_MAX: u64 = 86_400;
+pub(crate) const ASK_RETRY_AFTER_SECONDS_MAX: u64 = 86_400;
 
 // ---- The built-in local retriever (src/core/ask/bm25.rs).
 /// Documents one local corpus may hold, and their text in total (UTF-8 bytes).
-pub const ASK_CORPUS_DOCUMENTS_MAX: usize = 10_000;
-pub const ASK_CORPUS_TEXT_BYTES_MAX: usize = 16_777_216;
+pub(crate) const ASK_CORPUS_DOCUMENTS_MAX: usize = 10_000;
+pub(crate) const ASK_CORPUS_TEXT_BYTES_MAX: usize = 16_777_216;
 /// Distinct query terms scored; a longer question is scored on its first terms.
-pub const ASK_QUERY_TERMS_MAX: usize = 64;
+pub(crate) const ASK_QUERY_TERMS_MAX: usize = 64;
 /// Characters of the excerpt the local retriever cuts from a matching document.
-pub const ASK_RETRIEVER_EXCERPT_CHARS_MAX: usize = 480;
+pub(crate) const ASK_RETRIEVER_EXCERPT_CHARS_MAX: usize = 480;
 
 // ---- MCP `ui://` sandbox (src/core/sandbox).
 /// Characters of the `?uri=` value.
-pub const SANDBOX_URI_CHARS_MAX: usize = 2_048;
+pub(crate) const SANDBOX_URI_CHARS_MAX: usize = 2_048;
 /// Characters of a theme name (a `themes` key, or `?theme=`).
 pub const SANDBOX_THEME_NAME_CHARS_MAX: usize = 128;
 /// Themes one handler may hold, and tokens one theme may hold.
-pub const SANDBOX_THEMES_MAX: usize = 64;
-pub const SANDBOX_THEME_TOKENS_MAX: usize = 512;
+pub(crate) const SANDBOX_THEMES_MAX: usize = 64;
+pub(crate) const SANDBOX_THEME_TOKENS_MAX: usize = 512;
 /// Characters of a token name (`--ns-...`) and of its value.
-pub const SANDBOX_TOKEN_NAME_CHARS_MAX: usize = 128;
-pub const SANDBOX_TOKEN_VALUE_CHARS_MAX: usize = 1_024;
+pub(crate) const SANDBOX_TOKEN_NAME_CHARS_MAX: usize = 128;
+pub(crate) const SANDBOX_TOKEN_VALUE_CHARS_MAX: usize = 1_024;
 /// UTF-8 bytes of a resource's HTML body.
-pub const SANDBOX_RESOURCE_BODY_BYTES_MAX: usize = 4_194_304;
+pub(crate) const SANDBOX_RESOURCE_BODY_BYTES_MAX: usize = 4_194_304;
 /// Origins one resource may declare per CSP list, and the characters of each.
-pub const SANDBOX_CSP_DOMAINS_MAX: usize = 32;
-pub const SANDBOX_CSP_DOMAIN_CHARS_MAX: usize = 256;
+pub(crate) const SANDBOX_CSP_DOMAINS_MAX: usize = 32;
+pub(crate) const SANDBOX_CSP_DOMAIN_CHARS_MAX: usize = 256;

@@ -7,7 +7,7 @@
 use super::limits::{INTEGER_SAFE_MAX, SNAPSHOT_SEQUENCE_STRIDE};
 
 /// The largest claim cursor whose sequences all stay safe integers.
-pub const CLAIM_CURSOR_MAX: u64 = INTEGER_SAFE_MAX / SNAPSHOT_SEQUENCE_STRIDE - 1;
+pub(crate) const CLAIM_CURSOR_MAX: u64 = INTEGER_SAFE_MAX / SNAPSHOT_SEQUENCE_STRIDE - 1;
 
 /// Hands out this turn's sequences. The last index of the stride is kept for the final line,
 /// so a turn that emits more than a stride's worth of snapshots still ends on a valid sequence.

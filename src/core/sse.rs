@@ -8,7 +8,7 @@
 //! Two readers use it: model streams (OpenAI-compatible, [`SseParser::new`]) and the live
 //! connection's Durable Streams reads (`core::connection`, with its own, larger limits).
 
-use crate::core::limits::{SSE_EVENT_BYTES_MAX, SSE_LINE_BYTES_MAX};
+use crate::limits::{SSE_EVENT_BYTES_MAX, SSE_LINE_BYTES_MAX};
 
 /// One dispatched event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,7 +66,7 @@ impl SseParser {
 
     /// A parser that fails on a line longer than `line_bytes_max` or an event whose data is
     /// longer than `event_bytes_max`.
-    pub fn with_limits(line_bytes_max: usize, event_bytes_max: usize) -> Self {
+    pub(crate) fn with_limits(line_bytes_max: usize, event_bytes_max: usize) -> Self {
         Self {
             line_bytes_max,
             event_bytes_max,

@@ -2,7 +2,7 @@
 //! and Sleep ports a driver needs to feed it time, ids and pauses.
 //!
 //! The vocabulary (messages, model requests and chunks, tool specs) is defined in the core
-//! (`crate::core::protocol`, `crate::core::chat::model`) so the core never depends on a port.
+//! (`turnkeep_core::protocol`, `turnkeep_core::chat::model`) so the core never depends on a port.
 //! All futures are `LocalFuture`s: not `Send`, because wasm is single-threaded and a JS host
 //! object may stand behind any of these traits.
 
@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 pub use super::CancelToken;
 use super::{LocalFuture, PortError};
-use crate::core::chat::model::{ModelChunk, ModelRequest, ToolSpec};
-use crate::core::protocol::Message;
+use turnkeep_core::chat::model::{ModelChunk, ModelRequest, ToolSpec};
+use turnkeep_core::protocol::Message;
 
 /// Where the canonical messages of a session live between turns.
 pub trait ChatMemory {

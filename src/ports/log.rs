@@ -1,12 +1,12 @@
 //! SessionLog: a session's append-only chunk log (design §5), the durable stream every client of
 //! a session reads. turnkeep appends each turn to it as it runs; readers project it into
-//! messages with `crate::core::projection`.
+//! messages with `turnkeep_core::projection`.
 //!
 //! The contract every adapter keeps (checked by the shared conformance suite):
 //! - `append(chunks, producer)` stores `chunks` (each the JSON text of one chunk) after everything
 //!   stored before, all or nothing, and returns the offset after them.
 //! - With a producer stamp `(id, epoch, seq)` the append is an idempotent-producer batch with the
-//!   Durable Streams rules (`crate::core::streams::producer`): an epoch older than the newest one
+//!   Durable Streams rules (`turnkeep_core::streams::producer`): an epoch older than the newest one
 //!   seen for `id` is refused (`StaleEpoch`, nothing stored); a `seq` already stored under the same
 //!   `(id, epoch)` is a duplicate (`Ok` with `duplicate: true`, nothing stored again); a `seq`
 //!   beyond the next expected one is a `SequenceGap`; a newer epoch starts again at seq 0.

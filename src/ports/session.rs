@@ -1,6 +1,6 @@
 //! SessionStorage: the CAS port for the session envelope (design §4, wire facts §4).
 //!
-//! The contract every adapter must keep (checked by `crate::storage::conformance`):
+//! The contract every adapter must keep (checked by `turnkeep_storage::conformance`):
 //! - `load(session_id)` returns the stored snapshot (an object, or the same as JSON text), or
 //!   `None` when the session was never saved.
 //! - `save(snapshot, None)` creates the record only if none exists for `snapshot.sessionId`;

@@ -12,13 +12,13 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
-use crate::core::session::{ActiveTurn, SessionEnvelope};
-use crate::ports::session::SessionStorage;
-use crate::ports::CancelToken;
-use crate::ports::LocalFuture;
+use turnkeep_core::session::{ActiveTurn, SessionEnvelope};
+use turnkeep_ports::session::SessionStorage;
+use turnkeep_ports::CancelToken;
+use turnkeep_ports::LocalFuture;
 
 /// How many savers race in the concurrency cases by default.
-pub const CONCURRENT_SAVERS_DEFAULT: usize = 32;
+pub(crate) const CONCURRENT_SAVERS_DEFAULT: usize = 32;
 
 pub const CASE_LOAD_ABSENT: &str = "load of an absent session is empty";
 pub const CASE_CREATE_ONCE: &str = "create-if-absent succeeds once, then conflicts";

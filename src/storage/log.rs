@@ -20,14 +20,14 @@ use std::task::{Poll, Waker};
 
 use serde_json::Value;
 
-use crate::core::limits::{LOG_COMMIT_ATTEMPTS_MAX, LOG_POLL_INTERVAL_MS, LOG_READ_ITEMS_MAX};
-use crate::core::streams::item_log::{
+use turnkeep_core::limits::{LOG_COMMIT_ATTEMPTS_MAX, LOG_POLL_INTERVAL_MS, LOG_READ_ITEMS_MAX};
+use turnkeep_core::streams::item_log::{
     decide_item_append, offset_position, position_offset, ItemAppendDecision, LogHead,
 };
-use crate::core::streams::producer::ProducerHeaders;
-use crate::ports::chat::Sleep;
-use crate::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
-use crate::ports::{CancelToken, LocalFuture, PortError};
+use turnkeep_core::streams::producer::ProducerHeaders;
+use turnkeep_ports::chat::Sleep;
+use turnkeep_ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
+use turnkeep_ports::{CancelToken, LocalFuture, PortError};
 
 /// The storage primitive a [`StoreLog`] is built on.
 pub trait LogStore {
@@ -225,7 +225,7 @@ impl<S: LogStore> StoreLog<S> {
             match self.store.changed(version) {
                 Some(changed) => {
                     let sleep = self.sleep.sleep(wait_ms - waited_ms);
-                    let _ = crate::turn::race::race(changed, sleep).await;
+                    let _ = turnkeep_turn::race::race(changed, sleep).await;
                     waited_ms = wait_ms; // one more look, then answer whatever is there
                 }
                 None => {

@@ -2,15 +2,15 @@
 //! wasm instance). For tests, demos and single-instance development only.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use turnkeep_core::hash::FixedHashMap;
 
 use serde_json::Value;
 
-use crate::core::checks::{is_safe_id, safe_uint};
-use crate::core::protocol::Message;
-use crate::ports::chat::ChatMemory;
-use crate::ports::session::SessionStorage;
-use crate::ports::{CancelToken, LocalFuture, PortError};
+use turnkeep_core::checks::{is_safe_id, safe_uint};
+use turnkeep_core::protocol::Message;
+use turnkeep_ports::chat::ChatMemory;
+use turnkeep_ports::session::SessionStorage;
+use turnkeep_ports::{CancelToken, LocalFuture, PortError};
 
 /// Snapshots keyed by `sessionId`, with compare-and-set on the stored `cursor`. Single-threaded
 /// like wasm; every call completes in one poll, so compare and write are atomic by construction.
@@ -18,7 +18,7 @@ use crate::ports::{CancelToken, LocalFuture, PortError};
 pub struct MemorySessionStorage {
     /// Each snapshot as saved, beside the cursor read from it when it was saved (so a save
     /// compares without parsing the stored snapshot again).
-    records: RefCell<HashMap<String, (u64, Value)>>,
+    records: RefCell<FixedHashMap<String, (u64, Value)>>,
 }
 
 impl MemorySessionStorage {

@@ -5,13 +5,13 @@ use super::context::{ChatSetup, Ports, Submission, TurnLimits};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
 use super::race::{fired, join, race, Budget, Either};
-use crate::core::protocol::BoundaryError;
-use crate::core::session::{
+use turnkeep_core::protocol::BoundaryError;
+use turnkeep_core::session::{
     abandon_resolution, claim_turn, resume_session, ClaimDecision, Confirmation, ResumeError,
     Resumed, SessionEnvelope, TurnOutcome,
 };
-use crate::ports::log::ReadFrom;
-use crate::ports::{CancelToken, PortError};
+use turnkeep_ports::log::ReadFrom;
+use turnkeep_ports::{CancelToken, PortError};
 
 /// A turn whose lease is ours: the claim was CAS-saved.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +46,7 @@ pub(crate) struct Loaded {
 
 impl Loaded {
     /// See [`Claim::resync`].
-    pub fn resync(&self) -> bool {
+    pub(crate) fn resync(&self) -> bool {
         let envelope = &self.resumed.envelope;
         envelope.active_turn.is_some()
             || envelope

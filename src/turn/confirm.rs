@@ -25,17 +25,17 @@ use super::interrupt::Interrupt;
 use super::open::{controller_over_history, Opened};
 use super::race::{fired, race, Either};
 use super::Turn;
-use crate::core::chat::controller::{CallResolution, ChatController, ResolveCallError};
-use crate::core::limits::{
+use turnkeep_core::chat::controller::{CallResolution, ChatController, ResolveCallError};
+use turnkeep_core::limits::{
     CONFIRMATION_CLAIM_ATTEMPTS_MAX, CONFIRMATION_SETTLE_POLL_MS, CONFIRMATION_SETTLE_POLL_MS_MAX,
     CONFIRMATION_SETTLE_WAIT_MS_MAX,
 };
-use crate::core::protocol::BoundaryError;
-use crate::core::session::{
+use turnkeep_core::protocol::BoundaryError;
+use turnkeep_core::session::{
     claim_resolution, decode_session_snapshot, settle_turn, ConfirmError, Confirmation,
     ConfirmationStatus, ResolutionClaim, TurnOutcome, TurnSettlement,
 };
-use crate::ports::PortError;
+use turnkeep_ports::PortError;
 
 /// A validated `client.confirmation.resolve`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -157,7 +157,7 @@ fn continue_call(
     ports: &Ports,
     request: &ResolveRequest,
     record: &Confirmation,
-) -> Result<crate::core::chat::Action, ResolveCallError> {
+) -> Result<turnkeep_core::chat::Action, ResolveCallError> {
     let resolution = match record.status {
         ConfirmationStatus::Approving => CallResolution::Approve {
             idempotency_key: record.token.clone(),

@@ -4,12 +4,12 @@
 use std::rc::Rc;
 
 use super::fault::FaultReport;
-use crate::core::chat::controller::ChatConfig;
-use crate::core::protocol::Message;
-use crate::core::session::SessionIdentity;
-use crate::ports::chat::{ChatMemory, Clock, Ids, ModelAdapter, Sleep, Tool};
-use crate::ports::log::SessionLog;
-use crate::ports::session::SessionStorage;
+use turnkeep_core::chat::controller::ChatConfig;
+use turnkeep_core::protocol::Message;
+use turnkeep_core::session::SessionIdentity;
+use turnkeep_ports::chat::{ChatMemory, Clock, Ids, ModelAdapter, Sleep, Tool};
+use turnkeep_ports::log::SessionLog;
+use turnkeep_ports::session::SessionStorage;
 
 /// Everything a turn reaches the world through.
 #[derive(Clone)]

@@ -1,5 +1,5 @@
 //! The demo model and its tools as port adapters: they play the pure scripts of
-//! [`crate::core::chat::demo`], pausing `chunk_delay_ms` before each chunk through a
+//! [`turnkeep_core::chat::demo`], pausing `chunk_delay_ms` before each chunk through a
 //! [`Sleep`] port (none: no pauses, as in tests).
 
 use std::collections::VecDeque;
@@ -7,10 +7,10 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-use crate::core::chat::demo::{demo_script, demo_tools, run_demo_tool, DemoStep};
-use crate::core::chat::{ModelChunk, ModelRequest, ToolSpec};
-use crate::ports::chat::{ModelAdapter, ModelStream, Sleep, Tool, ToolContext};
-use crate::ports::{LocalFuture, PortError};
+use turnkeep_core::chat::demo::{demo_script, demo_tools, run_demo_tool, DemoStep};
+use turnkeep_core::chat::{ModelChunk, ModelRequest, ToolSpec};
+use turnkeep_ports::chat::{ModelAdapter, ModelStream, Sleep, Tool, ToolContext};
+use turnkeep_ports::{LocalFuture, PortError};
 
 /// The deterministic demo model (design §8).
 #[derive(Clone)]

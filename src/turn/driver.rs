@@ -11,12 +11,12 @@
 
 use std::cell::RefCell;
 
-use crate::core::chat::controller::SendError;
-use crate::core::chat::{
+use turnkeep_core::chat::controller::SendError;
+use turnkeep_core::chat::{
     Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome,
 };
-use crate::ports::chat::{CancelToken, Clock, Ids, ModelAdapter, ModelStream, Tool, ToolContext};
-use crate::ports::PortError;
+use turnkeep_ports::chat::{CancelToken, Clock, Ids, ModelAdapter, ModelStream, Tool, ToolContext};
+use turnkeep_ports::PortError;
 
 use super::fault::Stage;
 
@@ -174,7 +174,7 @@ impl Turn<'_, '_> {
             let tools = self.ports.tools;
             let tool = tools.iter().find(|t| t.spec().name == invocation.name);
             let outcome: ToolOutcome = match tool {
-                None => Err(crate::core::chat::controller::UNKNOWN_TOOL.to_owned()),
+                None => Err(turnkeep_core::chat::controller::UNKNOWN_TOOL.to_owned()),
                 Some(tool) => {
                     self.controller.borrow_mut().on_tool_started(&invocation.id);
                     self.publish_if_changed();

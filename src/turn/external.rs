@@ -14,12 +14,12 @@ use serde_json::Value;
 
 use super::race::{join, race, Either};
 use super::send::{LogSender, Producer, SendEnd, SendOptions};
-use crate::core::limits::{LOG_SOURCE_CHUNKS_AHEAD_MAX, RESOLVE_READS_MAX};
-use crate::core::projection::native::{echo_chunks, native_batch, sanitize_chunk, NewMessage};
-use crate::core::projection::Projection;
-use crate::ports::chat::Sleep;
-use crate::ports::log::{LogError, ReadFrom, SessionLog};
-use crate::ports::{CancelToken, LocalFuture, PortError};
+use turnkeep_core::limits::{LOG_SOURCE_CHUNKS_AHEAD_MAX, RESOLVE_READS_MAX};
+use turnkeep_core::projection::native::{echo_chunks, native_batch, sanitize_chunk, NewMessage};
+use turnkeep_core::projection::Projection;
+use turnkeep_ports::chat::Sleep;
+use turnkeep_ports::log::{LogError, ReadFrom, SessionLog};
+use turnkeep_ports::{CancelToken, LocalFuture, PortError};
 
 /// The host's model stream, one chunk at a time.
 pub trait ChunkSource {

@@ -4,9 +4,9 @@
 //! behind it — what a store, the model, a tool or a host callback actually threw — is kept as a
 //! [`Fault`] and handed to the operator (`onError`) at the one place a refusal becomes a response.
 
-use crate::core::protocol::BoundaryError;
-use crate::core::session::TurnOutcome;
-use crate::ports::PortError;
+use turnkeep_core::protocol::BoundaryError;
+use turnkeep_core::session::TurnOutcome;
+use turnkeep_ports::PortError;
 
 /// Where a fault happened. `as_str` is the `stage` an `onError` hook receives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

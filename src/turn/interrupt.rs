@@ -9,8 +9,8 @@ use std::future::Future;
 
 use super::fault::{Fault, Refusal};
 use super::race::{fired, race, Either};
-use crate::core::protocol::BoundaryError;
-use crate::ports::CancelToken;
+use turnkeep_core::protocol::BoundaryError;
+use turnkeep_ports::CancelToken;
 
 /// Why a request or a running turn was interrupted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl Cause {
     /// other clients follow it there, so losing the client that sent the turn (it went away or
     /// cancelled its body) does not stop the turn; the deadline, an explicit stop and being fenced
     /// always do. Without a log, the sender is the only reader, and losing it stops the turn.
-    pub fn stops_turn(self, has_log: bool) -> bool {
+    pub(crate) fn stops_turn(self, has_log: bool) -> bool {
         match self {
             Cause::Timeout | Cause::StopRequested | Cause::Fenced | Cause::LeaseLapsed => true,
             Cause::ClientGone | Cause::ResponseCancelled => !has_log,
@@ -53,7 +53,7 @@ impl Cause {
     /// The in-stream diagnostic that closes the sender's response after a turn ended this way.
     /// A cancelled body has no reader left; a requested stop ends like a normal turn (its final
     /// snapshot says `complete`); a fenced writer lost the session to a newer claim.
-    pub fn closing_diagnostic(self) -> Option<BoundaryError> {
+    pub(crate) fn closing_diagnostic(self) -> Option<BoundaryError> {
         match self {
             Cause::Timeout => Some(BoundaryError::Timeout),
             Cause::ClientGone => Some(BoundaryError::Cancelled),
@@ -93,7 +93,7 @@ impl Interrupt {
         self.cause.get()
     }
 
-    pub fn is_fired(&self) -> bool {
+    pub(crate) fn is_fired(&self) -> bool {
         self.token.is_cancelled()
     }
 

@@ -5,9 +5,9 @@ use super::admit::{abandon, Claim};
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
-use crate::core::chat::controller::{Action, ChatController};
-use crate::core::protocol::BoundaryError;
-use crate::core::sequence::TurnSequencer;
+use turnkeep_core::chat::controller::{Action, ChatController};
+use turnkeep_core::protocol::BoundaryError;
+use turnkeep_core::sequence::TurnSequencer;
 
 /// A turn ready to run: nothing has been streamed or published yet.
 pub struct Opened {
@@ -61,7 +61,7 @@ pub(crate) struct History {
 }
 
 impl History {
-    pub fn opened(self, controller: ChatController, first: Action) -> Opened {
+    pub(crate) fn opened(self, controller: ChatController, first: Action) -> Opened {
         Opened {
             controller,
             first,

@@ -25,12 +25,12 @@ use super::context::Submission;
 use super::fault::{Fault, FaultReport, Stage};
 use super::interrupt::{Cause, Interrupt};
 use super::send::{LogSender, Producer, SendEnd, SendOptions};
-use crate::core::chat::controller::ChatState;
-use crate::core::projection::TurnEncoder;
-use crate::core::protocol::Message;
-use crate::core::session::{Confirmation, ConfirmationStatus};
-use crate::ports::chat::{Clock, Sleep};
-use crate::ports::log::SessionLog;
+use turnkeep_core::chat::controller::ChatState;
+use turnkeep_core::projection::TurnEncoder;
+use turnkeep_core::protocol::Message;
+use turnkeep_core::session::{Confirmation, ConfirmationStatus};
+use turnkeep_ports::chat::{Clock, Sleep};
+use turnkeep_ports::log::SessionLog;
 
 /// How the publisher ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub enum PumpEnd {
 }
 
 /// Publishes one turn.
-pub struct Publisher {
+pub(crate) struct Publisher {
     sender: LogSender,
     encoder: RefCell<TurnEncoder>,
     stop: Interrupt,
@@ -58,7 +58,7 @@ pub struct Publisher {
 
 impl Publisher {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(crate) fn new(
         log: Rc<dyn SessionLog>,
         sleep: Rc<dyn Sleep>,
         clock: Rc<dyn Clock>,
@@ -87,7 +87,7 @@ impl Publisher {
 
     /// The turn's first chunks: the history when the log does not hold it yet (`in_log`), the
     /// run start, and the state as it stands (the user's message).
-    pub fn start(
+    pub(crate) fn start(
         &self,
         submission: &Submission,
         history: &[Message],
@@ -106,13 +106,8 @@ impl Publisher {
         self.push(chunks);
     }
 
-    /// Diffs that needed the whole-conversation fallback (tests and benchmarks).
-    pub fn fallbacks(&self) -> u64 {
-        self.encoder.borrow().fallbacks()
-    }
-
     /// A new controller state: its difference from what was published is queued.
-    pub fn offer(&self, state: &ChatState, now_ms: u64) {
+    pub(crate) fn offer(&self, state: &ChatState, now_ms: u64) {
         if self.sender.is_closed() {
             return;
         }
@@ -121,7 +116,7 @@ impl Publisher {
     }
 
     /// The state of confirmation records the turn changed (a continuation's claimed record).
-    pub fn confirmations(&self, records: &[Confirmation], now_ms: u64) {
+    pub(crate) fn confirmations(&self, records: &[Confirmation], now_ms: u64) {
         if self.sender.is_closed() {
             return;
         }
@@ -132,7 +127,7 @@ impl Publisher {
     /// The turn is over: its last difference, the records it changed (`changed`: a resolved one
     /// now final, new pending ones) and the run's end (interrupted by the pending ones) are
     /// queued; nothing follows.
-    pub fn end(&self, state: &ChatState, changed: &[Confirmation], now_ms: u64) {
+    pub(crate) fn end(&self, state: &ChatState, changed: &[Confirmation], now_ms: u64) {
         if self.sender.is_closed() {
             return;
         }
@@ -159,7 +154,7 @@ impl Publisher {
 
     /// Sends queued chunks until the turn ended and every chunk was acknowledged, or the
     /// publisher gave up.
-    pub async fn pump(&self) -> PumpEnd {
+    pub(crate) async fn pump(&self) -> PumpEnd {
         let end = self.sender.pump().await;
         self.conclude(&end)
     }
@@ -170,7 +165,7 @@ impl Publisher {
         let fault = |reason: String| {
             self.faults.report(&Fault::new(
                 Stage::SessionLog,
-                crate::ports::PortError::new(reason.clone()),
+                turnkeep_ports::PortError::new(reason.clone()),
             ));
             PumpEnd::Failed(reason)
         };
@@ -186,7 +181,7 @@ impl Publisher {
                 // The turn ends `indeterminate` for it: the operator is told why.
                 self.faults.report(&Fault::new(
                     Stage::SessionLog,
-                    crate::ports::PortError::new(
+                    turnkeep_ports::PortError::new(
                         "the turn's lease lapsed before the log took all its chunks: the rest were not sent (the next claim re-syncs the log)",
                     ),
                 ));
@@ -195,11 +190,11 @@ impl Publisher {
             }
             SendEnd::Overflow => fault("the session log fell too far behind".into()),
             SendEnd::Failed(error) => fault(match error {
-                crate::ports::log::LogError::Retryable(_)
-                | crate::ports::log::LogError::SequenceGap { .. } => {
+                turnkeep_ports::log::LogError::Retryable(_)
+                | turnkeep_ports::log::LogError::SequenceGap { .. } => {
                     format!(
                         "an append failed {} times",
-                        crate::core::limits::LOG_APPEND_ATTEMPTS_MAX
+                        turnkeep_core::limits::LOG_APPEND_ATTEMPTS_MAX
                     )
                 }
                 other => other.to_string(),

@@ -5,8 +5,8 @@
 use std::future::Future;
 use std::task::{Context, Poll};
 
-use crate::ports::chat::Sleep;
-use crate::ports::CancelToken;
+use turnkeep_ports::chat::Sleep;
+use turnkeep_ports::CancelToken;
 
 /// Which of two raced futures finished first.
 pub enum Either<A, B> {
@@ -59,14 +59,14 @@ pub async fn join<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
 /// when the budget runs out the token fires and the step is dropped. Cleanup runs under budgets of
 /// its own, never under the turn's deadline, which has often fired already (that is why cleanup
 /// runs): a store that honours a fired token would refuse the very save that releases the lease.
-pub struct Budget<'s> {
+pub(crate) struct Budget<'s> {
     sleep: &'s dyn Sleep,
     ms: u64,
     token: CancelToken,
 }
 
 impl<'s> Budget<'s> {
-    pub fn new(sleep: &'s dyn Sleep, ms: u64) -> Self {
+    pub(crate) fn new(sleep: &'s dyn Sleep, ms: u64) -> Self {
         Self {
             sleep,
             ms,
@@ -75,12 +75,12 @@ impl<'s> Budget<'s> {
     }
 
     /// The token to hand to the step's port calls.
-    pub fn token(&self) -> &CancelToken {
+    pub(crate) fn token(&self) -> &CancelToken {
         &self.token
     }
 
     /// `Some(output)` when `step` finished in time; `None` when the budget ran out first.
-    pub async fn run<F: Future>(&self, step: F) -> Option<F::Output> {
+    pub(crate) async fn run<F: Future>(&self, step: F) -> Option<F::Output> {
         match race(step, self.sleep.sleep(self.ms)).await {
             Either::Left(v) => Some(v),
             Either::Right(()) => {
@@ -92,7 +92,7 @@ impl<'s> Budget<'s> {
 }
 
 /// Resolves when `token` fires (at once when it already has).
-pub fn fired(token: &CancelToken) -> impl Future<Output = ()> + '_ {
+pub(crate) fn fired(token: &CancelToken) -> impl Future<Output = ()> + '_ {
     let watch = super::stop::StopWatch::new(token);
     async move {
         watch.until_stopped(std::future::pending::<()>()).await;
@@ -102,8 +102,8 @@ pub fn fired(token: &CancelToken) -> impl Future<Output = ()> + '_ {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
-    use crate::ports::LocalFuture;
     use futures::executor::block_on;
+    use turnkeep_ports::LocalFuture;
 
     struct Never;
     impl Sleep for Never {

@@ -10,13 +10,13 @@ use super::admit::load;
 use super::context::{ChatSetup, Ports};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
-use crate::core::limits::CONFIRMATION_CLAIM_ATTEMPTS_MAX;
-use crate::core::protocol::BoundaryError;
-use crate::core::session::{
+use turnkeep_core::limits::CONFIRMATION_CLAIM_ATTEMPTS_MAX;
+use turnkeep_core::protocol::BoundaryError;
+use turnkeep_core::session::{
     reconcile_confirmation, stuck_confirmations, ConfirmError, Confirmation, ConfirmationStatus,
     Reconciled,
 };
-use crate::ports::PortError;
+use turnkeep_ports::PortError;
 
 /// Why a reconciliation was refused (besides the refusals loading a session can give).
 #[derive(Clone, Debug, PartialEq, Eq)]

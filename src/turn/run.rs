@@ -25,14 +25,14 @@ use super::open::Opened;
 use super::publish::{Publisher, PumpEnd};
 use super::race::{fired, join, race, Budget, Either};
 use super::stop_request::watch_for_stop;
-use crate::core::chat::controller::{waiting_calls, Action, ChatController, ChatState};
-use crate::core::protocol::BoundaryError;
-use crate::core::session::{
+use turnkeep_core::chat::controller::{waiting_calls, Action, ChatController, ChatState};
+use turnkeep_core::protocol::BoundaryError;
+use turnkeep_core::session::{
     claim_turn, final_status, records_for_waiting_calls, settle_turn, ClaimDecision, Confirmation,
     SessionEnvelope, TurnOutcome, TurnSettlement,
 };
-use crate::ports::chat::Tool;
-use crate::ports::CancelToken;
+use turnkeep_ports::chat::Tool;
+use turnkeep_ports::CancelToken;
 
 /// Where the controller's states go for the client that sent the turn.
 pub trait TurnSink {
@@ -175,7 +175,7 @@ impl Turn {
         self.limits
     }
 
-    pub fn has_log(&self) -> bool {
+    pub(crate) fn has_log(&self) -> bool {
         self.ports.log.is_some()
     }
 
@@ -186,11 +186,6 @@ impl Turn {
         } else if self.sender_lost.get().is_none() {
             self.sender_lost.set(Some(cause));
         }
-    }
-
-    /// True once something stopped the turn.
-    pub fn is_stopped(&self) -> bool {
-        self.stop.is_fired()
     }
 }
 
@@ -252,7 +247,7 @@ pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
                 let end = budget.run(pump).await;
                 if end.is_none() {
                     // The turn ends `indeterminate` for it: the operator is told why.
-                    let late = crate::ports::PortError::new(
+                    let late = turnkeep_ports::PortError::new(
                         "the log did not take the turn's last chunks within the cleanup budget (the next claim re-syncs the log)",
                     );
                     turn.ports
@@ -289,7 +284,7 @@ async fn drive(turn: &Turn, sink: &dyn TurnSink, publisher: Option<&Publisher>) 
     };
     let tools: Vec<&dyn Tool> = turn.ports.tools.iter().map(|t| t.as_ref()).collect();
     let faults = turn.ports.faults.clone();
-    let report = move |stage: Stage, error: crate::ports::PortError| {
+    let report = move |stage: Stage, error: turnkeep_ports::PortError| {
         faults.report(&Fault::new(stage, error));
     };
     let ports = TurnPorts {
@@ -324,7 +319,7 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
         Some(turn.claim.envelope.clone())
     };
     let Some(held) = held else {
-        let lapsed = crate::ports::PortError::new(
+        let lapsed = turnkeep_ports::PortError::new(
             "the turn outlived its lease and another claim took it: its messages were not saved and nothing was released",
         );
         ports.faults.report(&Fault::new(Stage::SessionSave, lapsed));
@@ -350,7 +345,7 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
         }
         None => {
             let timed_out =
-                crate::ports::PortError::new("memory.save ran out of its cleanup budget");
+                turnkeep_ports::PortError::new("memory.save ran out of its cleanup budget");
             ports
                 .faults
                 .report(&Fault::new(Stage::MemorySave, timed_out));
@@ -432,9 +427,9 @@ async fn release(
     )
     .ok()?;
     for record in refused {
-        let full = crate::ports::PortError::new(format!(
+        let full = turnkeep_ports::PortError::new(format!(
             "the session holds {} unfinished confirmations: call {} gets none and cannot be approved",
-            crate::core::limits::CONFIRMATIONS_MAX,
+            turnkeep_core::limits::CONFIRMATIONS_MAX,
             record.tool_call_id
         ));
         ports.faults.report(&Fault::new(Stage::SessionSave, full));
@@ -469,7 +464,7 @@ async fn save_session(
 }
 
 /// The sender's last line: why the turn was interrupted, else a failed save or release.
-pub fn closing_line(
+pub(crate) fn closing_line(
     interrupted_by: Option<Cause>,
     saved: bool,
     released: Option<bool>,

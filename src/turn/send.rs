@@ -25,14 +25,14 @@ use std::task::{Context, Poll, Waker};
 
 use serde_json::Value;
 
-use crate::core::limits::{
+use turnkeep_core::limits::{
     LOG_APPENDS_IN_FLIGHT_MAX, LOG_APPEND_ATTEMPTS_MAX, LOG_APPEND_RETRY_BACKOFF_MS,
     LOG_CHUNKS_QUEUED_MAX,
 };
-use crate::core::projection::merge_queued;
-use crate::ports::chat::{Clock, Sleep};
-use crate::ports::log::{AppendAck, LogError, ProducerStamp, SessionLog};
-use crate::ports::CancelToken;
+use turnkeep_core::projection::merge_queued;
+use turnkeep_ports::chat::{Clock, Sleep};
+use turnkeep_ports::log::{AppendAck, LogError, ProducerStamp, SessionLog};
+use turnkeep_ports::CancelToken;
 
 /// How a sender ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -168,7 +168,7 @@ impl LogSender {
     }
 
     /// Gives up: nothing more is sent, appends in flight are cancelled. The first end stays.
-    pub fn end_with(&self, end: SendEnd) {
+    pub(crate) fn end_with(&self, end: SendEnd) {
         {
             let mut st = self.state.borrow_mut();
             if st.ended.is_some() {
@@ -210,7 +210,7 @@ impl LogSender {
     }
 
     /// The seq the next new chunk gets.
-    pub fn next_seq(&self) -> u64 {
+    pub(crate) fn next_seq(&self) -> u64 {
         self.state.borrow().next_seq
     }
 

@@ -8,17 +8,17 @@
 //! streams, the one growing message). The line is written into one buffer the encoder reuses,
 //! byte for byte what [`encode_turn_event_line`] writes (`tests/snapshot_lines.rs`).
 
-use crate::core::chat::controller::{ChatController, ChatState, ChatStatus};
-use crate::core::checks::format_iso_millis_at;
-use crate::core::protocol::encode::write_json;
-use crate::core::protocol::{
+use turnkeep_core::chat::controller::{ChatController, ChatState, ChatStatus};
+use turnkeep_core::checks::format_iso_millis_at;
+use turnkeep_core::protocol::encode::write_json;
+use turnkeep_core::protocol::{
     encode_turn_event_line, write_snapshot_tail, BoundaryError, Envelope, EventBody, Lineage,
     Message, SnapshotHead, SnapshotParts, SnapshotPayload, TurnDiagnostic, TurnEvent, TurnStatus,
     Usage,
 };
-use crate::core::sequence::{CursorTooLarge, TurnSequencer};
-use crate::core::session::Confirmation;
-use crate::ports::chat::{Clock, Ids};
+use turnkeep_core::sequence::{CursorTooLarge, TurnSequencer};
+use turnkeep_core::session::Confirmation;
+use turnkeep_ports::chat::{Clock, Ids};
 
 /// One line of the response body, encoded when a reader takes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,7 +271,7 @@ impl EncodedMessages {
 }
 
 /// The snapshot payload of a state: its messages, status, usage and error, and the session's
-/// confirmations the turn shows (its [`crate::turn::Turn::confirmations`]). The reference the
+/// confirmations the turn shows (its [`crate::Turn::confirmations`]). The reference the
 /// encoder's lines are checked against.
 pub fn snapshot_payload(state: &ChatState, confirmations: &[Confirmation]) -> SnapshotPayload {
     SnapshotPayload {

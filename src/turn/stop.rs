@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use crate::ports::chat::CancelToken;
+use turnkeep_ports::chat::CancelToken;
 
 /// Watches one token for a whole turn. It registers a single callback on the token (not one
 /// per awaited future), which wakes whatever future is waiting when the token fires.
@@ -16,7 +16,7 @@ pub(crate) struct StopWatch {
 }
 
 impl StopWatch {
-    pub fn new(token: &CancelToken) -> Self {
+    pub(crate) fn new(token: &CancelToken) -> Self {
         let waker: Rc<RefCell<Option<Waker>>> = Rc::default();
         let slot = waker.clone();
         token.on_cancel(move || {
@@ -30,13 +30,13 @@ impl StopWatch {
         }
     }
 
-    pub fn is_stopped(&self) -> bool {
+    pub(crate) fn is_stopped(&self) -> bool {
         self.token.is_cancelled()
     }
 
     /// `Some(output)` when `fut` finishes first, `None` when the token fires first (then `fut`
     /// is dropped unfinished).
-    pub async fn until_stopped<F: Future>(&self, fut: F) -> Option<F::Output> {
+    pub(crate) async fn until_stopped<F: Future>(&self, fut: F) -> Option<F::Output> {
         UntilStopped {
             fut: Box::pin(fut),
             watch: self,

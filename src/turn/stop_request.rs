@@ -9,18 +9,18 @@
 //! waits [`STOP_WATCH_READ_INTERVAL_MS`] first: the next read takes everything appended meanwhile
 //! at once, and a stop reaches the turn at most that much later.
 
-use crate::core::limits::{
+use turnkeep_core::limits::{
     STOP_WATCH_POLL_MS, STOP_WATCH_READ_FAILURES_MAX, STOP_WATCH_READ_INTERVAL_MS,
 };
-use crate::core::projection::chunks::is_stop_request;
-use crate::ports::chat::Sleep;
-use crate::ports::log::{ReadFrom, SessionLog};
-use crate::ports::CancelToken;
+use turnkeep_core::projection::chunks::is_stop_request;
+use turnkeep_ports::chat::Sleep;
+use turnkeep_ports::log::{ReadFrom, SessionLog};
+use turnkeep_ports::CancelToken;
 
 /// Reads `log` after `from` until a stop request for `turn_id` appears (`true`), `cancel` fires
 /// or reads keep failing (`false`: the turn then runs on without a way to be stopped from
 /// elsewhere; the deadline still bounds it).
-pub async fn watch_for_stop(
+pub(crate) async fn watch_for_stop(
     log: &dyn SessionLog,
     sleep: &dyn Sleep,
     from: Option<String>,
@@ -63,7 +63,7 @@ pub enum StopAnswer {
     /// own delivery); its own client's response ends as a normal turn does.
     Stopping,
     /// The turn already ended with this outcome (a stop is idempotent).
-    Ended(crate::core::session::TurnOutcome),
+    Ended(turnkeep_core::session::TurnOutcome),
 }
 
 /// Handles `client.turn.stop`: any client of the session may stop its running turn. The request
@@ -76,7 +76,7 @@ pub async fn request_stop(
     deadline: &super::Interrupt,
 ) -> Result<StopAnswer, super::Refusal> {
     use super::fault::{Refusal, Stage};
-    use crate::core::protocol::BoundaryError;
+    use turnkeep_core::protocol::BoundaryError;
     let token = deadline.token();
     let stored = deadline
         .guard(async {
@@ -88,7 +88,7 @@ pub async fn request_stop(
         })
         .await?;
     let now_ms = ports.clock.now_ms();
-    let resumed = crate::core::session::resume_session(stored.as_ref(), &chat.identity, now_ms)
+    let resumed = turnkeep_core::session::resume_session(stored.as_ref(), &chat.identity, now_ms)
         .map_err(super::admit::resume_refusal)?;
     let envelope = resumed.envelope;
     if let Some(done) = envelope.terminal_turn(turn_id) {
@@ -104,7 +104,7 @@ pub async fn request_stop(
     let Some(log) = &ports.log else {
         return Err(BoundaryError::StopUnavailable.into());
     };
-    let chunk = crate::core::projection::chunks::stop_request(turn_id, now_ms).to_string();
+    let chunk = turnkeep_core::projection::chunks::stop_request(turn_id, now_ms).to_string();
     deadline
         .guard(async {
             log.append(std::slice::from_ref(&chunk), None, token)

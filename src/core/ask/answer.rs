@@ -6,9 +6,9 @@ use serde_json::Value;
 use super::diagnostic::AskFailure;
 use super::fields::strict;
 use super::text::{js_trim, trimmed_text};
-use crate::core::checks::{safe_uint, utf16_len};
-use crate::core::limits::{ASK_ANSWER_UNITS_MAX, ASK_MODEL_UNITS_MAX};
-use crate::core::protocol::field::{FieldError, MUST_BE_SAFE_UINT};
+use crate::checks::{safe_uint, utf16_len};
+use crate::limits::{ASK_ANSWER_UNITS_MAX, ASK_MODEL_UNITS_MAX};
+use crate::protocol::field::{FieldError, MUST_BE_SAFE_UINT};
 
 /// One item a generator yields.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +46,7 @@ pub fn decode_chunk(v: &Value) -> Result<GenerationChunk, FieldError> {
     }
 }
 
-pub fn decode_usage(v: &Value) -> Result<AskUsage, FieldError> {
+pub(crate) fn decode_usage(v: &Value) -> Result<AskUsage, FieldError> {
     let o = strict(
         v,
         "usage",

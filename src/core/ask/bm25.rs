@@ -15,16 +15,16 @@ use serde_json::Value;
 use super::fields::strict;
 use super::sources::Source;
 use super::text::{label, safe_href};
-use crate::core::limits::{
+use crate::limits::{
     ASK_CORPUS_DOCUMENTS_MAX, ASK_CORPUS_TEXT_BYTES_MAX, ASK_QUERY_TERMS_MAX,
     ASK_RETRIEVER_EXCERPT_CHARS_MAX,
 };
-use crate::core::protocol::field::{as_safe_id, index, FieldError, MUST_BE_SAFE_ID};
+use crate::protocol::field::{as_safe_id, index, FieldError, MUST_BE_SAFE_ID};
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 /// How many times a title's terms count.
-pub const TITLE_WEIGHT: u32 = 3;
+pub(crate) const TITLE_WEIGHT: u32 = 3;
 
 /// A corpus document as a host gives it: `{ id, title, url, text }`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::core::protocol::TurnDiagnostic;
+use crate::protocol::TurnDiagnostic;
 
 /// Every way an Ask request can fail. One variant per (status, code, message) row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,7 +37,7 @@ pub enum AskFailure {
 }
 
 /// One row of the table (a row of the diagnostic registry).
-pub type AskRow = crate::core::diagnostics::Row;
+pub type AskRow = crate::diagnostics::Row;
 
 impl AskFailure {
     pub const ALL: [AskFailure; 21] = [
@@ -66,7 +66,7 @@ impl AskFailure {
 
     /// The mapping to the registry's rows (`core::diagnostics::ask`: AgentsKit's literal texts).
     pub const fn row(self) -> AskRow {
-        use crate::core::diagnostics::ask;
+        use crate::diagnostics::ask;
         match self {
             Self::MethodNotAllowed => ask::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType => ask::UNSUPPORTED_MEDIA_TYPE,
@@ -129,7 +129,7 @@ impl AskFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::protocol::is_diagnostic_code;
+    use crate::protocol::is_diagnostic_code;
 
     #[test]
     fn rows_are_valid_and_distinct() {

@@ -9,7 +9,7 @@ use super::sources::Source;
 
 /// `value` as one NDJSON line.
 pub fn line<T: Serialize>(value: &T) -> String {
-    let mut text = crate::core::protocol::encode::to_json(value);
+    let mut text = crate::protocol::encode::to_json(value);
     text.push('\n');
     text
 }

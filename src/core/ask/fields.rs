@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::core::checks::safe_uint;
-use crate::core::protocol::field::{index, FieldError, Obj};
+use crate::checks::safe_uint;
+use crate::protocol::field::{index, FieldError, Obj};
 
 pub(crate) const NO_OTHER_KEYS: &str = "must not have this key";
 pub(crate) const MUST_BE_LABEL: &str = "must be a string of 1 to 256 UTF-16 units after trimming";

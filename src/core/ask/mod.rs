@@ -26,7 +26,7 @@ pub mod text;
 
 pub use diagnostic::{AskFailure, AskRow};
 
-use crate::core::limits::ASK_RETRY_AFTER_SECONDS_MAX;
+use crate::limits::ASK_RETRY_AFTER_SECONDS_MAX;
 
 /// The failure for a request whose signal fired: `ASK_TIMEOUT` when a deadline did, else the
 /// client went away (`ASK_CANCELLED`).

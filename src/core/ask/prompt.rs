@@ -4,8 +4,8 @@
 use super::answer::AskUsage;
 use super::request::{AskMessage, AskRole};
 use super::sources::Source;
-use crate::core::chat::model::{ModelRequest, Usage};
-use crate::core::protocol::{Message, MessageStatus, Role};
+use crate::chat::model::{ModelRequest, Usage};
+use crate::protocol::{Message, MessageStatus, Role};
 
 const INSTRUCTIONS: &str = "Answer the user's last question using only the numbered sources \
 below. If they do not answer it, say that the documentation does not cover it. Refer to a \

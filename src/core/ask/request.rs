@@ -5,15 +5,15 @@ use serde_json::{json, Value};
 
 use super::fields::{array_of, one_of, strict};
 use super::text::js_trim;
-use crate::core::checks::utf16_len;
-use crate::core::limits::{
+use crate::checks::utf16_len;
+use crate::limits::{
     ASK_DETERMINISTIC_CANDIDATES_MAX, ASK_DETERMINISTIC_MESSAGE_UNITS_MAX,
     ASK_DETERMINISTIC_QUERY_UNITS_MAX, ASK_MESSAGES_MAX, ASK_MESSAGE_UNITS_MAX,
 };
-use crate::core::protocol::field::{as_safe_id, FieldError, Obj, MUST_BE_SAFE_ID};
+use crate::protocol::field::{as_safe_id, FieldError, Obj, MUST_BE_SAFE_ID};
 
-pub const ASK_PROTOCOL: &str = "agentskit.chat.ask";
-pub const ANSWER_PROTOCOL: &str = "agentskit.chat.answer";
+pub(crate) const ASK_PROTOCOL: &str = "agentskit.chat.ask";
+pub(crate) const ANSWER_PROTOCOL: &str = "agentskit.chat.answer";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AskRole {

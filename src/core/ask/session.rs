@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 
 use super::fields::strict;
 use super::request::{decode_messages, messages_value, AskMessage, AskRole};
-use crate::core::checks::safe_uint;
-use crate::core::limits::ASK_MESSAGES_MAX;
-use crate::core::protocol::field::{FieldError, MUST_BE_SAFE_UINT};
+use crate::checks::safe_uint;
+use crate::limits::ASK_MESSAGES_MAX;
+use crate::protocol::field::{FieldError, MUST_BE_SAFE_UINT};
 
 /// `{ revision, messages }` (strict).
 #[derive(Clone, Debug, PartialEq, Eq)]

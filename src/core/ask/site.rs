@@ -10,15 +10,15 @@ use serde_json::{json, Map, Value};
 
 use super::fields::{array_of, int_in, one_of, strict, MUST_BE_LABEL};
 use super::text::{label, origin_of, Href};
-use crate::core::checks::is_safe_id;
-use crate::core::limits::{
+use crate::checks::is_safe_id;
+use crate::limits::{
     ASK_ACTIONS_MAX, ASK_CITATION_ORIGINS_MAX, ASK_COMPONENTS_MAX, ASK_GENERATION_TIMEOUT_MS_MAX,
     ASK_REQUEST_TIMEOUT_MS_MAX, ASK_RETRIEVAL_TIMEOUT_MS_MAX, ASK_SOURCES_MAX, ASK_SUGGESTIONS_MAX,
     ASK_TIMEOUT_MS_MIN,
 };
-use crate::core::protocol::field::{as_safe_id, FieldError, MUST_BE_SAFE_ID};
+use crate::protocol::field::{as_safe_id, FieldError, MUST_BE_SAFE_ID};
 
-pub const SITE_PROTOCOL: &str = "agentskit.chat.backend-site";
+pub(crate) const SITE_PROTOCOL: &str = "agentskit.chat.backend-site";
 
 /// Which retriever serves the site's corpus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,16 +199,13 @@ pub fn decode_site(v: &Value) -> Result<Site, FieldError> {
     })
 }
 
-fn field<'a>(
-    o: &crate::core::protocol::field::Obj<'a>,
-    key: &str,
-) -> Result<&'a Value, FieldError> {
+fn field<'a>(o: &crate::protocol::field::Obj<'a>, key: &str) -> Result<&'a Value, FieldError> {
     o.get(key)
         .ok_or_else(|| FieldError::new(o.path_of(key), "is required"))
 }
 
 fn safe_ids(
-    o: &crate::core::protocol::field::Obj<'_>,
+    o: &crate::protocol::field::Obj<'_>,
     key: &str,
     max: usize,
 ) -> Result<Vec<String>, FieldError> {
@@ -252,7 +249,7 @@ pub fn hints_agree(site: &Site, corpus: Option<&str>, persona: Option<&str>) -> 
 pub fn is_subject_id(s: &str) -> bool {
     let b = s.as_bytes();
     b.first().is_some_and(u8::is_ascii_alphanumeric)
-        && b.len() <= crate::core::limits::ASK_SUBJECT_ID_CHARS_MAX
+        && b.len() <= crate::limits::ASK_SUBJECT_ID_CHARS_MAX
         && b.iter()
             .all(|c| c.is_ascii_alphanumeric() || b"._:@-".contains(c))
 }

@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 use super::fields::strict;
 use super::site::Site;
 use super::text::{label, safe_href, trimmed_text, Href};
-use crate::core::limits::ASK_EXCERPT_UNITS_MAX;
-use crate::core::protocol::field::{FieldError, MUST_BE_SAFE_ID};
+use crate::limits::ASK_EXCERPT_UNITS_MAX;
+use crate::protocol::field::{FieldError, MUST_BE_SAFE_ID};
 
 /// A citable source (`id`, trimmed `title` and `excerpt`, safe `href`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,13 +55,9 @@ pub fn ground(site: &Site, candidates: &Value) -> Result<(Vec<Source>, Vec<Dropp
 }
 
 /// One source, strictly (AgentsKit's source schema).
-pub fn decode_source(v: &Value, path: &str) -> Result<(Source, Href), FieldError> {
+pub(crate) fn decode_source(v: &Value, path: &str) -> Result<(Source, Href), FieldError> {
     let o = strict(v, path, &["id", "title", "href", "excerpt"])?;
-    let id = o.required(
-        "id",
-        MUST_BE_SAFE_ID,
-        crate::core::protocol::field::as_safe_id,
-    )?;
+    let id = o.required("id", MUST_BE_SAFE_ID, crate::protocol::field::as_safe_id)?;
     let title = o.required("title", super::fields::MUST_BE_LABEL, |v| {
         v.as_str().and_then(label)
     })?;

@@ -1,12 +1,12 @@
 //! String rules of the Ask wire: JavaScript's `trim`, trimmed labels, safe links and the origin
 //! of an absolute link (what a site's citation policy compares).
 
-use crate::core::checks::utf16_len;
-use crate::core::limits::{ASK_HREF_UNITS_MAX, ASK_LABEL_UNITS_MAX};
+use crate::checks::utf16_len;
+use crate::limits::{ASK_HREF_UNITS_MAX, ASK_LABEL_UNITS_MAX};
 
 /// The characters `String.prototype.trim` removes (WhiteSpace and LineTerminator in ECMAScript),
 /// which differ from Rust's `char::is_whitespace` (no U+0085, but U+FEFF).
-pub fn is_js_space(c: char) -> bool {
+pub(crate) fn is_js_space(c: char) -> bool {
     matches!(
         c,
         '\u{9}'..='\u{D}'
@@ -24,13 +24,13 @@ pub fn is_js_space(c: char) -> bool {
 }
 
 /// `s.trim()` as JavaScript computes it.
-pub fn js_trim(s: &str) -> &str {
+pub(crate) fn js_trim(s: &str) -> &str {
     s.trim_matches(is_js_space)
 }
 
 /// `z.string().trim().min(1).max(max_units)`: the trimmed text when it is 1 to `max_units`
 /// UTF-16 units long.
-pub fn trimmed_text(s: &str, max_units: usize) -> Option<String> {
+pub(crate) fn trimmed_text(s: &str, max_units: usize) -> Option<String> {
     let t = js_trim(s);
     let units = utf16_len(t);
     (units >= 1 && units <= max_units).then(|| t.to_owned())
@@ -56,7 +56,7 @@ pub enum Href {
 /// Stricter than a WHATWG URL parser on purpose: absolute URLs must spell `scheme://host`
 /// with an ASCII host name, IPv4 address or bracketed IPv6 address. Anything unusual
 /// (`https:host`, a percent-encoded or non-ASCII host, userinfo) fails closed.
-pub fn safe_href(s: &str) -> Option<Href> {
+pub(crate) fn safe_href(s: &str) -> Option<Href> {
     let units = utf16_len(s);
     if units == 0 || units > ASK_HREF_UNITS_MAX {
         return None;
@@ -73,7 +73,7 @@ pub fn safe_href(s: &str) -> Option<Href> {
 
 /// The origin of an absolute http(s) URL, `scheme://host[:port]` lower-cased with the default
 /// port dropped, or `None` when the URL is not one this module accepts.
-pub fn origin_of(url: &str) -> Option<String> {
+pub(crate) fn origin_of(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
     let scheme = scheme.to_ascii_lowercase();
     let default_port = match scheme.as_str() {
@@ -131,7 +131,7 @@ fn split_host_port(authority: &str) -> Option<(&str, Option<&str>)> {
 
 /// Dot-separated labels of ASCII letters, digits and `-`, none empty, none starting or ending
 /// with `-` (covers IPv4 addresses too).
-pub fn is_host_name(host: &str) -> bool {
+pub(crate) fn is_host_name(host: &str) -> bool {
     !host.is_empty()
         && host.len() <= 253
         && host.split('.').all(|l| {

@@ -16,7 +16,7 @@
 use serde_json::{Map, Value};
 
 use super::model::{FinishReason, ModelChunk, Usage};
-use crate::core::checks::safe_uint;
+use crate::checks::safe_uint;
 
 /// Why an adapter's stream cannot go on. Fixed texts: nothing of the chunk is quoted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

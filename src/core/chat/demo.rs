@@ -16,16 +16,16 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{FinishReason, ModelChunk, ModelRequest, ToolSpec, Usage};
-use crate::core::checks::safe_uint;
-use crate::core::limits::{DEMO_WORDS_MAX, INTEGER_SAFE_MAX};
-use crate::core::protocol::{Message, Role};
+use crate::checks::safe_uint;
+use crate::limits::{DEMO_WORDS_MAX, INTEGER_SAFE_MAX};
+use crate::protocol::{Message, Role};
 
 /// The demo's lookup tool (runs without confirmation).
-pub const LOOKUP: &str = "lookup";
+pub(crate) const LOOKUP: &str = "lookup";
 /// The demo's transfer tool (requires confirmation).
-pub const TRANSFER: &str = "transfer";
+pub(crate) const TRANSFER: &str = "transfer";
 /// The one text chunk `/fail` streams before failing.
-pub const FAIL_TEXT: &str = "about to fail";
+pub(crate) const FAIL_TEXT: &str = "about to fail";
 
 /// One step of a demo script.
 #[derive(Clone, Debug, PartialEq)]

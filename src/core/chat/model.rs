@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::core::limits::INTEGER_SAFE_MAX;
-use crate::core::protocol::Message;
+use crate::limits::INTEGER_SAFE_MAX;
+use crate::protocol::Message;
 
 /// One model call: the conversation so far and the tools the model may call.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,7 +78,7 @@ impl Usage {
 
     /// Field-wise sum (one turn may call the model several times), capped at the largest safe
     /// integer so the wire (`int()` in zod) always accepts it.
-    pub fn plus(self, other: Usage) -> Usage {
+    pub(crate) fn plus(self, other: Usage) -> Usage {
         Usage {
             prompt_tokens: safe_sum(self.prompt_tokens, other.prompt_tokens),
             completion_tokens: safe_sum(self.completion_tokens, other.completion_tokens),

@@ -18,13 +18,13 @@ pub fn delay_ms(attempt: u32, min_ms: u64, max_ms: u64, unit: f64) -> u64 {
 
 /// xorshift64*: a small, fast generator for jitter (not for anything that must be unguessable).
 #[derive(Clone, Debug)]
-pub struct Jitter {
+pub(crate) struct Jitter {
     state: u64,
 }
 
 impl Jitter {
     /// Any seed; zero (the one state xorshift cannot leave) is replaced.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self {
             state: if seed == 0 {
                 0x9E37_79B9_7F4A_7C15
@@ -35,7 +35,7 @@ impl Jitter {
     }
 
     /// The next draw in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         let mut x = self.state;
         x ^= x >> 12;
         x ^= x << 25;

@@ -2,13 +2,13 @@
 //! retryable), as versioned diagnostics. A refused read also says the HTTP status it got
 //! (additive field `status`); nothing else from the server's answer is passed on.
 
-use crate::core::protocol::TurnDiagnostic;
+use crate::protocol::TurnDiagnostic;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConnectionFailure {
     /// The server refused the read for good (401, 403, 400...).
     Refused { status: u16 },
-    /// Reads kept failing ([`crate::core::limits::CONNECTION_FAILURES_MAX`] in a row).
+    /// Reads kept failing ([`crate::limits::CONNECTION_FAILURES_MAX`] in a row).
     Unavailable,
     /// The URL answered 200 with something other than an event stream.
     NotEventStream,
@@ -59,7 +59,7 @@ impl ConnectionFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::protocol::diagnostic::is_diagnostic_code;
+    use crate::protocol::diagnostic::is_diagnostic_code;
 
     #[test]
     fn every_row_is_a_valid_diagnostic() {
@@ -71,7 +71,7 @@ mod tests {
             ConnectionFailure::ReadersExhausted,
             ConnectionFailure::PostFailed { status: 503 },
         ];
-        let mut codes = std::collections::HashSet::new();
+        let mut codes = crate::hash::FixedHashSet::default();
         for failure in all {
             let d = failure.diagnostic();
             assert!(is_diagnostic_code(&d.code), "{}", d.code);

@@ -32,13 +32,13 @@ use serde_json::Value;
 use super::backoff::{delay_ms, Jitter};
 use super::failure::ConnectionFailure;
 use super::wire::{answer, control, data_items, Answer, Control, ReadOffset};
-use crate::core::limits::{
+use crate::limits::{
     CONNECTION_FAILURES_MAX, CONNECTION_HEALTHY_MS, CONNECTION_MISSING_POLL_MS_MAX,
     CONNECTION_MISSING_POLL_MS_MIN, CONNECTION_READERS_MAX, CONNECTION_READER_BACKLOG_CHUNKS_MAX,
     CONNECTION_RETRY_MS_MAX, CONNECTION_RETRY_MS_MIN, CONNECTION_SSE_EVENT_BYTES_MAX,
 };
-use crate::core::projection::Projection;
-use crate::core::sse::SseParser;
+use crate::projection::Projection;
+use crate::sse::SseParser;
 
 /// A logical reader (one `subscribe()`).
 pub type ReaderId = u64;

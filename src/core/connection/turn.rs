@@ -5,13 +5,11 @@
 use serde_json::{json, Value};
 
 use super::failure::ConnectionFailure;
-use crate::core::checks::format_iso_millis_at;
-use crate::core::protocol::diagnostic::decode_diagnostic_at;
-use crate::core::protocol::request::STOP_EVENT;
-use crate::core::protocol::TurnDiagnostic;
-use crate::core::protocol::{
-    decode_client_request, EventKind, TURN_PROTOCOL, TURN_PROTOCOL_VERSION,
-};
+use crate::checks::format_iso_millis_at;
+use crate::protocol::diagnostic::decode_diagnostic_at;
+use crate::protocol::request::STOP_EVENT;
+use crate::protocol::TurnDiagnostic;
+use crate::protocol::{decode_client_request, EventKind, TURN_PROTOCOL, TURN_PROTOCOL_VERSION};
 
 /// The envelope fields of one posted event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,9 +21,9 @@ pub struct PostIds<'a> {
 }
 
 /// Why a body could not be built (said to the caller as a thrown `Error`).
-pub const NO_INPUT: &str =
+pub(crate) const NO_INPUT: &str =
     "send() takes a non-blank string, or messages whose last user message has text";
-pub const BAD_IDS: &str = "the session id, turn id and event id must be SafeIds";
+pub(crate) const BAD_IDS: &str = "the session id, turn id and event id must be SafeIds";
 
 /// What `send(messages)` submits: a string as it is; in a list of messages (TanStack UI
 /// messages with text `parts`, or `{ role, content }` messages) the text of the last user
@@ -102,7 +100,7 @@ pub fn post_failure(status: u16, body: &str) -> (TurnDiagnostic, u16) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::protocol::RequestKind;
+    use crate::protocol::RequestKind;
 
     const IDS: PostIds<'static> = PostIds {
         event_id: "evt-1",
@@ -148,7 +146,7 @@ mod tests {
         let (d, status) = post_failure(409, busy);
         assert_eq!(
             (d.code.as_str(), d.retryable, status),
-            (crate::core::diagnostics::chat::SESSION_BUSY.code, true, 409)
+            (crate::diagnostics::chat::SESSION_BUSY.code, true, 409)
         );
         for body in [
             "",

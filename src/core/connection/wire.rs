@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::core::limits::{CONNECTION_CURSOR_CHARS_MAX, CONNECTION_OFFSET_CHARS_MAX};
+use crate::limits::{CONNECTION_CURSOR_CHARS_MAX, CONNECTION_OFFSET_CHARS_MAX};
 
 /// Where a read starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +47,7 @@ impl ReadOffset {
 
     /// True when `next` (a minted offset) lies beyond this position. Only a minted offset can
     /// be compared; from the start or the tail, any offset the server sends is news.
-    pub fn is_before(&self, next: &str) -> bool {
+    pub(crate) fn is_before(&self, next: &str) -> bool {
         match self {
             ReadOffset::Start | ReadOffset::Now => true,
             ReadOffset::After(current) => next > current.as_str(),
@@ -55,7 +55,7 @@ impl ReadOffset {
     }
 }
 
-pub const OFFSET_RULE: &str = "an offset is -1, now, or 1 to 256 visible ASCII characters other than , & = ? / (an offset the server returned)";
+pub(crate) const OFFSET_RULE: &str = "an offset is -1, now, or 1 to 256 visible ASCII characters other than , & = ? / (an offset the server returned)";
 
 /// Offsets are opaque tokens, but never empty, never the reserved sentinels, and never contain
 /// `,` `&` `=` `?` `/` (protocol §8); this also keeps them safe in a query string and a log line.
@@ -139,7 +139,7 @@ fn is_cursor_text(s: &str) -> bool {
 
 /// Reads a data event's payload on a JSON stream: the messages it carries, in order; `None`
 /// when it is not a JSON array.
-pub fn data_items(data: &str) -> Option<Vec<Value>> {
+pub(crate) fn data_items(data: &str) -> Option<Vec<Value>> {
     match serde_json::from_str(data) {
         Ok(Value::Array(items)) => Some(items),
         _ => None,

@@ -5,10 +5,10 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::core::chat::model::Usage;
-use crate::core::checks::{format_iso_millis_at, parse_iso_millis_utc};
-use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
-use crate::core::session::{confirmation_token, Confirmation};
+use crate::chat::model::Usage;
+use crate::checks::{format_iso_millis_at, parse_iso_millis_utc};
+use crate::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+use crate::session::{confirmation_token, Confirmation};
 
 pub const RUN_STARTED: &str = "RUN_STARTED";
 pub const RUN_FINISHED: &str = "RUN_FINISHED";
@@ -24,21 +24,21 @@ pub const MESSAGES_SNAPSHOT: &str = "MESSAGES_SNAPSHOT";
 pub const CUSTOM: &str = "CUSTOM";
 
 /// `CUSTOM` names. `approval-requested` is TanStack's; the `turnkeep.` ones are additive.
-pub const APPROVAL_REQUESTED: &str = "approval-requested";
+pub(crate) const APPROVAL_REQUESTED: &str = "approval-requested";
 /// A tool call's status where TanStack has no event for it (`running`, an error with no result
 /// message, e.g. a call stopped before it finished).
-pub const TOOL_CALL_STATUS: &str = "turnkeep.tool-call";
+pub(crate) const TOOL_CALL_STATUS: &str = "turnkeep.tool-call";
 /// A client asked to stop a turn (`client.turn.stop`); `value: { turnId }`.
-pub const STOP_REQUESTED: &str = "turnkeep.stop-requested";
+pub(crate) const STOP_REQUESTED: &str = "turnkeep.stop-requested";
 /// A confirmation record's state as a turn knows it: `value` is the record (`token`,
 /// `toolCallId`, `action`, `input`, `expiresAt` in epoch ms, `status`).
-pub const CONFIRMATION: &str = "turnkeep.confirmation";
+pub(crate) const CONFIRMATION: &str = "turnkeep.confirmation";
 /// The `reason` and `metadata.kind` of an approval interrupt (as TanStack AI writes them).
-pub const INTERRUPT_REASON_TOOL_CALL: &str = "tool_call";
-pub const INTERRUPT_KIND_APPROVAL: &str = "approval";
+pub(crate) const INTERRUPT_REASON_TOOL_CALL: &str = "tool_call";
+pub(crate) const INTERRUPT_KIND_APPROVAL: &str = "approval";
 
 /// The `type` of a chunk, if it has one.
-pub fn chunk_type(chunk: &Value) -> Option<&str> {
+pub(crate) fn chunk_type(chunk: &Value) -> Option<&str> {
     chunk.get("type").and_then(Value::as_str)
 }
 
@@ -62,7 +62,7 @@ pub fn run_started(run_id: &str, thread_id: &str, now_ms: u64) -> Value {
 /// (0.58); usage as TanStack's object form. A run that leaves calls waiting for a person ends
 /// with AG-UI's interrupt outcome (one approval interrupt per record, `id` = its token) and
 /// `finishReason: "tool_calls"`, as TanStack AI 0.58 ends an approval-paused run.
-pub fn run_finished(
+pub(crate) fn run_finished(
     run_id: &str,
     thread_id: &str,
     usage: &Usage,
@@ -113,7 +113,7 @@ fn approval_interrupt(record: &Confirmation, tool_name: &str) -> Value {
 }
 
 /// A confirmation record's state (see [`CONFIRMATION`]).
-pub fn confirmation_state(record: &Confirmation, now_ms: u64) -> Value {
+pub(crate) fn confirmation_state(record: &Confirmation, now_ms: u64) -> Value {
     json!({
         "type": CUSTOM,
         "name": CONFIRMATION,
@@ -123,7 +123,7 @@ pub fn confirmation_state(record: &Confirmation, now_ms: u64) -> Value {
 }
 
 /// The run failed: `message`/`code` at the top (AG-UI, TanStack 0.58) and nested (0.8).
-pub fn run_error(run_id: &str, code: &str, message: &str, now_ms: u64) -> Value {
+pub(crate) fn run_error(run_id: &str, code: &str, message: &str, now_ms: u64) -> Value {
     json!({
         "type": RUN_ERROR,
         "runId": run_id,
@@ -136,7 +136,7 @@ pub fn run_error(run_id: &str, code: &str, message: &str, now_ms: u64) -> Value 
 
 /// A message begins: TanStack reads `messageId`, `role`, `timestamp`; turnkeep adds the exact
 /// `createdAt`.
-pub fn message_start(message: &Message) -> Value {
+pub(crate) fn message_start(message: &Message) -> Value {
     json!({
         "type": TEXT_MESSAGE_START,
         "messageId": message.id,
@@ -146,12 +146,12 @@ pub fn message_start(message: &Message) -> Value {
     })
 }
 
-pub fn message_content(message_id: &str, delta: &str, now_ms: u64) -> Value {
+pub(crate) fn message_content(message_id: &str, delta: &str, now_ms: u64) -> Value {
     json!({ "type": TEXT_MESSAGE_CONTENT, "messageId": message_id, "delta": delta, "timestamp": now_ms })
 }
 
 /// A message ends; `status` (additive) is `complete` or `error`.
-pub fn message_end(message_id: &str, status: MessageStatus, now_ms: u64) -> Value {
+pub(crate) fn message_end(message_id: &str, status: MessageStatus, now_ms: u64) -> Value {
     json!({ "type": TEXT_MESSAGE_END, "messageId": message_id, "status": message_status_str(status), "timestamp": now_ms })
 }
 
@@ -188,7 +188,7 @@ pub fn tool_call(parent_id: &str, call: &ToolCall, now_ms: u64) -> Vec<Value> {
 /// TanStack's approval request for a call that needs a person (the 0.8 way; 0.58 reads the
 /// run's interrupt outcome). `approval.id` is the call's confirmation token, which
 /// `client.confirmation.resolve` takes.
-pub fn approval_requested(call: &ToolCall, now_ms: u64) -> Value {
+pub(crate) fn approval_requested(call: &ToolCall, now_ms: u64) -> Value {
     json!({
         "type": CUSTOM,
         "name": APPROVAL_REQUESTED,
@@ -203,7 +203,7 @@ pub fn approval_requested(call: &ToolCall, now_ms: u64) -> Value {
 }
 
 /// A call's new status without a result message (`running`, or an error nobody answered).
-pub fn tool_call_status(call: &ToolCall, now_ms: u64) -> Value {
+pub(crate) fn tool_call_status(call: &ToolCall, now_ms: u64) -> Value {
     let mut value = Map::new();
     value.insert("toolCallId".into(), Value::String(call.id.clone()));
     value.insert(
@@ -256,19 +256,19 @@ pub fn tool_result(message: &Message, tool_name: &str) -> Vec<Value> {
 /// A native batch: the whole conversation as TanStack UI messages (`messages`, tool results
 /// anchored on the assistant message that made the call) and, additively, turnkeep's canonical
 /// messages (`canonical`), which a turnkeep reader prefers.
-pub fn messages_snapshot(messages: &[Message]) -> Value {
+pub(crate) fn messages_snapshot(messages: &[Message]) -> Value {
     let canonical: Vec<Value> = messages
         .iter()
-        .map(crate::core::protocol::message::message_to_value)
+        .map(crate::protocol::message::message_to_value)
         .collect();
     json!({ "type": MESSAGES_SNAPSHOT, "messages": ui_messages(messages), "canonical": canonical })
 }
 
 /// Canonical messages as TanStack UI messages: `tool` messages are not messages there but a
 /// `tool-result` part (and the call's `output`) on the assistant message that made the call.
-pub fn ui_messages(messages: &[Message]) -> Vec<Value> {
+pub(crate) fn ui_messages(messages: &[Message]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
-    let mut owner: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut owner: crate::hash::FixedHashMap<&str, usize> = Default::default();
     for message in messages {
         if message.role == Role::Tool {
             let call_id = message.tool_call_id.as_deref().unwrap_or_default();
@@ -298,7 +298,7 @@ fn result_content(message: &Message) -> String {
 }
 
 /// The error inside a failed result's content (`{"error": ...}`), else the content itself.
-pub fn result_error(content: &str) -> String {
+pub(crate) fn result_error(content: &str) -> String {
     serde_json::from_str::<Value>(content)
         .ok()
         .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
@@ -306,7 +306,7 @@ pub fn result_error(content: &str) -> String {
 }
 
 /// A tool output as TanStack's processor keeps it: parsed when it is JSON, else the text.
-pub fn output_value(text: &str) -> Value {
+pub(crate) fn output_value(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
 
@@ -326,7 +326,7 @@ fn tool_result_part(message: &Message) -> Value {
 
 /// One message in TanStack's UI shape (`id`, `role`, `parts`, `createdAt`, `metadata`), with
 /// AG-UI's `content` text beside the parts.
-pub fn native_message(message: &Message) -> Value {
+pub(crate) fn native_message(message: &Message) -> Value {
     let mut value = json!({
         "id": message.id,
         "role": role_str(message.role),
@@ -376,7 +376,7 @@ fn ui_tool_state(status: ToolCallStatus) -> &'static str {
     }
 }
 
-pub fn role_str(role: Role) -> &'static str {
+pub(crate) fn role_str(role: Role) -> &'static str {
     match role {
         Role::User => "user",
         Role::Assistant => "assistant",
@@ -385,7 +385,7 @@ pub fn role_str(role: Role) -> &'static str {
     }
 }
 
-pub fn message_status_str(status: MessageStatus) -> &'static str {
+pub(crate) fn message_status_str(status: MessageStatus) -> &'static str {
     match status {
         MessageStatus::Pending => "pending",
         MessageStatus::Streaming => "streaming",
@@ -394,7 +394,7 @@ pub fn message_status_str(status: MessageStatus) -> &'static str {
     }
 }
 
-pub fn tool_status_str(status: ToolCallStatus) -> &'static str {
+pub(crate) fn tool_status_str(status: ToolCallStatus) -> &'static str {
     match status {
         ToolCallStatus::Pending => "pending",
         ToolCallStatus::Running => "running",
@@ -415,7 +415,7 @@ pub fn parse_tool_status(s: &str) -> Option<ToolCallStatus> {
     })
 }
 
-pub fn parse_message_status(s: &str) -> Option<MessageStatus> {
+pub(crate) fn parse_message_status(s: &str) -> Option<MessageStatus> {
     Some(match s {
         "pending" => MessageStatus::Pending,
         "streaming" => MessageStatus::Streaming,
@@ -431,7 +431,7 @@ fn created_ms(message: &Message) -> u64 {
 }
 
 /// `createdAt` of a chunk: its own `createdAt` when it is a valid one, else its `timestamp`.
-pub fn chunk_created_at(chunk: &Value, fallback_ms: u64) -> String {
+pub(crate) fn chunk_created_at(chunk: &Value, fallback_ms: u64) -> String {
     if let Some(at) = chunk
         .get("createdAt")
         .and_then(Value::as_str)
@@ -443,6 +443,6 @@ pub fn chunk_created_at(chunk: &Value, fallback_ms: u64) -> String {
 }
 
 /// A chunk's `timestamp` (epoch ms), when it is a non-negative integer.
-pub fn chunk_timestamp(chunk: &Value) -> Option<u64> {
+pub(crate) fn chunk_timestamp(chunk: &Value) -> Option<u64> {
     chunk.get("timestamp").and_then(Value::as_u64)
 }

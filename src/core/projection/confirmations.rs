@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::chunks::{APPROVAL_REQUESTED, CONFIRMATION, INTERRUPT_KIND_APPROVAL};
-use crate::core::checks::parse_iso_millis_utc;
-use crate::core::session::{decode_confirmations, ConfirmationStatus};
+use crate::checks::parse_iso_millis_utc;
+use crate::session::{decode_confirmations, ConfirmationStatus};
 
 /// One confirmation as the log shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,18 +32,18 @@ pub struct LogConfirmation {
 
 /// The confirmations of a log, in order of first appearance.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Confirmations {
+pub(crate) struct Confirmations {
     list: Vec<LogConfirmation>,
 }
 
 impl Confirmations {
-    pub fn list(&self) -> &[LogConfirmation] {
+    pub(crate) fn list(&self) -> &[LogConfirmation] {
         &self.list
     }
 
     /// The confirmations a client holds already (a seed's `confirmations`, as `list` serializes
     /// them); entries that are not one are skipped.
-    pub fn from_seed(seed: &Value) -> Confirmations {
+    pub(crate) fn from_seed(seed: &Value) -> Confirmations {
         let list = seed
             .as_array()
             .into_iter()
@@ -60,7 +60,7 @@ impl Confirmations {
     }
 
     /// A `CUSTOM` chunk named `name` with `value`: an approval request or a record's state.
-    pub fn custom(&mut self, name: Option<&str>, value: &Value) {
+    pub(crate) fn custom(&mut self, name: Option<&str>, value: &Value) {
         match name {
             Some(APPROVAL_REQUESTED) => {
                 let (Some(token), Some(call_id)) = (
@@ -99,7 +99,7 @@ impl Confirmations {
     }
 
     /// A `RUN_FINISHED` chunk: its approval interrupts, if its outcome is an interrupt.
-    pub fn run_finished(&mut self, chunk: &Value) {
+    pub(crate) fn run_finished(&mut self, chunk: &Value) {
         if chunk.pointer("/outcome/type").and_then(Value::as_str) != Some("interrupt") {
             return;
         }

@@ -13,9 +13,9 @@ use serde_json::Value;
 
 use super::chunks::*;
 use super::reduce::Projection;
-use crate::core::chat::controller::{ChatState, ChatStatus};
-use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
-use crate::core::session::Confirmation;
+use crate::chat::controller::{ChatState, ChatStatus};
+use crate::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+use crate::session::Confirmation;
 
 /// Turns one turn's states into chunks.
 #[derive(Clone, Debug, Default)]
@@ -111,11 +111,6 @@ impl TurnEncoder {
     /// How many diffs fell back to a whole-conversation batch.
     pub fn fallbacks(&self) -> u64 {
         self.fallbacks
-    }
-
-    /// What a reader of everything emitted so far sees.
-    pub fn mirror(&self) -> &Projection {
-        &self.mirror
     }
 
     fn emit(&mut self, chunks: Vec<Value>) -> Vec<Value> {

@@ -22,7 +22,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::core::sandbox::escape::html_attribute as escape;
+use crate::sandbox::escape::html_attribute as escape;
 
 /// One message's markup.
 #[derive(Clone, Debug, PartialEq, Eq)]

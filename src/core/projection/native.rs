@@ -13,7 +13,7 @@
 use serde_json::{json, Map, Value};
 
 use super::chunks::*;
-use crate::core::protocol::field::FieldError;
+use crate::protocol::field::FieldError;
 
 /// The three shapes `newMessages` accepts, each read into a TanStack UI message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,7 +239,7 @@ pub fn echo_chunks(message: &NewMessage, now_ms: u64) -> Vec<Value> {
 }
 
 /// The text of a UI message: its text parts joined (`content`, else `text`).
-pub fn message_text(native: &Value) -> String {
+pub(crate) fn message_text(native: &Value) -> String {
     native
         .get("parts")
         .and_then(Value::as_array)
@@ -315,7 +315,7 @@ fn anchor_result(messages: &mut [Value], call_id: &str, result: &Value) -> bool 
 }
 
 /// Why a source chunk cannot be stored.
-pub const CHUNK_NOT_AN_EVENT: &str = "must be an object with a string type";
+pub(crate) const CHUNK_NOT_AN_EVENT: &str = "must be an object with a string type";
 
 /// A source chunk as the log stores it: an object with a string `type`; `TEXT_MESSAGE_CONTENT`
 /// loses its accumulated `content` (readers rebuild it from the deltas), as the transport does.

@@ -10,15 +10,15 @@
 //! tool calls; what those chunks do not say gets a stated default: `createdAt` from the chunk's
 //! `timestamp`, status `complete` once the message or the run ended).
 
-use std::collections::HashMap;
+use crate::hash::FixedHashMap;
 
 use serde_json::{Map, Value};
 
 use super::chunks::*;
 use super::confirmations::{Confirmations, LogConfirmation};
-use crate::core::checks::format_iso_millis_at;
-use crate::core::protocol::message::decode_messages;
-use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+use crate::checks::format_iso_millis_at;
+use crate::protocol::message::decode_messages;
+use crate::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
 
 /// One message of the projection.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,11 +35,11 @@ struct Entry {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Projection {
     entries: Vec<Entry>,
-    by_id: HashMap<String, usize>,
+    by_id: FixedHashMap<String, usize>,
     /// Tool call id → (entry, call index).
-    calls: HashMap<String, (usize, usize)>,
+    calls: FixedHashMap<String, (usize, usize)>,
     /// Tool call id → its argument text so far (TOOL_CALL_ARGS deltas).
-    args_text: HashMap<String, String>,
+    args_text: FixedHashMap<String, String>,
     /// The newest chunk `timestamp` seen: the `createdAt` of messages whose chunks carry none.
     last_ms: u64,
     chunks: u64,
@@ -55,7 +55,7 @@ impl Projection {
     }
 
     /// A projection that starts from `messages` (what a log is known to project to already).
-    pub fn from_messages(messages: &[Message]) -> Self {
+    pub(crate) fn from_messages(messages: &[Message]) -> Self {
         let mut projection = Self::new();
         projection.replace_all(messages.iter().map(|m| Entry {
             message: m.clone(),
@@ -254,7 +254,7 @@ impl Projection {
         }
         let name = str_field(chunk, "toolCallName")
             .or_else(|| str_field(chunk, "toolName"))
-            .unwrap_or(crate::core::chat::controller::UNNAMED);
+            .unwrap_or(crate::chat::controller::UNNAMED);
         let at = match str_field(chunk, "parentMessageId") {
             Some(parent) => self.ensure_assistant(parent, chunk),
             None => match self.entries.last() {
@@ -556,7 +556,7 @@ fn snapshot_message(item: &Value, fallback_ms: u64) -> Option<Entry> {
     let native = Some(item.clone());
     let id = str_field(item, "id")?;
     let created_at = match item.get("createdAt").and_then(Value::as_str) {
-        Some(at) if crate::core::checks::is_iso_millis_utc(at) => at.to_owned(),
+        Some(at) if crate::checks::is_iso_millis_utc(at) => at.to_owned(),
         _ => format_iso_millis_at(fallback_ms),
     };
     let mut message = new_message(
@@ -623,7 +623,7 @@ fn ui_tool_call(part: &Value) -> Option<ToolCall> {
     Some(ToolCall {
         id: id.to_owned(),
         name: str_field(part, "name")
-            .unwrap_or(crate::core::chat::controller::UNNAMED)
+            .unwrap_or(crate::chat::controller::UNNAMED)
             .to_owned(),
         args,
         status,

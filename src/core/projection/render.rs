@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::chunks::{message_status_str, role_str, tool_status_str};
-use crate::core::protocol::{Message, Role};
+use crate::protocol::{Message, Role};
 
 /// One thing to draw.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -10,14 +10,14 @@
 use serde_json::{json, Map, Value};
 
 use super::field::{join, FieldError, Obj, MUST_BE_OBJECT, MUST_BE_SAFE_ID};
-use crate::core::checks::{is_safe_id, utf16_len, within_bounds, BOUNDED_JSON};
-use crate::core::limits::{
+use crate::checks::{is_safe_id, utf16_len, within_bounds, BOUNDED_JSON};
+use crate::limits::{
     COMPONENT_FALLBACK_KIND_CHARS_MAX, COMPONENT_FALLBACK_SUMMARY_CHARS_MAX,
     COMPONENT_NAME_CHARS_MAX,
 };
 
 pub const COMPONENT_PROTOCOL: &str = "agentskit.chat.component";
-pub const COMPONENT_PROTOCOL_VERSION: u32 = 1;
+pub(crate) const COMPONENT_PROTOCOL_VERSION: u32 = 1;
 
 /// Why an input is not a component render frame. Always `retryable: false`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::component::{render_frame, text_within, under_frame};
 use super::field::{FieldError, Obj};
-use crate::core::limits::{
+use crate::limits::{
     ASSISTANT_CONTENT_ENVELOPE_BYTES_MAX, ASSISTANT_CONTENT_RECORDS_MAX,
     ASSISTANT_CONTENT_TEXT_UNITS_MAX,
 };

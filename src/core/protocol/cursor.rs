@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::decode::{decode_turn_event, decode_turn_event_text};
 use super::event::{EventBody, TurnEvent};
 use super::field::{FieldError, MUST_BE_SAFE_ID};
-use crate::core::checks;
+use crate::checks;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TurnSnapshotCursor {
@@ -65,7 +65,7 @@ impl TurnSnapshotCursor {
     }
 
     /// Decides on an already-decoded event without moving the cursor.
-    pub fn decide_event(&self, event: TurnEvent) -> CursorDecision {
+    pub(crate) fn decide_event(&self, event: TurnEvent) -> CursorDecision {
         if !matches!(event.body, EventBody::Snapshot(_)) {
             return CursorDecision::Ignore(IgnoreReason::NotSnapshot);
         }

@@ -23,7 +23,7 @@ use super::event::{
 };
 use super::field::{self, FieldError, Obj, MUST_BE_SAFE_UINT};
 use super::message::decode_messages_at;
-use crate::core::checks;
+use crate::checks;
 
 /// Why an input is not a turn event. Always `retryable: false`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -234,7 +234,7 @@ fn decode_snapshot(payload: &Value) -> Result<SnapshotPayload, FieldError> {
             None => None,
         },
         confirmations: match o.get("confirmations") {
-            Some(v) => crate::core::session::decode_confirmations(v).map_err(|detail| {
+            Some(v) => crate::session::decode_confirmations(v).map_err(|detail| {
                 FieldError::new(o.path_of("confirmations"), format!("is invalid: {detail}"))
             })?,
             None => Vec::new(),

@@ -36,7 +36,7 @@ impl TurnDiagnostic {
 
     /// This diagnostic with extra fields written after the four standard ones
     /// (the handler adds `outcome` to `TURN_REPLAYED`). Additive fields are allowed in v1.
-    pub fn with_outcome<'a>(&'a self, outcome: Option<&'a str>) -> ExtendedDiagnostic<'a> {
+    pub(crate) fn with_outcome<'a>(&'a self, outcome: Option<&'a str>) -> ExtendedDiagnostic<'a> {
         ExtendedDiagnostic {
             diagnostic: self,
             outcome,
@@ -132,7 +132,7 @@ pub enum BoundaryError {
 }
 
 /// One row of the boundary table (a row of the diagnostic registry).
-pub type BoundaryRow = crate::core::diagnostics::Row;
+pub type BoundaryRow = crate::diagnostics::Row;
 
 impl BoundaryError {
     pub const ALL: [BoundaryError; 20] = [
@@ -161,7 +161,7 @@ impl BoundaryError {
     /// The mapping to the registry's rows (`core::diagnostics::chat`: AgentsKit's table plus
     /// turnkeep's additive codes).
     pub const fn row(self) -> BoundaryRow {
-        use crate::core::diagnostics::chat;
+        use crate::diagnostics::chat;
         match self {
             Self::MethodNotAllowed => chat::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType => chat::UNSUPPORTED_MEDIA_TYPE,
@@ -201,7 +201,8 @@ impl BoundaryError {
     }
 
     /// The table entry whose code is `code`.
-    pub fn from_code(code: &str) -> Option<Self> {
+    #[cfg(test)]
+    fn from_code(code: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|e| e.code() == code)
     }
 }

@@ -78,7 +78,7 @@ pub struct SnapshotParts<'a> {
     pub usage: &'a super::event::Usage,
     pub error: Option<&'a TurnDiagnostic>,
     pub lineage: Option<&'a super::event::Lineage>,
-    pub confirmations: &'a [crate::core::session::Confirmation],
+    pub confirmations: &'a [crate::session::Confirmation],
 }
 
 /// The bytes of a snapshot line's start that one turn repeats on every line (the protocol, its
@@ -154,6 +154,6 @@ pub fn write_snapshot_tail(out: &mut Vec<u8>, parts: &SnapshotParts<'_>) {
 }
 
 /// Appends the compact JSON of a value whose serialization cannot fail (see [`to_json`]).
-pub(crate) fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+pub fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     serde_json::to_writer(out, value).expect("protocol serialization is infallible");
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::diagnostic::TurnDiagnostic;
 use super::message::Message;
-use crate::core::session::Confirmation;
+use crate::session::Confirmation;
 
 /// The `protocol` literal of every turn event.
 pub const TURN_PROTOCOL: &str = "agentskit.chat.turn";

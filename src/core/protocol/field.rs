@@ -146,7 +146,7 @@ pub(crate) fn as_non_empty_string(v: &Value) -> Option<String> {
 
 pub(crate) fn as_safe_id(v: &Value) -> Option<String> {
     v.as_str()
-        .filter(|s| crate::core::checks::is_safe_id(s))
+        .filter(|s| crate::checks::is_safe_id(s))
         .map(str::to_owned)
 }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
 use super::field::{self, FieldError, Obj, MUST_BE_ARRAY, MUST_BE_OBJECT};
-use crate::core::checks::{self, JsonBounds, MESSAGE_RECORD};
+use crate::checks::{self, JsonBounds, MESSAGE_RECORD};
 
 /// A failed message-array validation; `path` starts at `messages`.
 pub type MessagesError = FieldError;

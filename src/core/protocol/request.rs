@@ -13,11 +13,11 @@ use serde_json::Value;
 use super::decode::{decode_envelope, decode_turn_event};
 use super::event::{Envelope, EventBody};
 use super::field::{FieldError, Obj};
-use crate::core::limits::CONFIRMATION_REASON_CHARS_MAX;
-use crate::core::session::Confirmation;
+use crate::limits::CONFIRMATION_REASON_CHARS_MAX;
+use crate::session::Confirmation;
 
-pub const STOP_EVENT: &str = "client.turn.stop";
-pub const RESOLVE_EVENT: &str = "client.confirmation.resolve";
+pub(crate) const STOP_EVENT: &str = "client.turn.stop";
+pub(crate) const RESOLVE_EVENT: &str = "client.confirmation.resolve";
 
 /// A decoded request to the chat endpoint.
 #[derive(Clone, Debug, PartialEq)]
@@ -186,7 +186,7 @@ mod tests {
 #[cfg(test)]
 mod answer_tests {
     use super::*;
-    use crate::core::session::ConfirmationStatus;
+    use crate::session::ConfirmationStatus;
     use serde_json::{json, Map};
 
     #[test]

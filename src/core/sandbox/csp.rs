@@ -10,10 +10,10 @@
 use serde_json::Value;
 
 use super::sha256::{base64, sha256};
-use crate::core::ask::fields::strict;
-use crate::core::ask::text::is_host_name;
-use crate::core::limits::{SANDBOX_CSP_DOMAINS_MAX, SANDBOX_CSP_DOMAIN_CHARS_MAX};
-use crate::core::protocol::field::FieldError;
+use crate::ask::fields::strict;
+use crate::ask::text::is_host_name;
+use crate::limits::{SANDBOX_CSP_DOMAINS_MAX, SANDBOX_CSP_DOMAIN_CHARS_MAX};
+use crate::protocol::field::FieldError;
 
 /// The origins a resource declares, per MCP Apps list.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -70,7 +70,7 @@ pub fn decode_csp(v: &Value) -> Result<ResourceCsp, FieldError> {
 }
 
 /// `scheme://[*.]host[:port]`, lower-cased, as a CSP host-source.
-pub fn csp_origin(s: &str) -> Option<String> {
+pub(crate) fn csp_origin(s: &str) -> Option<String> {
     if s.len() > SANDBOX_CSP_DOMAIN_CHARS_MAX {
         return None;
     }

@@ -2,8 +2,8 @@
 //! versioned JSON body `{"error":{"version":1,"code","message","retryable"}}`; none echoes the
 //! request's values back.
 
-use crate::core::diagnostics::{sandbox, Row};
-use crate::core::protocol::TurnDiagnostic;
+use crate::diagnostics::{sandbox, Row};
+use crate::protocol::TurnDiagnostic;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SandboxFailure {

@@ -25,7 +25,7 @@ pub fn html_attribute(value: &str) -> String {
 /// style element (`</style>`). Quoted strings that close on the same value stay strings (font
 /// names); a quote without its partner is escaped. Parentheses stay only when balanced, so an
 /// open `(` cannot swallow the declarations after it.
-pub fn css_value(value: &str) -> String {
+pub(crate) fn css_value(value: &str) -> String {
     let chars: Vec<char> = value.chars().collect();
     let parens_ok = balanced_parens(&chars);
     let mut out = String::with_capacity(value.len());

@@ -17,9 +17,9 @@ pub use uri::{check_ui_uri, UriError};
 
 use serde_json::Value;
 
-use crate::core::ask::fields::strict;
-use crate::core::limits::SANDBOX_RESOURCE_BODY_BYTES_MAX;
-use crate::core::protocol::field::FieldError;
+use crate::ask::fields::strict;
+use crate::limits::SANDBOX_RESOURCE_BODY_BYTES_MAX;
+use crate::protocol::field::FieldError;
 
 /// A resolved resource: its HTML body and the origins it declared.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,11 +4,11 @@
 use serde_json::Value;
 
 use super::escape::css_value;
-use crate::core::limits::{
+use crate::limits::{
     SANDBOX_THEMES_MAX, SANDBOX_THEME_NAME_CHARS_MAX, SANDBOX_THEME_TOKENS_MAX,
     SANDBOX_TOKEN_NAME_CHARS_MAX, SANDBOX_TOKEN_VALUE_CHARS_MAX,
 };
-use crate::core::protocol::field::FieldError;
+use crate::protocol::field::FieldError;
 
 /// One named token set. Only `--ns-*` tokens are kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub fn decode_themes(v: &Value) -> Result<Vec<Theme>, FieldError> {
 }
 
 /// `^--ns-[A-Za-z0-9_-]+$`, at most [`SANDBOX_TOKEN_NAME_CHARS_MAX`] characters.
-pub fn is_token_name(name: &str) -> bool {
+pub(crate) fn is_token_name(name: &str) -> bool {
     name.len() <= SANDBOX_TOKEN_NAME_CHARS_MAX
         && name.strip_prefix("--ns-").is_some_and(|r| {
             !r.is_empty()

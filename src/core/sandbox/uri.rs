@@ -1,7 +1,7 @@
 //! The `?uri=` value: a `ui://` resource URI. Checked before the resolver sees it; a bad one is
 //! 400 and is never echoed.
 
-use crate::core::limits::SANDBOX_URI_CHARS_MAX;
+use crate::limits::SANDBOX_URI_CHARS_MAX;
 
 /// Why a URI was refused (logs and tests only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

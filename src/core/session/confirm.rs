@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::envelope::{Confirmation, ConfirmationStatus, SessionEnvelope};
 use super::lease::{advance_cursor, LeaseError};
-use crate::core::checks::{is_safe_id, safe_add, within_bounds, BOUNDED_JSON};
-use crate::core::limits;
+use crate::checks::{is_safe_id, safe_add, within_bounds, BOUNDED_JSON};
+use crate::limits;
 
 /// Reason passed to the upstream `deny` when an approval came too late. `wire`
 pub const CONFIRMATION_EXPIRED_REASON: &str = "confirmation expired";

@@ -9,13 +9,15 @@
 //! leads; the last state reached must be the stored `state`. A session stored before the chart
 //! existed (no `conversation`) starts at the initial state, as AgentsKit does.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+
+use crate::hash::FixedHashSet;
 
 use serde_json::Value;
 
 use super::envelope::Conversation;
-use crate::core::checks::{is_safe_id, utf16_len};
-use crate::core::limits::{
+use crate::checks::{is_safe_id, utf16_len};
+use crate::limits::{
     CONVERSATION_EVENTS_PER_STATE_MAX, CONVERSATION_EVENT_CHARS_MAX, CONVERSATION_ROUTES_MAX,
     CONVERSATION_STATES_MAX, CONVERSATION_STATE_CHARS_MAX,
 };
@@ -142,7 +144,7 @@ impl ConversationChart {
                 }
             }
         }
-        let mut ids = HashSet::new();
+        let mut ids = FixedHashSet::default();
         for route in &self.routes {
             if !is_safe_id(&route.id) {
                 return Err(format!("route id {:?} is not a SafeId", route.id));

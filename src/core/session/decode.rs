@@ -5,15 +5,15 @@
 //! v1 schema, then the v0 schema. Unknown fields are dropped. Every failure carries a detail that
 //! names the field, for logs; the codes are never put on the wire.
 
-use std::collections::HashSet;
+use crate::hash::FixedHashSet;
 
 use serde_json::{Map, Value};
 
 use super::envelope::*;
-use crate::core::checks::{
+use crate::checks::{
     is_offset_timestamp, is_safe_id, safe_uint, utf16_len, within_bounds, BOUNDED_JSON,
 };
-use crate::core::limits;
+use crate::limits;
 
 /// Why a stored value is not a usable session envelope.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -396,7 +396,7 @@ fn uint(v: &Value, path: &str) -> Check<u64> {
 }
 
 fn unique<'a>(ids: impl Iterator<Item = &'a str>, path: &str, key: &str) -> Check<()> {
-    let mut seen = HashSet::new();
+    let mut seen = FixedHashSet::default();
     for id in ids {
         if !seen.insert(id) {
             return Err(format!("{path}: duplicate {key} {id:?}"));

@@ -6,8 +6,8 @@
 //! conflict, it never loops. Confirmations and conversation are carried through unchanged.
 
 use super::envelope::{ActiveTurn, SessionEnvelope, TerminalTurn, TurnOutcome};
-use crate::core::checks::{format_iso_millis_at, is_safe_id, safe_add};
-use crate::core::limits;
+use crate::checks::{format_iso_millis_at, is_safe_id, safe_add};
+use crate::limits;
 
 /// What a turn submission may do with the session.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,7 +166,7 @@ fn check_turn_id(turn_id: &str) -> Result<(), LeaseError> {
 #[cfg(test)]
 mod abandon_tests {
     use super::*;
-    use crate::core::session::{new_session, SessionIdentity};
+    use crate::session::{new_session, SessionIdentity};
 
     fn identity() -> SessionIdentity {
         SessionIdentity {

@@ -3,7 +3,7 @@
 //!
 //! Everything here is pure: the caller loads the stored value, calls one of these functions
 //! with `now_ms`, and commits the returned envelope with a single CAS save
-//! (`crate::ports::session::SessionStorage`). The flow of one turn:
+//! (`turnkeep_ports::session::SessionStorage`). The flow of one turn:
 //! `resume_session` → `claim_turn` → save → (`advance_cursor` → save)* → `release_turn` → save.
 //! A turn that leaves tool calls waiting for a person releases with [`settle_turn`], which adds
 //! their confirmation records; [`claim_resolution`] and [`settle_turn`] resolve one

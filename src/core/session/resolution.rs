@@ -21,10 +21,10 @@ use super::confirm::{claim_status, final_status, ConfirmError, CONFIRMATION_TOKE
 use super::envelope::{Confirmation, ConfirmationStatus, SessionEnvelope, TurnOutcome};
 use super::lease::{abandon_turn, advance_cursor, claim_turn, release_turn, ClaimDecision};
 use super::LeaseError;
-use crate::core::chat::controller::is_confirmable_id;
-use crate::core::checks::{is_safe_id, safe_add, within_bounds, BOUNDED_JSON};
-use crate::core::limits::CONFIRMATIONS_MAX;
-use crate::core::protocol::ToolCall;
+use crate::chat::controller::is_confirmable_id;
+use crate::checks::{is_safe_id, safe_add, within_bounds, BOUNDED_JSON};
+use crate::limits::CONFIRMATIONS_MAX;
+use crate::protocol::ToolCall;
 
 /// The token of the confirmation of tool call `call_id` (a SafeId when the id is confirmable,
 /// see [`is_confirmable_id`]). It is also the turn id of the continuation that resolves it.
@@ -299,7 +299,7 @@ fn find<'a>(
             ConfirmError::UnknownToken(
                 token
                     .chars()
-                    .take(crate::core::limits::SAFE_ID_CHARS_MAX)
+                    .take(crate::limits::SAFE_ID_CHARS_MAX)
                     .collect(),
             )
         })

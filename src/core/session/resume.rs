@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::conversation::ConversationChart;
 use super::decode::{decode_session_snapshot, SessionDecodeCode, SessionDecodeError};
 use super::envelope::SessionEnvelope;
-use crate::core::checks::{format_iso_millis_at, is_safe_id};
-use crate::core::limits;
+use crate::checks::{format_iso_millis_at, is_safe_id};
+use crate::limits;
 
 /// The session a request expects, from the request and the resolved chat definition.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ impl ResumeError {
             Self::UnsupportedVersion(_) => "SESSION_UNSUPPORTED_VERSION",
             Self::ForeignSession { .. } => "SESSION_FOREIGN",
             Self::IncompatibleDefinition { .. } => {
-                crate::core::diagnostics::chat::SESSION_INCOMPATIBLE.code
+                crate::diagnostics::chat::SESSION_INCOMPATIBLE.code
             }
             Self::InvalidIdentity { .. } => "SESSION_INVALID_IDENTITY",
         }

@@ -20,7 +20,7 @@
 //! Producer header syntax (400) is checked before the body is read, with
 //! [`super::producer::parse_producer_headers`]; its result is an input here.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::closure::{
@@ -35,7 +35,7 @@ use super::producer::{
 };
 use super::stream_seq::{check_stream_seq, StreamSeqDecision};
 use super::Rejection;
-use crate::core::limits;
+use crate::limits;
 
 /// What the server knows about the stream when the POST arrives.
 #[derive(Clone, Copy, Debug)]

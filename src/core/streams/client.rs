@@ -8,7 +8,7 @@
 //! `Producer-Expected-Seq` / `Producer-Received-Seq`; an append to a closed stream is 409 with
 //! `Stream-Closed: true`; an absent stream is 404; a long-poll that saw nothing is 204.
 
-use crate::core::checks::parse_canonical_uint;
+use crate::checks::parse_canonical_uint;
 
 /// What an append's answer means.
 #[derive(Clone, Debug, PartialEq, Eq)]

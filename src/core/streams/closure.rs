@@ -18,7 +18,7 @@
 //! - A close that also appends (body + `Stream-Closed: true`) is atomic: the body is the final
 //!   data. When producer headers performed the closing request, their tuple is remembered.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::producer::ProducerHeaders;

@@ -14,7 +14,7 @@
 //! - SSE carries `text/*` and `application/json` data as text; everything else is base64 with
 //!   the response header `stream-sse-data-encoding: base64`.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::Rejection;

@@ -22,7 +22,7 @@
 //! - 201 Created carries `Location`, `Content-Type`, `Stream-Next-Offset` (and `Stream-Closed: true`
 //!   when created closed); 200 on the idempotent path carries the same but `Location`.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::closure::parse_stream_closed;
@@ -34,8 +34,8 @@ use super::json_mode::{flatten_json_body, JsonBodyError, JsonWrite};
 use super::offset::{resolve_fork_offset, Offset, OffsetError};
 use super::ttl::{parse_expiry_headers, resolve_fork_expiry, Expiry, ExpiryError};
 use super::Rejection;
-use crate::core::checks::parse_canonical_uint;
-use crate::core::limits;
+use crate::checks::parse_canonical_uint;
+use crate::limits;
 
 /// The headers of a PUT, as received.
 #[derive(Clone, Copy, Debug, Default)]

@@ -13,7 +13,7 @@
 //!
 //! The jitter is drawn by the caller (the core draws no randomness) and passed in seconds.
 
-use crate::core::limits;
+use crate::limits;
 
 /// The interval number at `now_ms` (0 for a clock before the cursor epoch).
 pub fn current_interval(now_ms: u64) -> u64 {

@@ -16,8 +16,8 @@ use super::offset::Offset;
 use super::producer::{
     check_producer_capacity, validate_producer, ProducerDecision, ProducerHeaders, ProducerState,
 };
-use crate::core::checks::safe_uint;
-use crate::core::limits;
+use crate::checks::safe_uint;
+use crate::limits;
 
 /// The head record of an item log.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -16,13 +16,13 @@
 //! stays readable by the server's own code: a number beyond f64 range (`1e400`, which JavaScript
 //! reads as `Infinity`) is refused like the turn decoder refuses it.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::Rejection;
-use crate::core::limits;
+use crate::limits;
 
 /// Whether an empty array is allowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

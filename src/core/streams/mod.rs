@@ -43,7 +43,7 @@ pub mod ttl;
 /// (the rule it broke, perhaps with the limit); status and code are its registry row's.
 pub trait Rejection: std::fmt::Display {
     /// The row of `core::diagnostics::streams` this rejection is answered with.
-    fn row(&self) -> crate::core::diagnostics::Row;
+    fn row(&self) -> crate::diagnostics::Row;
     /// The HTTP status the protocol prescribes (400, 409, 413, 429...).
     fn status(&self) -> u16 {
         self.row().status

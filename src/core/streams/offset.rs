@@ -15,13 +15,13 @@
 //! - Offsets never contain `,` `&` `=` `?` `/`; anything but the sentinels and the minted shape
 //!   (empty, spaces, path traversal, other lengths) is a malformed offset: 400.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
 use super::Rejection;
-use crate::core::limits;
+use crate::limits;
 
 /// Digits in each of the two components of a printed offset.
 const COMPONENT_DIGITS: usize = 16;
@@ -138,7 +138,7 @@ impl OffsetQuery {
 /// Compares an offset with the tail: an offset past the tail was never minted by this stream.
 /// The reference server answers such a read with an empty, up-to-date response; a fork offset
 /// past the source tail is 400 (see [`check_fork_offset`]).
-pub fn is_beyond(offset: Offset, tail: Offset) -> bool {
+pub(crate) fn is_beyond(offset: Offset, tail: Offset) -> bool {
     offset.cmp(&tail) == Ordering::Greater
 }
 
@@ -154,7 +154,7 @@ pub fn check_fork_offset(header: Option<&str>, source_tail: Offset) -> Result<Of
 
 /// [`check_fork_offset`] for an offset already parsed: not beyond the source's tail; absent
 /// means the tail.
-pub fn resolve_fork_offset(
+pub(crate) fn resolve_fork_offset(
     offset: Option<Offset>,
     source_tail: Offset,
 ) -> Result<Offset, OffsetError> {

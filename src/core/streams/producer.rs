@@ -19,11 +19,11 @@
 //!   headers is a 204 duplicate rather than a `Stream-Seq` 409.
 //! - Forks start with no producer state.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::Rejection;
-use crate::core::limits;
+use crate::limits;
 
 /// Validated producer headers of one request.
 #[derive(Clone, Debug, PartialEq, Eq)]

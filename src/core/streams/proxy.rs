@@ -7,8 +7,8 @@
 //! upstream failure becomes (a versioned diagnostic of its own: an upstream error body never
 //! reaches the client).
 
-use crate::core::diagnostics::{proxy, Row};
-use crate::core::protocol::TurnDiagnostic;
+use crate::diagnostics::{proxy, Row};
+use crate::protocol::TurnDiagnostic;
 
 /// Request headers passed to the upstream: what a Durable Streams read or append needs.
 const FORWARDED_REQUEST_HEADERS: &[&str] = &[
@@ -173,7 +173,7 @@ pub fn upstream_failure(status: u16, producer_epoch: bool) -> Option<ProxyFailur
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::protocol::diagnostic::is_diagnostic_code;
+    use crate::protocol::diagnostic::is_diagnostic_code;
 
     #[test]
     fn upstream_answers_map_to_the_clients_diagnostics() {

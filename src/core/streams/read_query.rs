@@ -15,7 +15,7 @@
 //!   `Stream-Closed: true` and `Stream-Up-To-Date: true` at once. Otherwise a long-poll at the tail
 //!   waits; a long-poll behind the tail returns the data that is there.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::offset::{Offset, OffsetError, OffsetQuery};

@@ -11,11 +11,11 @@
 //!   closed and content-type checks.
 //! - Forks start with no `Stream-Seq` state.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::Rejection;
-use crate::core::limits;
+use crate::limits;
 
 /// The outcome of [`check_stream_seq`].
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -15,12 +15,12 @@
 //! - Forks: an explicit TTL or Expires-At on the fork wins; otherwise the fork inherits the
 //!   source's TTL value (with its own countdown) or the source's Expires-At; no expiry stays none.
 
-use crate::core::diagnostics::{streams as rows, Row};
+use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
 
 use super::Rejection;
-use crate::core::checks::{is_calendar_date, parse_canonical_uint};
-use crate::core::limits;
+use crate::checks::{is_calendar_date, parse_canonical_uint};
+use crate::limits;
 
 /// How a stream expires.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

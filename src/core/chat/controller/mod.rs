@@ -45,11 +45,11 @@ pub use tool_calls::{
 };
 
 use super::model::{ModelChunk, ModelRequest, ToolSpec, Usage};
-use crate::core::checks::format_iso_millis_at;
-use crate::core::limits::{
+use crate::checks::format_iso_millis_at;
+use crate::limits::{
     ASSISTANT_CONTENT_BYTES_MAX, TOOL_ITERATIONS_MAX_DEFAULT, TOOL_RESULT_BYTES_MAX,
 };
-use crate::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+use crate::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
 use tool_calls::{CallPlan, PendingCalls};
 
 /// Where message and tool-call ids come from (`prefix` is `msg` or `call`). Any

@@ -1,7 +1,7 @@
 //! What the controller exposes: the state every snapshot is built from, and its errors.
 
-use crate::core::chat::model::Usage;
-use crate::core::protocol::Message;
+use crate::chat::model::Usage;
+use crate::protocol::Message;
 
 /// The observable state of one chat turn. The handler builds every snapshot from this and
 /// nothing else (design §2: one reducer per concern).

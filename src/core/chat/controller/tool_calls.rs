@@ -5,12 +5,12 @@ use serde_json::{Map, Value};
 
 use super::state::ChatError;
 use super::{IdSource, ToolInvocation};
-use crate::core::chat::model::ToolSpec;
-use crate::core::checks::{is_safe_id, within_bounds, BOUNDED_JSON};
-use crate::core::limits::{
+use crate::chat::model::ToolSpec;
+use crate::checks::{is_safe_id, within_bounds, BOUNDED_JSON};
+use crate::limits::{
     CONFIRMATION_CALL_ID_CHARS_MAX, TOOL_ARGS_BYTES_MAX, TOOL_CALLS_PER_RESPONSE_MAX,
 };
-use crate::core::protocol::{ToolCall, ToolCallStatus};
+use crate::protocol::{ToolCall, ToolCallStatus};
 
 /// Error texts recorded on a tool call (fixed, so nothing internal leaks).
 pub const ARGS_NOT_OBJECT: &str = "The tool arguments are not a JSON object.";
@@ -55,7 +55,7 @@ pub(super) enum CallPlan {
 
 impl PendingCalls {
     /// Adds one fragment. `id` and `name` are taken from the first fragment that has them.
-    pub fn add(
+    pub(super) fn add(
         &mut self,
         index: u32,
         id: Option<String>,
@@ -91,14 +91,14 @@ impl PendingCalls {
         Ok(())
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.calls.is_empty()
     }
 
     /// Takes every call, ordered by index. A call whose id repeats an earlier call's id loses
     /// it (a fresh one is drawn in [`resolve`]): results are matched to calls by id, so ids must
     /// be unique within one response, whatever the model sent.
-    pub fn take(&mut self) -> Vec<PendingCall> {
+    pub(super) fn take(&mut self) -> Vec<PendingCall> {
         let mut calls = std::mem::take(&mut self.calls);
         calls.sort_by_key(|c| c.index);
         let mut seen: Vec<String> = Vec::with_capacity(calls.len());

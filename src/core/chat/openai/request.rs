@@ -6,12 +6,12 @@
 //! message with nothing to say (empty assistant text, no answered calls; a tool message without
 //! `toolCallId`) is left out.
 
-use std::collections::HashSet;
+use crate::hash::FixedHashSet;
 
 use serde_json::{json, Map, Value};
 
-use crate::core::chat::model::{ModelRequest, ToolSpec};
-use crate::core::protocol::{Message, Role, ToolCall};
+use crate::chat::model::{ModelRequest, ToolSpec};
+use crate::protocol::{Message, Role, ToolCall};
 
 /// Per-endpoint settings of the request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct OpenAiRequestOptions {
 
 /// The request body: `{model, messages, stream: true, tools?, stream_options?}`.
 pub fn request_body(request: &ModelRequest, options: &OpenAiRequestOptions) -> Value {
-    let answered: HashSet<&str> = request
+    let answered: FixedHashSet<&str> = request
         .messages
         .iter()
         .filter(|m| m.role == Role::Tool)
@@ -50,7 +50,7 @@ pub fn request_body(request: &ModelRequest, options: &OpenAiRequestOptions) -> V
     Value::Object(body)
 }
 
-fn message_value(m: &Message, answered: &HashSet<&str>) -> Option<Value> {
+fn message_value(m: &Message, answered: &FixedHashSet<&str>) -> Option<Value> {
     match m.role {
         Role::User => Some(json!({ "role": "user", "content": m.content })),
         Role::System => Some(json!({ "role": "system", "content": m.content })),
@@ -62,7 +62,7 @@ fn message_value(m: &Message, answered: &HashSet<&str>) -> Option<Value> {
     }
 }
 
-fn assistant_value(m: &Message, answered: &HashSet<&str>) -> Option<Value> {
+fn assistant_value(m: &Message, answered: &FixedHashSet<&str>) -> Option<Value> {
     let calls: Vec<Value> = m
         .tool_calls
         .iter()

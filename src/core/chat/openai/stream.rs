@@ -9,9 +9,9 @@
 
 use serde_json::Value;
 
-use crate::core::chat::model::{FinishReason, ModelChunk, Usage};
-use crate::core::checks::safe_uint;
-use crate::core::sse::{SseError, SseEvent, SseParser};
+use crate::chat::model::{FinishReason, ModelChunk, Usage};
+use crate::checks::safe_uint;
+use crate::sse::{SseError, SseEvent, SseParser};
 
 /// Why a stream could not be translated. Messages are fixed texts: provider error bodies are
 /// never echoed, so nothing from upstream leaks to a client.

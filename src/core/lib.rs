@@ -8,6 +8,7 @@ pub mod checks;
 pub mod coalesce;
 pub mod connection;
 pub mod diagnostics;
+pub mod hash;
 pub mod limits;
 pub mod projection;
 pub mod protocol;

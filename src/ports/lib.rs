@@ -2,7 +2,7 @@
 //! futures are boxed `LocalFuture`s and the traits stay dyn-compatible (a JS host object can
 //! stand behind a `&dyn SessionStorage`).
 //!
-//! Adapters live in `crate::storage` (host-independent, in-memory) and `crate::web` (JS-backed).
+//! Adapters live in `turnkeep_storage` (host-independent, in-memory) and `crate::web` (JS-backed).
 
 use std::any::Any;
 use std::cell::RefCell;
