@@ -2,7 +2,7 @@
 //! a stream changes, bounded by a timer and the client's abort signal, and the clock. (The queue
 //! that runs a stream's PUT and DELETE one at a time is host-independent: `crate::turn::serial`.)
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 use futures_channel::oneshot;
@@ -23,21 +23,39 @@ pub fn sleep_until(until_ms: u64) -> Delay {
 }
 
 /// Readers and SSE responses waiting for their stream to change.
+///
+/// Every change bumps a version. A reader takes the version when it reads (in the same
+/// synchronous step as its transaction) and waits for a change *since* then: a change that
+/// committed while the reader was away from the list (an SSE writer awaiting its client, say)
+/// is not lost. Without it, a live reader that was writing one append when the next one
+/// committed slept past it until a third append came: the `RUN_FINISHED` of a turn that paused
+/// for an approval, its last append, never reached it.
 #[derive(Default)]
 pub struct Waiters {
     list: RefCell<Vec<oneshot::Sender<()>>>,
+    version: Cell<u64>,
 }
 
 impl Waiters {
     /// Wakes every waiter (data, closure or deletion committed).
     pub fn wake(&self) {
+        self.version.set(self.version.get().wrapping_add(1));
         for waiter in self.list.borrow_mut().drain(..) {
             let _ = waiter.send(());
         }
     }
 
-    /// Resolves true when the stream changes, false at `until_ms` or when `signal` aborts.
-    pub async fn changed(&self, until_ms: u64, signal: Option<&AbortSignal>) -> bool {
+    /// The number of changes so far: what a reader saw when it read.
+    pub fn version(&self) -> u64 {
+        self.version.get()
+    }
+
+    /// Resolves true when the stream changed since version `seen` (at once if it already did),
+    /// false at `until_ms` or when `signal` aborts.
+    pub async fn changed(&self, seen: u64, until_ms: u64, signal: Option<&AbortSignal>) -> bool {
+        if self.version.get() != seen {
+            return true;
+        }
         if signal.is_some_and(AbortSignal::aborted) {
             return false;
         }

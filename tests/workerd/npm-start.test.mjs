@@ -223,12 +223,15 @@ test('the screenshots: a conversation with tool and confirmation cards; three pa
   await waitForAnswer(page, (text) => text.endsWith('found: result for weather in Zürich'));
   await send(page, '/confirm 250');
   await page.locator('.tool-card.needs-confirmation .confirm-card button.approve').waitFor();
+  await page.waitForSelector('#stop[disabled]'); // the paused run's end reached the page
   await page.waitForSelector('#send:not([disabled])');
   await page.screenshot({ path: screenshotPath });
 
   const wide = await browser.newContext({ viewport: { width: 1400, height: 760 }, colorScheme: 'light' });
-  const panes = await open(wide, `${path}&panes=3`);
+  const panes = await open(wide, `/?session=${newSession()}&panes=3`);
   assert.equal(await panes.locator('.pane').count(), 3);
+  await send(panes, '/tool cats');
+  await panes.waitForSelector('#stop[disabled]');
   await send(panes, '/words 12');
   for (const pane of [1, 2, 3]) {
     await panes.waitForFunction(

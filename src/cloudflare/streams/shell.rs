@@ -210,6 +210,7 @@ impl Shell {
             })
         };
         let mut reply = decide()?;
+        let mut seen = self.waiters.version();
         if let Some(source) = reply.effects.need_source.take() {
             return self.create_fork(request, &body, &source).await;
         }
@@ -220,10 +221,11 @@ impl Shell {
         {
             let woke = self
                 .waiters
-                .changed(until_ms, Some(&request.signal()))
+                .changed(seen, until_ms, Some(&request.signal()))
                 .await;
             if woke {
                 reply = decide()?;
+                seen = self.waiters.version();
             }
             changed = Some(woke);
         }
@@ -242,6 +244,7 @@ impl Shell {
             let mut reply = self.transaction(move |core| {
                 core.handle(&method, &at, &headers, &[], now_ms(), jitter(), waited)
             })?;
+            let seen = self.waiters.version();
             if let Some((offset, _)) = reply.effects.sse.take() {
                 let Some(place) = ReaderPlace::take(&self.readers, Reader::Sse) else {
                     return busy(&READERS_BUSY);
@@ -260,7 +263,7 @@ impl Shell {
                     }
                     url = with_offset(&url, &offset);
                     self.waiters
-                        .changed(until_ms, Some(&request.signal()))
+                        .changed(seen, until_ms, Some(&request.signal()))
                         .await;
                 }
             }
@@ -307,6 +310,8 @@ impl Shell {
         signal: AbortSignal,
     ) {
         let (session, mut step) = SseSession::start(now_ms(), self.waits);
+        // The version of the last render: a change while the chunk was written is not missed.
+        let mut seen = self.waiters.version();
         loop {
             step = match step {
                 SseStep::Render { control_if_empty } => {
@@ -314,6 +319,7 @@ impl Shell {
                     let chunk = self.transaction(move |core| {
                         core.sse_chunk(&at, cursor.as_deref(), now_ms(), jitter(), control_if_empty)
                     });
+                    seen = self.waiters.version();
                     match chunk {
                         Err(_) => {
                             self.reopen();
@@ -341,7 +347,7 @@ impl Shell {
                     }
                 }
                 SseStep::Wait { until_ms } => {
-                    let changed = self.waiters.changed(until_ms, Some(&signal)).await;
+                    let changed = self.waiters.changed(seen, until_ms, Some(&signal)).await;
                     session.after_wait(changed, signal.aborted())
                 }
                 SseStep::Close => return, // dropping the sender ends the body
