@@ -30,8 +30,9 @@ export {
 } from '../pkg/turnkeep.js';
 export * from './protocol.mjs';
 
-// The chat handler (Rust, over Web Request/Response/ReadableStream).
-export { createChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
+// The chat handler (Rust, over Web Request/Response/ReadableStream), and the same pipeline
+// speaking the AI SDK's UI message stream (`useChat`'s stock DefaultChatTransport).
+export { createChatHandler, createUIMessageChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
 
 // Durable chat: session logs, the one projection and the SSR seed.
 export {

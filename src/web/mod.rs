@@ -80,7 +80,7 @@ mod strict_json;
 #[cfg(feature = "ask")]
 pub use ask::{create_ask_service_handler, create_local_retriever, LocalRetriever};
 #[cfg(feature = "server")]
-pub use chat::create_chat_handler;
+pub use chat::{create_chat_handler, create_ui_message_chat_handler};
 #[cfg(feature = "server")]
 pub use chat_session::{resume_chat_session, ChatSession};
 #[cfg(feature = "protocol")]
