@@ -314,7 +314,11 @@ fn map_run(chunks: &[Value], from: usize, to: usize) -> Vec<Value> {
     let mut ui = if continuation {
         let messages = projection.to_messages();
         let confirmations = ToolConfirmations::from_log(projection.confirmations());
-        UiStream::continuing(turn_answer(&messages), &confirmations)
+        let resolving = chunks[from]["runId"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("confirm-");
+        UiStream::continuing(turn_answer(&messages), &confirmations, resolving)
     } else {
         UiStream::new()
     };

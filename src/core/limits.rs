@@ -114,6 +114,15 @@ pub const FOLLOW_READ_FAILURES_MAX: u32 = 3;
 /// again if the turn still runs).
 pub const FOLLOW_MS_MAX: u64 = 300_000;
 
+/// `createSessionLogHandler` (a session log served over the Durable Streams read protocol): an
+/// SSE read lasts this long by default (`sseMs`), then the client reads again from its offset ...
+pub const LOG_SSE_MS_DEFAULT: u64 = 60_000;
+/// ... writing a comment after this long without data (a runtime notices a reader gone only
+/// when it writes) ...
+pub const LOG_SSE_HEARTBEAT_MS: u64 = 15_000;
+/// ... and a long-poll waits at most this long for data.
+pub const LOG_LONG_POLL_MS: u64 = 20_000;
+
 // ---- Handler defaults. `wire` (defaults); all must be positive safe integers.
 pub const BODY_BYTES_MAX_DEFAULT: u64 = 65_536;
 pub const TURN_TIMEOUT_MS_DEFAULT: u64 = 30_000;

@@ -6,13 +6,14 @@
 
 use serde_json::Value;
 use turnkeep_core::limits::{FOLLOW_POLL_MS, FOLLOW_READ_FAILURES_MAX, FOLLOW_READ_INTERVAL_MS};
+use turnkeep_core::projection::chunks::RUN_STARTED;
 use turnkeep_core::projection::Projection;
 use turnkeep_ports::chat::Sleep;
 use turnkeep_ports::log::{LogError, ReadFrom, SessionLog};
 use turnkeep_ports::CancelToken;
 
 use super::admit::resume_refusal;
-use super::external::read_projection;
+use super::external::{read_all, read_projection};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
 use super::{ChatSetup, Ports};
@@ -30,6 +31,37 @@ pub struct Joined {
 pub async fn join(log: &dyn SessionLog, cancel: &CancelToken) -> Result<Joined, LogError> {
     let (projection, offset) = read_projection(log, cancel).await?;
     Ok(Joined { projection, offset })
+}
+
+/// The log as a client that continues run `run_id`'s answer finds it: the projection of
+/// everything before the run started, and the run's chunks so far (empty when it has not
+/// started).
+pub struct JoinedRun {
+    pub before: Projection,
+    pub run: Vec<Value>,
+    pub offset: Option<String>,
+}
+
+/// Reads the whole log, split at `run_id`'s `RUN_STARTED` (the last one, should a run id repeat).
+pub async fn join_run(
+    log: &dyn SessionLog,
+    run_id: &str,
+    cancel: &CancelToken,
+) -> Result<JoinedRun, LogError> {
+    let mut chunks: Vec<Value> = Vec::new();
+    let offset = read_all(log, cancel, &mut |batch| chunks.extend_from_slice(batch)).await?;
+    let start = chunks.iter().rposition(|c| {
+        c.get("type").and_then(Value::as_str) == Some(RUN_STARTED)
+            && c.get("runId").and_then(Value::as_str) == Some(run_id)
+    });
+    let run = start.map_or_else(Vec::new, |at| chunks.split_off(at));
+    let mut before = Projection::new();
+    before.feed_all(&chunks);
+    Ok(JoinedRun {
+        before,
+        run,
+        offset,
+    })
 }
 
 /// Why following ended.

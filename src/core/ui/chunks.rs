@@ -81,9 +81,22 @@ impl UiStream {
     /// after the last user message: a continuation after an approval), which the client holds
     /// already: nothing of it is sent again, and what follows is written into the same UI
     /// message (its id is the first of them).
-    pub fn continuing(turn: &[Message], confirmations: &ToolConfirmations) -> Self {
+    ///
+    /// `resolving`: the call whose decision this continuation carries out. The client holds it
+    /// as answered, not done (`approval-responded`), whatever the conversation says of it now
+    /// (a rejection's result is recorded before the continuation runs): its output is still to
+    /// be sent.
+    pub fn continuing(
+        turn: &[Message],
+        confirmations: &ToolConfirmations,
+        resolving: Option<&str>,
+    ) -> Self {
         let mut stream = Self::new();
         stream.rebuild_into(turn, confirmations, &mut Vec::new());
+        if let Some(call) = resolving.and_then(|id| stream.call_mut(id)) {
+            call.output_sent = false;
+            call.denied = false;
+        }
         // The client has all of it: the continuation names the message again (`start`), and new
         // text opens a part of its own.
         stream.started = false;

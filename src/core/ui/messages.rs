@@ -42,6 +42,19 @@ impl ToolConfirmations {
         }
     }
 
+    /// The tool call a token's record is for.
+    pub fn call_of(&self, token: &str) -> Option<&str> {
+        self.records
+            .iter()
+            .find(|(_, t, _)| t == token)
+            .map(|(call, _, _)| call.as_str())
+    }
+
+    /// Whether a record has this token.
+    pub fn has_token(&self, token: &str) -> bool {
+        self.records.iter().any(|(_, t, _)| t == token)
+    }
+
     /// The newest record of `tool_call_id`: (token, status).
     pub fn of(&self, tool_call_id: &str) -> Option<(&str, ConfirmationStatus)> {
         self.records

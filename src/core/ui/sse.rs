@@ -26,3 +26,55 @@ pub fn push_events(out: &mut String, chunks: &[Value]) {
         out.push_str("\n\n");
     }
 }
+
+/// Reads a UI message stream's bytes back into chunks (the browser transport's side of
+/// [`push_events`]), with the event-stream rules of [`crate::sse`].
+#[derive(Debug, Default)]
+pub struct UiStreamReader {
+    parser: crate::sse::SseParser,
+    done: bool,
+}
+
+/// What a read found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UiRead {
+    pub chunks: Vec<Value>,
+    /// `[DONE]` was read: nothing follows.
+    pub done: bool,
+}
+
+impl UiStreamReader {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The chunks completed by `bytes`. An event whose data is not JSON, or a stream past the
+    /// parser's limits, is an error (the stream is not a UI message stream).
+    pub fn push(&mut self, bytes: &[u8]) -> Result<UiRead, &'static str> {
+        if self.done {
+            return Ok(UiRead {
+                chunks: Vec::new(),
+                done: true,
+            });
+        }
+        let events = self
+            .parser
+            .push(bytes)
+            .map_err(crate::sse::SseError::message)?;
+        let mut read = UiRead::default();
+        for event in events {
+            if event.data == "[DONE]" {
+                self.done = true;
+                read.done = true;
+                break;
+            }
+            if event.data.is_empty() {
+                continue;
+            }
+            let chunk = serde_json::from_str(&event.data)
+                .map_err(|_| "a UI message stream event is not JSON")?;
+            read.chunks.push(chunk);
+        }
+        Ok(read)
+    }
+}

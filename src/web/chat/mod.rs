@@ -38,6 +38,7 @@ pub use ui::create_ui_message_chat_handler;
 pub use deadline::RequestDeadline;
 #[allow(unused_imports)]
 pub use handler::{respond, ChatHost, ChatLimits, Failure, SessionIds};
+pub use stream::TextStream;
 // The AI SDK UI message stream wire of the same pipeline, for a host of its own.
 #[allow(unused_imports)]
 pub use ui::respond as respond_ui;

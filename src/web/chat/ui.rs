@@ -31,7 +31,7 @@ use super::handler::{stop_response, ChatHost, Failure, Named, SessionIds};
 use super::http::{bare_response, is_json_media_type, json_response, read_text_limited, BodyError};
 use super::js::get_fn;
 use super::options::HandlerOptions;
-use super::ui_follow::{follow_response, FollowFrom};
+use super::ui_follow::{follow_response, join_response};
 use super::ui_sink::UiSink;
 use crate::core::limits;
 use crate::core::protocol::{BoundaryError, Message};
@@ -39,8 +39,8 @@ use crate::core::ui::{
     decode_ui_request, turn_answer, ui_messages, ui_route, Approval, ToolConfirmations, UiRoute,
     UiTurn,
 };
-use crate::ports::{CancelToken, PortError};
-use crate::turn::follow::join;
+use crate::ports::PortError;
+use crate::turn::follow::{join, join_run};
 use crate::turn::{
     self, ChatSetup, MessageExtras, Ports, Refusal, Resolution, ResolveRequest, SettleWait, Stage,
     Submission, Turn,
@@ -279,21 +279,22 @@ async fn decide(
             stream(turn, Some(history), deadline, keep_alive).await
         }
         Resolution::Answered(record) => {
-            let settled = !record.status.is_processing();
             let Some(log) = ports.log.clone() else {
                 return Err(BoundaryError::ConfirmationUnavailable.into());
             };
-            let from = if settled {
-                FollowFrom::Ended
-            } else {
-                FollowFrom::Run(record.token.clone())
-            };
-            let token = CancelToken::new();
-            let joined = join(log.as_ref(), &token)
+            let joined = join_run(log.as_ref(), &record.token, deadline.interrupt().token())
                 .await
                 .map_err(|e| Refusal::internal(Stage::SessionLog, e.port_error()))?;
-            follow_response(log, ports.sleep.clone(), joined, from, deadline)
-                .map_err(|_| BoundaryError::Internal.into())
+            let settled = !record.status.is_processing();
+            join_response(
+                log,
+                ports.sleep.clone(),
+                joined,
+                record.token,
+                settled,
+                deadline,
+            )
+            .map_err(|_| BoundaryError::Internal.into())
         }
     }
 }
@@ -354,7 +355,7 @@ async fn resume(
         log,
         ports.sleep.clone(),
         joined,
-        FollowFrom::Run(active.turn_id),
+        active.turn_id,
         follow_deadline,
     )
     .map_err(|_| BoundaryError::Internal.into())

@@ -5,32 +5,21 @@
 //! the log is followed (`turn::follow`) and each chunk appended goes through the one mapping,
 //! until the run ends, the follow's time is up or the client leaves. A run the log has not seen
 //! start yet is followed from the tail, as a new turn; one that ended is rebuilt and finished.
+//! A lost decision ([`join_response`]) continues the client's message instead of rebuilding it.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 use web_sys::{ReadableStream, Response};
 
 use super::deadline::RequestDeadline;
-use super::stream::PullStream;
+use super::stream::TextStream;
 use crate::core::protocol::ToolCallStatus;
 use crate::core::ui::sse::{push_events, DONE, HEADERS};
 use crate::core::ui::{turn_answer, ToolConfirmations, UiStream};
 use crate::ports::chat::Sleep;
 use crate::ports::log::SessionLog;
-use crate::turn::follow::{follow, Joined};
-
-/// Where a late stream starts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FollowFrom {
-    /// The run `runId` (a turn's id, or a confirmation token for its continuation): live if the
-    /// log shows it running, from its start if not started yet, rebuilt and finished if ended.
-    Run(String),
-    /// Nothing runs: the answer as it stands, finished.
-    Ended,
-}
+use crate::turn::follow::{follow, Joined, JoinedRun};
 
 /// A 200 UI message stream response over `body`.
 pub fn ui_stream_response(body: &ReadableStream) -> Result<Response, JsValue> {
@@ -43,46 +32,38 @@ pub fn follow_response(
     log: Rc<dyn SessionLog>,
     sleep: Rc<dyn Sleep>,
     joined: Joined,
-    from: FollowFrom,
+    run_id: String,
     deadline: RequestDeadline,
 ) -> Result<Response, JsValue> {
-    let buffer = Rc::new(RefCell::new(String::new()));
-    let drained = buffer.clone();
-    // Each pull takes everything written since the last one. The closing pull always yields a
-    // chunk (empty if the one before took it all): the stream closes only after it.
-    let encode = Box::new(move |(): (), is_last: bool| {
-        let text = std::mem::take(&mut *drained.borrow_mut());
-        (is_last || !text.is_empty()).then(|| {
-            let bytes = Uint8Array::new_with_length(text.len() as u32);
-            bytes.copy_from(text.as_bytes());
-            bytes
-        })
-    });
     let token = deadline.interrupt().token().clone();
     let cancelled = token.clone();
-    let (stream, body) = PullStream::new(encode, Box::new(move || cancelled.cancel()))?;
-    let stream = Rc::new(stream);
+    let (stream, body) = TextStream::new(Box::new(move || cancelled.cancel()))?;
     let response = ui_stream_response(&body)?;
     let write = {
-        let (buffer, stream) = (buffer.clone(), stream.clone());
+        let stream = stream.clone();
         move |chunks: &[serde_json::Value]| {
-            if !chunks.is_empty() {
-                push_events(&mut buffer.borrow_mut(), chunks);
-                stream.publish(());
-            }
+            let mut text = String::new();
+            push_events(&mut text, chunks);
+            stream.write(&text);
         }
     };
     let projection = &joined.projection;
     let messages = projection.to_messages();
     let confirmations = ToolConfirmations::from_log(projection.confirmations());
-    let live = match &from {
-        FollowFrom::Run(run) if projection.active_run() == Some(run.as_str()) => Some(true),
-        FollowFrom::Run(run) if projection.last_run() != Some(run.as_str()) => Some(false),
-        _ => None,
+    // Running in the log (follow it), not started yet (wait for it), or over (rebuild, finish).
+    let live = if projection.active_run() == Some(run_id.as_str()) {
+        Some(true)
+    } else if projection.last_run() != Some(run_id.as_str()) {
+        Some(false)
+    } else {
+        None
     };
+    // A continuation (its run is a confirmation's token) adds to the answer the log holds; a new
+    // turn starts with its user's message.
+    let continues = confirmations.has_token(&run_id);
     let mut ui = match live {
-        // Not started yet: the run's own chunks will say everything.
-        Some(false) => UiStream::new(),
+        // A new turn the log has not seen start yet: its own chunks will say everything.
+        Some(false) if !continues => UiStream::new(),
         _ => {
             let (ui, rebuilt) = UiStream::rebuild(turn_answer(&messages), &confirmations);
             write(&rebuilt);
@@ -97,14 +78,11 @@ pub fn follow_response(
         let mut out = Vec::new();
         ui.finish(if waiting { "tool-calls" } else { "stop" }, &mut out);
         write(&out);
-        buffer.borrow_mut().push_str(DONE);
-        stream.close_with(Some(()));
+        stream.close(DONE);
         deadline.clear();
         return Ok(response);
     };
-    if let FollowFrom::Run(run) = &from {
-        ui.follow_run(run);
-    }
+    ui.follow_run(&run_id);
     let offset = joined.offset;
     wasm_bindgen_futures::spawn_local(async move {
         let mut take = |chunks: &[serde_json::Value]| {
@@ -118,8 +96,66 @@ pub fn follow_response(
         // However it ends (the run's end, the time up, the client gone, the log failing), the
         // stream closes cleanly: a client whose turn still runs resumes again.
         follow(log.as_ref(), sleep.as_ref(), offset, &token, &mut take).await;
-        buffer.borrow_mut().push_str(DONE);
-        stream.close_with(Some(()));
+        stream.close(DONE);
+        deadline.clear();
+    });
+    Ok(response)
+}
+
+/// The stream of a decision that lost the race for its confirmation (an identical resubmit,
+/// another tab): the client holds the answer with the call answered, so the winner's
+/// continuation is written into it as the winner's own stream was — from the run's start in the
+/// log, then live until it ends. A record settled with no run in the log (nothing ran) finishes.
+pub fn join_response(
+    log: Rc<dyn SessionLog>,
+    sleep: Rc<dyn Sleep>,
+    joined: JoinedRun,
+    run_id: String,
+    settled: bool,
+    deadline: RequestDeadline,
+) -> Result<Response, JsValue> {
+    let token = deadline.interrupt().token().clone();
+    let cancelled = token.clone();
+    let (stream, body) = TextStream::new(Box::new(move || cancelled.cancel()))?;
+    let response = ui_stream_response(&body)?;
+    let write = {
+        let stream = stream.clone();
+        move |chunks: &[serde_json::Value]| {
+            let mut text = String::new();
+            push_events(&mut text, chunks);
+            stream.write(&text);
+        }
+    };
+    let messages = joined.before.to_messages();
+    let confirmations = ToolConfirmations::from_log(joined.before.confirmations());
+    let resolving = confirmations.call_of(&run_id).map(str::to_owned);
+    let mut ui = UiStream::continuing(turn_answer(&messages), &confirmations, resolving.as_deref());
+    ui.follow_run(&run_id);
+    let mut out = Vec::new();
+    for chunk in &joined.run {
+        ui.feed(chunk, &mut out);
+    }
+    if !ui.is_ended() && joined.run.is_empty() && settled {
+        ui.finish("stop", &mut out);
+    }
+    write(&out);
+    if ui.is_ended() {
+        stream.close(DONE);
+        deadline.clear();
+        return Ok(response);
+    }
+    let offset = joined.offset;
+    wasm_bindgen_futures::spawn_local(async move {
+        let mut take = |chunks: &[serde_json::Value]| {
+            let mut out = Vec::new();
+            for chunk in chunks {
+                ui.feed(chunk, &mut out);
+            }
+            write(&out);
+            ui.is_ended()
+        };
+        follow(log.as_ref(), sleep.as_ref(), offset, &token, &mut take).await;
+        stream.close(DONE);
         deadline.clear();
     });
     Ok(response)

@@ -54,10 +54,17 @@ impl UiSink {
         let ui = {
             let state = turn.state();
             encoder.begin(&state.messages[..turn.history_len()], true, false);
+            let resolving = turn
+                .claim()
+                .resolves
+                .as_ref()
+                .map(|r| r.tool_call_id.as_str());
             match continuing {
-                Some(answer) => {
-                    UiStream::continuing(answer, &ToolConfirmations::from_records(&records))
-                }
+                Some(answer) => UiStream::continuing(
+                    answer,
+                    &ToolConfirmations::from_records(&records),
+                    resolving,
+                ),
                 None => UiStream::new(),
             }
         };
