@@ -1,12 +1,16 @@
-// examples/next-edge: the chat route on Next.js's edge runtime, built with `next build` and
-// served by `next start`, with turnkeep installed from the packed tarball.
+// examples/next-edge: the chat route on Next.js's edge runtime, and the useChat page with its
+// Node routes on a real Redis (next-chat-page.mjs), built once with `next build` and served by
+// `next start` (with REDIS_URL, and once more without it), with turnkeep installed from the
+// packed tarball.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { chatPageScenarios } from './next-chat-page.mjs';
 import { chatScenarios } from './scenarios.mjs';
 import { clean, EXAMPLES, installTarball, packTurnkeep, printSizes, sizeOf, timed } from './harness.mjs';
+import { startRedis } from '../support/databases.mjs';
 import { spawnServer } from '../support/spawn-server.mjs';
 import { removeDir, tempDir } from '../support/temp-dir.mjs';
 import { freePort } from '../support/wrangler-dev.mjs';
@@ -14,8 +18,24 @@ import { freePort } from '../support/wrangler-dev.mjs';
 const dir = join(EXAMPLES, 'next-edge');
 const env = { NEXT_TELEMETRY_DISABLED: '1' };
 let work;
-let server;
+let redis;
+let server; // with REDIS_URL
+let memoryServer; // the same build without it
 let url;
+let memoryUrl;
+
+/** `next start` on a free port with `extra` in its environment: `{ server, url }`. */
+async function nextStart(extra = {}) {
+  const port = await freePort();
+  const started = await spawnServer({
+    command: join(dir, 'node_modules/.bin/next'),
+    args: ['start', '--hostname', '127.0.0.1', '--port', String(port)],
+    cwd: dir,
+    env: { ...env, ...extra },
+    ready: /Ready in/,
+  });
+  return { server: started, url: `http://127.0.0.1:${port}` };
+}
 
 before(async () => {
   work = tempDir('turnkeep-next-');
@@ -23,22 +43,28 @@ before(async () => {
   clean(dir, ['.next']);
   const seconds = timed('npm', ['run', 'build'], { cwd: dir, env });
   console.log(`[examples] next-edge: next build ${seconds.toFixed(1)} s`);
-  const port = await freePort();
-  server = await spawnServer({
-    command: join(dir, 'node_modules/.bin/next'),
-    args: ['start', '--hostname', '127.0.0.1', '--port', String(port)],
-    cwd: dir,
-    env,
-    ready: /Ready in/,
-  });
-  url = `http://127.0.0.1:${port}`;
+  redis = await startRedis();
+  ({ server, url } = await nextStart({ REDIS_URL: redis.url }));
+  ({ server: memoryServer, url: memoryUrl } = await nextStart({ REDIS_URL: '' }));
 });
 after(async () => {
   await server?.stop();
+  await memoryServer?.stop();
+  await redis?.stop();
   if (work) removeDir(work);
 });
 
 chatScenarios(() => url);
+
+chatPageScenarios(() => ({
+  url,
+  memoryUrl,
+  redisUrl: redis.url,
+  restart: async () => {
+    await server.stop();
+    ({ server, url } = await nextStart({ REDIS_URL: redis.url }));
+  },
+}));
 
 test('the route runs on the edge runtime with one precompiled wasm (never bundled twice)', () => {
   const manifest = JSON.parse(readFileSync(join(dir, '.next/server/middleware-manifest.json'), 'utf8'));
