@@ -15,8 +15,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 
-import { AbstractChat } from 'ai';
 import * as pkg from '../../js/node.mjs';
+import { TestChat, textOf, waitFor, words } from '../support/ai-sdk.mjs';
 import { createChatConnection, TurnkeepChatTransport } from '../../js/client/node.mjs';
 
 const {
@@ -59,27 +59,9 @@ after(async () => {
   server?.closeAllConnections?.();
 });
 
-class State {
-  constructor(messages = []) {
-    this.messages = messages;
-    this.status = 'ready';
-    this.error = undefined;
-  }
-  pushMessage = (m) => { this.messages = this.messages.concat(m); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
-  replaceMessage = (i, m) => { this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)]; };
-  snapshot = (v) => structuredClone(v);
-}
-class TestChat extends AbstractChat {
-  constructor({ messages, ...init }) {
-    super({ ...init, state: new State(messages) });
-  }
-}
 
 let ids = 0;
 const newChatId = () => `tr-${process.pid}-${++ids}`;
-const words = (n) => Array.from({ length: n }, (_, i) => `w${i + 1}`).join(' ');
-const textOf = (m) => (m?.parts ?? []).filter((p) => p.type === 'text').map((p) => p.text).join('');
 
 /** A page: its one connection (recording its reads), the transport, the chat. */
 function page(id, { seed } = {}) {
@@ -99,13 +81,6 @@ function page(id, { seed } = {}) {
   return { connection, transport, chat, reads, close: () => connection.dispose() };
 }
 
-async function waitFor(predicate, timeoutMs = 15_000) {
-  const until = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 test('a turn sent through the transport builds the stored answer', async () => {
   const id = newChatId();
