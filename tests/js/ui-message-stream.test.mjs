@@ -16,8 +16,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 
-import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream } from 'ai';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream } from 'ai';
 import * as pkg from '../../js/node.mjs';
+import { TestChat, textOf, waitFor, words } from '../support/ai-sdk.mjs';
 
 const { createUIMessageChatHandler, createDemoModel, createMemoryChatMemory, createMemorySessionLog, createMemorySessionStorage, defineChat, toNodeHandler } = pkg;
 
@@ -81,36 +82,10 @@ const headers = { authorization: 'Bearer demo' };
 const transport = () => new DefaultChatTransport({ api: `${base}/api/chat`, headers });
 let chats = 0;
 const newChatId = () => `ui-${process.pid}-${++chats}`;
-const words = (n) => Array.from({ length: n }, (_, i) => `w${i + 1}`).join(' ');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** What useChat keeps: messages, status, error (the AI SDK's ChatState contract). */
-class State {
-  constructor(messages = []) {
-    this.messages = messages;
-    this.status = 'ready';
-    this.error = undefined;
-  }
-  pushMessage = (message) => {
-    this.messages = this.messages.concat(message);
-  };
-  popMessage = () => {
-    this.messages = this.messages.slice(0, -1);
-  };
-  replaceMessage = (index, message) => {
-    this.messages = [...this.messages.slice(0, index), structuredClone(message), ...this.messages.slice(index + 1)];
-  };
-  snapshot = (value) => structuredClone(value);
-}
-
-class TestChat extends AbstractChat {
-  constructor({ messages, ...init }) {
-    super({ ...init, state: new State(messages) });
-  }
-}
 
 const chatFor = (id, init = {}) => new TestChat({ id, transport: transport(), ...init });
-const textOf = (message) => message.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
 
 /** The stored conversation of `id` (canonical messages). */
 async function stored(id) {
@@ -318,10 +293,3 @@ test('the session as UIMessage[] for a first paint; refusals are versioned diagn
   assert.equal(unauthorized.status, 401, "the host's own response, before anything is read");
 });
 
-async function waitFor(predicate, timeoutMs = 15_000) {
-  const until = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await sleep(10);
-  }
-}
