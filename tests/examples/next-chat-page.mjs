@@ -8,6 +8,7 @@
 // - Stop pressed in tab B stops the answer tab A sent, and the partial answer is the stored one;
 // - Approve pressed in two tabs at once runs the tool once (the example's ledger of executions);
 // - an attached file is in the stored message (the messages route and the Redis chat memory);
+// - the first paint is the server's HTML: the conversation shows with JavaScript off;
 // - the page says where its sessions live; restarting the server keeps the conversation.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,16 +47,22 @@ function recordPage() {
  */
 export function chatPageScenarios(app) {
   let browser;
-  let redis;
   before(async () => {
     browser = await launchChromium();
-    redis = createClient({ url: app().redisUrl });
-    await redis.connect();
   });
   after(async () => {
     await browser?.close();
-    await redis?.close();
   });
+  /** The chat memory's list in Redis, read directly (the example's key layout). */
+  async function memoryInRedis(id) {
+    const redis = createClient({ url: app().redisUrl });
+    await redis.connect();
+    try {
+      return (await redis.lRange(`next-example:${USER}/{${id}}:messages`, 0, -1)).map((m) => JSON.parse(m));
+    } finally {
+      await redis.close();
+    }
+  }
 
   /** A tab on `/chat/:id`, live (its connection open, useChat mounted). */
   async function openTab(id, base = app().url) {
@@ -216,7 +223,7 @@ export function chatPageScenarios(app) {
       user.parts.find((p) => p.type === 'file'),
       { type: 'file', mediaType: 'text/plain', filename: 'notes.txt', url },
     );
-    const memory = (await redis.lRange(`next-example:${USER}/{${id}}:messages`, 0, -1)).map((m) => JSON.parse(m));
+    const memory = await memoryInRedis(id);
     assert.deepEqual(memory.map((m) => m.role), ['user', 'assistant']);
     assert.deepEqual(memory[0].parts.find((p) => p.type === 'file'), { type: 'file', source: url, mimeType: 'text/plain', filename: 'notes.txt' });
     await page.reload();
@@ -224,6 +231,39 @@ export function chatPageScenarios(app) {
     assert.equal(await page.locator('[data-testid="attachment"]').textContent(), '📎 notes.txt');
     await noErrors(page);
     await page.close();
+  });
+
+  test('page: the first paint is the server\'s HTML (the conversation shows with JavaScript off); prints its figures', async () => {
+    const id = newChatId();
+    const page = await openTab(id);
+    await send(page, 'painted by the server');
+    await waitForAnswer(page, /^echo: painted by the server$/);
+    await waitReady(page);
+    await page.close();
+
+    const noScript = await browser.newContext({ javaScriptEnabled: false });
+    const bare = await noScript.newPage();
+    await bare.goto(`${app().url}/chat/${id}`);
+    assert.deepEqual(await roles(bare), ['user', 'assistant']);
+    assert.equal(await answerText(bare), 'echo: painted by the server');
+    await noScript.close();
+
+    const tab = await openTab(id);
+    const figures = await tab.evaluate(() => {
+      const [navigation] = performance.getEntriesByType('navigation');
+      const paint = performance.getEntriesByName('first-contentful-paint')[0];
+      const resources = performance.getEntriesByType('resource');
+      const bytes = (suffix) => resources.filter((r) => r.name.split('?')[0].endsWith(suffix)).reduce((n, r) => n + r.encodedBodySize, 0);
+      return { html: navigation.encodedBodySize, paintMs: paint?.startTime, liveMs: performance.now(), js: bytes('.js'), wasm: bytes('.wasm') };
+    });
+    const kB = (n) => `${(n / 1000).toFixed(1)} kB`;
+    console.log(
+      `[examples] next-edge chat page: first contentful paint ${figures.paintMs?.toFixed(0)} ms, live (useChat on the connection) by ${figures.liveMs.toFixed(0)} ms; ` +
+        `HTML ${kB(figures.html)}, JS ${kB(figures.js)}, wasm ${kB(figures.wasm)} (bytes as sent, next start's compression)`,
+    );
+    assert.ok(figures.wasm > 0, 'the page loaded turnkeep/client\'s wasm');
+    await noErrors(tab);
+    await tab.close();
   });
 
   test('page: it says where sessions live; with Redis a restart of the server keeps the conversation', async () => {

@@ -74,8 +74,13 @@ test('the route runs on the edge runtime with one precompiled wasm (never bundle
   const wasmFile = join(dir, '.next', route.wasm[0].filePath);
   const shipped = readFileSync(join(dir, 'node_modules/turnkeep/pkg/turnkeep_bg.wasm'));
   assert.ok(readFileSync(wasmFile).equals(shipped), 'the bound wasm is the package\'s');
-  const allWasm = (readdirSync(join(dir, '.next'), { recursive: true })).filter((f) => f.endsWith('.wasm'));
-  assert.equal(allWasm.length, 1, `wasm files in .next/: ${allWasm.join(', ')}`);
+  const serverWasm = readdirSync(join(dir, '.next/server'), { recursive: true }).filter((f) => f.endsWith('.wasm'));
+  assert.equal(serverWasm.length, 1, `wasm files in .next/server/: ${serverWasm.join(', ')}`);
+  // The chat page's browser client (turnkeep/client), once, as a static asset.
+  const pageWasm = readdirSync(join(dir, '.next/static'), { recursive: true }).filter((f) => f.endsWith('.wasm'));
+  assert.equal(pageWasm.length, 1, `wasm files in .next/static/: ${pageWasm.join(', ')}`);
+  const clientWasm = readFileSync(join(dir, '.next/static', pageWasm[0]));
+  assert.ok(clientWasm.equals(readFileSync(join(dir, 'node_modules/turnkeep/pkg-client/turnkeep_bg.wasm'))), 'the page\'s wasm is the client package\'s');
   const js = sizeOf(route.files.filter((f) => f.endsWith('.js')).map((f) => join(dir, '.next', f)));
   printSizes('next-edge /api/chat edge bundle', js, sizeOf([wasmFile]));
 });
