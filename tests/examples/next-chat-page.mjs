@@ -10,7 +10,7 @@
 // - an attached file is in the stored message (the messages route and the Redis chat memory);
 // - the first paint is the server's HTML: the conversation shows with JavaScript off;
 // - the page says where its sessions live; restarting the server keeps the conversation.
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { createClient } from 'redis';
@@ -53,6 +53,13 @@ export function chatPageScenarios(app) {
   after(async () => {
     await browser?.close();
   });
+  // A tab a failed scenario left open would hold its connections to `next start`, whose
+  // shutdown (a restart, the file's end) waits for them.
+  const tabs = new Set();
+  afterEach(async () => {
+    for (const tab of tabs) await tab.close().catch(() => {});
+    tabs.clear();
+  });
   /** The chat memory's list in Redis, read directly (the example's key layout). */
   async function memoryInRedis(id) {
     const redis = createClient({ url: app().redisUrl });
@@ -67,6 +74,7 @@ export function chatPageScenarios(app) {
   /** A tab on `/chat/:id`, live (its connection open, useChat mounted). */
   async function openTab(id, base = app().url) {
     const page = await browser.newPage();
+    tabs.add(page);
     await page.addInitScript(recordPage);
     const response = await page.goto(`${base}/chat/${id}`);
     assert.equal(response.status(), 200);
@@ -243,6 +251,7 @@ export function chatPageScenarios(app) {
 
     const noScript = await browser.newContext({ javaScriptEnabled: false });
     const bare = await noScript.newPage();
+    tabs.add(bare);
     await bare.goto(`${app().url}/chat/${id}`);
     assert.deepEqual(await roles(bare), ['user', 'assistant']);
     assert.equal(await answerText(bare), 'echo: painted by the server');

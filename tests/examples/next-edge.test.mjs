@@ -47,13 +47,6 @@ before(async () => {
   ({ server, url } = await nextStart({ REDIS_URL: redis.url }));
   ({ server: memoryServer, url: memoryUrl } = await nextStart({ REDIS_URL: '' }));
 });
-after(async () => {
-  await server?.stop();
-  await memoryServer?.stop();
-  await redis?.stop();
-  if (work) removeDir(work);
-});
-
 chatScenarios(() => url);
 
 chatPageScenarios(() => ({
@@ -65,6 +58,15 @@ chatPageScenarios(() => ({
     ({ server, url } = await nextStart({ REDIS_URL: redis.url }));
   },
 }));
+
+// After the page scenarios' own `after` (hooks run in the order they were registered): the
+// browser is closed first, so no tab holds a connection that `next start`'s shutdown waits for.
+after(async () => {
+  await server?.stop();
+  await memoryServer?.stop();
+  await redis?.stop();
+  if (work) removeDir(work);
+});
 
 test('the route runs on the edge runtime with one precompiled wasm (never bundled twice)', () => {
   const manifest = JSON.parse(readFileSync(join(dir, '.next/server/middleware-manifest.json'), 'utf8'));
