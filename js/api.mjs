@@ -30,8 +30,9 @@ export {
 } from '../pkg/turnkeep.js';
 export * from './protocol.mjs';
 
-// The chat handler (Rust, over Web Request/Response/ReadableStream).
-export { createChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
+// The chat handler (Rust, over Web Request/Response/ReadableStream), and the same pipeline
+// speaking the AI SDK's UI message stream (`useChat`'s stock DefaultChatTransport).
+export { createChatHandler, createUIMessageChatHandler, createMemoryChatMemory } from '../pkg/turnkeep.js';
 
 // Durable chat: session logs, the one projection and the SSR seed.
 export {
@@ -47,12 +48,16 @@ export {
   toChatResponse,
   renderChatHtml,
   renderChatMessages,
+  toUIMessages,
 } from '../pkg/turnkeep.js';
 export { ChatProducerError } from './errors.mjs';
 
 // The chat-stream proxy a browser reads its session's stream through (Rust); the browser's side
 // (createChatConnection) is `turnkeep/client`.
 export { createChatStreamProxy } from '../pkg/turnkeep.js';
+// A session log in the host's own database served over the Durable Streams read protocol, for
+// the browser's createChatConnection (no streams server needed).
+export { createSessionLogHandler } from '../pkg/turnkeep.js';
 
 // Chat definitions and model descriptors (plain JS, checked at definition time).
 export { defineChat, createDemoModel, createOpenAICompatibleModel } from './chat.mjs';

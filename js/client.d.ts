@@ -1,6 +1,6 @@
 // Types of `turnkeep/client`: the browser client (the live connection, the one projection and
 // its markup, the turn protocol). The shared types are `turnkeep`'s (index.d.ts).
-import type { ChatSnapshot, TurnDiagnostic, TurnSnapshotEvent } from './index.js';
+import type { ChatSnapshot, LogConfirmation, Message, TurnDiagnostic, TurnSnapshotEvent, UIMessage } from './index.js';
 
 export {
   version,
@@ -31,6 +31,7 @@ export {
   ChatProjection,
   renderChatHtml,
   renderChatMessages,
+  toUIMessages,
 } from './index.js';
 export type * from './index.js';
 
@@ -99,3 +100,64 @@ export interface ChatConnection {
 }
 
 export function createChatConnection(options: ChatConnectionOptions): ChatConnection;
+
+// ---- The AI SDK's ChatTransport over the connection ----
+
+/** An AI SDK UI message chunk (`ai` 7's `UIMessageChunk`), as the server's mapping writes it. */
+export type UIMessageChunk = Record<string, unknown> & { type: string };
+
+/**
+ * The AI SDK's `ChatTransport<UIMessage>` (`useChat({ transport })`) over a turnkeep server's UI
+ * message stream routes (`createUIMessageChatHandler` at `api`) and the page's one connection.
+ * `sendMessages` posts what the stock `DefaultChatTransport` posts and returns the turn's own
+ * stream; `reconnectToStream` follows the running turn from the offset the connection holds
+ * (null, with no request, when none runs); `stop` stops the running turn from any tab;
+ * `onRemoteTurn` says when another tab started one (call `setMessages(transport.messages())`,
+ * then `resumeStream()`).
+ */
+export class TurnkeepChatTransport {
+  constructor(options: {
+    connection: ChatConnection;
+    /** The UI message stream route. Default `/api/chat`. */
+    api?: string;
+    headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+    body?: object | (() => object | Promise<object>);
+    credentials?: RequestCredentials;
+    fetch?: typeof globalThis.fetch;
+  });
+  readonly resumeStreamIsReplay: true;
+  sendMessages(options: {
+    trigger: 'submit-message' | 'regenerate-message';
+    chatId: string;
+    messageId: string | undefined;
+    messages: UIMessage[];
+    abortSignal: AbortSignal | undefined;
+    headers?: HeadersInit;
+    body?: object;
+    metadata?: unknown;
+  }): Promise<ReadableStream<UIMessageChunk>>;
+  reconnectToStream(options: { chatId: string; abortSignal?: AbortSignal; headers?: HeadersInit; body?: object; metadata?: unknown }): Promise<ReadableStream<UIMessageChunk> | null>;
+  stop(options: { chatId: string; signal?: AbortSignal }): Promise<{ version: 1; turnId: string; state: 'stopping' | 'ended' | 'idle'; outcome?: string }>;
+  /** The conversation the connection holds, as `UIMessage[]`. */
+  messages(): UIMessage[];
+  /** Calls `callback` when a turn starts that this transport did not send; returns the unsubscribe. */
+  onRemoteTurn(callback: (turn: { runId: string }) => void): () => void;
+  close(): void;
+}
+
+/** The one mapping from session log chunks to UI message chunks, for one turn. */
+export class UIMessageChunkMapper {
+  constructor();
+  /** Starts from a conversation held mid-turn: the chunks that rebuild its last answer. */
+  rebuild(messages: Message[], confirmations?: LogConfirmation[], runId?: string): UIMessageChunk[];
+  feed(chunk: unknown): UIMessageChunk[];
+  readonly ended: boolean;
+  free(): void;
+}
+
+/** A UI message stream's bytes back into chunks. */
+export class UIMessageStreamReader {
+  constructor();
+  push(bytes: Uint8Array): { chunks: UIMessageChunk[]; done: boolean };
+  free(): void;
+}

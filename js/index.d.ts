@@ -639,6 +639,39 @@ export interface ChatHandler {
 /** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` for bad options. */
 export function createChatHandler<Context = unknown>(options: ChatHandlerOptions<Context>): ChatHandler;
 
+// ---- The AI SDK UI message stream (ai 7: useChat, DefaultChatTransport) ----
+
+/** An AI SDK `UIMessage` as turnkeep writes it (one assistant message per turn). */
+export interface UIMessage {
+  id: string;
+  role: 'system' | 'user' | 'assistant';
+  metadata?: unknown;
+  parts: Array<Record<string, unknown> & { type: string }>;
+}
+
+/**
+ * The UI message stream routes, one function for all of them (mount it at `{api}`,
+ * `{api}/[id]/stream`, `{api}/[id]/stop` and `{api}/[id]/messages`):
+ * `POST {api}` a turn (what `DefaultChatTransport` sends: the user's message, a regeneration,
+ * or answered tool approvals), `GET {api}/:id/stream` the running turn from its start (204 when
+ * none), `POST {api}/:id/stop` stops it, `GET {api}/:id/messages` `{ messages: UIMessage[] }`.
+ */
+export interface UIMessageChatHandler {
+  (request: Request, host?: HandlerHost): Promise<Response>;
+}
+
+/**
+ * `createChatHandler`'s pipeline speaking the AI SDK's UI message stream. Its options are
+ * createChatHandler's; `maxBodyBytes` defaults to 4 MiB (the stock transport sends the whole
+ * conversation with every request; only the last message is read). Resuming, stopping from
+ * another client and a lost decision's follow need `sessionLog`. Throws an Error with
+ * `code: 'SERVER_INVALID_CONFIG'` for bad options.
+ */
+export function createUIMessageChatHandler<Context = unknown>(options: ChatHandlerOptions<Context>): UIMessageChatHandler;
+
+/** A conversation (a projection's or `ChatMemory`'s messages) as `UIMessage[]`, for `useChat({ messages })`. */
+export function toUIMessages(messages: Message[], confirmations?: LogConfirmation[]): UIMessage[];
+
 // ---- Durable chat: session logs and the one projection ----
 
 /** An idempotent producer's stamp: Durable Streams fencing (`Producer-Id/Epoch/Seq`). */

@@ -12,6 +12,10 @@ fn every_route_of_the_table() {
     let cases: &[(&str, Route)] = &[
         ("/", Route::Page),
         ("/api/chat", Route::Chat),
+        ("/api/ui/chat", Route::UiChat),
+        ("/api/ui/chat/c1/stream", Route::UiChat),
+        ("/api/ui/chat/c1/stop", Route::UiChat),
+        ("/api/ui/chatx", Route::Other),
         ("/api/ask", Route::Ask),
         ("/mcp/sandbox", Route::Sandbox),
         (CHART_SCRIPT_PATH, Route::ChartScript),
@@ -48,6 +52,7 @@ fn methods_each_route_answers() {
         ("/api/ask", "PUT", true),
         ("/mcp/sandbox", "POST", true),
         ("/api/chat/stream/s1", "OPTIONS", true),
+        ("/api/ui/chat/c1/stream", "GET", true),
     ];
     for (path, method, allowed) in cases {
         assert_eq!(Route::of(path).allows(method), *allowed, "{method} {path}");

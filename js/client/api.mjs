@@ -26,3 +26,8 @@ export { projectChatSnapshot, ChatProjection, renderChatHtml, renderChatMessages
 
 // The live connection (one SSE read per connection, shared by its readers; rules in Rust).
 export { createChatConnection, ChatConnectionError } from './connection.mjs';
+
+// The AI SDK's ChatTransport over the live connection and the UI message stream routes, and the
+// mapping it runs (the server's: UIMessage[] of a conversation, log chunks → UI chunks).
+export { TurnkeepChatTransport } from './ui-transport.mjs';
+export { toUIMessages, UIMessageChunkMapper, UIMessageStreamReader } from '../../pkg-client/turnkeep.js';

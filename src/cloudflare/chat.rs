@@ -18,7 +18,6 @@ use super::session_ports::{chat_session, session_stream_log, SessionMemory, Tena
 use super::streams::timing::configured_ms;
 use crate::core::chat::controller::ChatConfig;
 use crate::core::limits;
-use crate::core::protocol::ClientRequest;
 use crate::core::session::SessionIdentity;
 use crate::ports::chat::{Clock, Ids, ModelAdapter, Tool};
 use crate::ports::{LocalFuture, PortError};
@@ -26,7 +25,7 @@ use crate::turn::demo_model::DemoTool;
 use crate::turn::{ChatSetup, Fault, FaultReport, Ports, Refusal, Stage};
 use crate::web::adapters::host::HostSleep;
 use crate::web::adapters::model_from_js;
-use crate::web::chat::{ChatHost, ChatLimits, Failure, RequestDeadline};
+use crate::web::chat::{ChatHost, ChatLimits, Failure, RequestDeadline, SessionIds};
 
 /// The definition every demo session is bound to.
 const DEFINITION_ID: &str = "demo";
@@ -110,6 +109,7 @@ impl ChatHost for DemoChatHost {
                 limits::CLEANUP_TIMEOUT_MS_DEFAULT,
             ),
             body_bytes_max: limits::BODY_BYTES_MAX_DEFAULT,
+            ui_body_bytes_max: limits::UI_BODY_BYTES_MAX_DEFAULT,
             confirmation_ttl_ms: limits::CONFIRMATION_TTL_MS_DEFAULT,
         }
     }
@@ -130,12 +130,12 @@ impl ChatHost for DemoChatHost {
     fn resolve<'a>(
         &'a self,
         context: &'a JsValue,
-        client: &'a ClientRequest,
+        ids: SessionIds<'a>,
         _deadline: &'a RequestDeadline,
     ) -> LocalFuture<'a, Result<(Ports, ChatSetup), Failure>> {
         Box::pin(async move {
             let tenant = context.as_string().unwrap_or_default();
-            let session_id = client.envelope.session_id.as_str();
+            let session_id = ids.session_id;
             let internal = |stage: Stage| {
                 move |error: PortError| Failure::Refused(Refusal::internal(stage, error))
             };
@@ -158,20 +158,18 @@ impl ChatHost for DemoChatHost {
                 sleep: Rc::new(HostSleep),
                 faults: Rc::new(ConsoleFaults {
                     session_id: Some(session_id.to_owned()),
-                    turn_id: Some(client.envelope.turn_id.clone()),
+                    turn_id: ids.turn_id.map(str::to_owned),
                 }),
             };
             #[cfg(feature = "test-hooks")]
-            let ports = match super::test_holds::HoldPoint::of_turn(&client.envelope.turn_id) {
-                Some(point) if setting(&self.env, "TEST_HOOKS").as_deref() == Some("1") => {
-                    super::test_holds::hold_ports(
-                        ports,
-                        point,
-                        session_id,
-                        &client.envelope.turn_id,
-                    )
+            let ports = {
+                let turn_id = ids.turn_id.unwrap_or_default();
+                match super::test_holds::HoldPoint::of_turn(turn_id) {
+                    Some(point) if setting(&self.env, "TEST_HOOKS").as_deref() == Some("1") => {
+                        super::test_holds::hold_ports(ports, point, session_id, turn_id)
+                    }
+                    _ => ports,
                 }
-                _ => ports,
             };
             let setup = ChatSetup {
                 identity: SessionIdentity {

@@ -87,7 +87,8 @@ async fn route(request: &Request, env: &Env, ctx: &Context) -> Result<Response, 
             "text/javascript; charset=utf-8",
             &[],
         ),
-        Route::Chat => Ok(chat(request, env, ctx).await),
+        Route::Chat => Ok(chat(request, env, ctx, Wire::Turns).await),
+        Route::UiChat => Ok(chat(request, env, ctx, Wire::UiMessages).await),
         Route::Ask => call_handler(&mounts(env)?.ask, request).await,
         Route::Sandbox => call_handler(&mounts(env)?.sandbox, request).await,
         Route::Session(raw) => Ok(session_view(request, env, &raw).await),
@@ -245,8 +246,17 @@ fn mounts(env: &Env) -> Result<Rc<Mounts>, JsValue> {
     Ok(mounts)
 }
 
-/// POST /api/chat: a turn or a stop. The running turn is kept alive past the response.
-async fn chat(request: &Request, env: &Env, ctx: &Context) -> Response {
+/// Which wire a chat route speaks.
+enum Wire {
+    /// AgentsKit's turn protocol (`POST /api/chat`).
+    Turns,
+    /// The AI SDK's UI message stream (`/api/ui/chat/*`).
+    UiMessages,
+}
+
+/// POST /api/chat (a turn, a stop, a decision) and the UI message stream routes: the one chat
+/// pipeline with the demo host. The running turn is kept alive past the response.
+async fn chat(request: &Request, env: &Env, ctx: &Context, wire: Wire) -> Response {
     let host = match mounts(env) {
         Ok(mounts) => mounts.chat.clone(),
         Err(error) => {
@@ -260,7 +270,10 @@ async fn chat(request: &Request, env: &Env, ctx: &Context) -> Response {
             let _ = JsFuture::from(running).await;
         });
     };
-    crate::web::chat::respond(&*host, request, &keep_alive).await
+    match wire {
+        Wire::Turns => crate::web::chat::respond(&*host, request, &keep_alive).await,
+        Wire::UiMessages => crate::web::chat::respond_ui(&*host, request, &keep_alive).await,
+    }
 }
 
 async fn call_handler(handler: &Function, request: &Request) -> Result<Response, JsValue> {

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `GET /?session=<id>[&panes=3]` | the demo chat page, server-rendered (`page.rs`) |
 //! | `POST /api/chat` | the chat pipeline (demo model, or `OPENAI_BASE_URL`'s) |
+//! | `POST /api/ui/chat`, `GET /api/ui/chat/:id/stream`, `POST /api/ui/chat/:id/stop`, `GET /api/ui/chat/:id/messages` | the same pipeline speaking the AI SDK's UI message stream |
 //! | `GET /api/sessions/:sessionId` | `{ messages, session, offset, renderParts, streamMessages }` |
 //! | `GET /api/chat/stream/:sessionId` | `createChatStreamProxy`: demo auth, then the session's stream, read from the Worker's own `SessionStream` object (no streams token) |
 //! | `/v1/stream/<name>` | the Durable Streams server (`streams::route`) |
@@ -17,6 +18,9 @@ use crate::core::protocol::TurnDiagnostic;
 
 use super::streams::route::{bearer, chat_stream_name, decode_component};
 
+/// The AI SDK UI message stream routes (`DefaultChatTransport({ api: UI_CHAT_PATH })`).
+pub const UI_CHAT_PATH: &str = "/api/ui/chat";
+
 /// The chat-stream proxy route, followed by a session id.
 pub const CHAT_STREAM_PREFIX: &str = "/api/chat/stream/";
 
@@ -28,6 +32,8 @@ pub const CHART_SCRIPT_PATH: &str = "/mcp/assets/chart.js";
 pub enum Route {
     Page,
     Chat,
+    /// `/api/ui/chat` and what is under it (the UI handler routes them itself).
+    UiChat,
     /// `GET /api/sessions/:sessionId`, with the raw (still encoded) segment.
     Session(String),
     /// `/api/chat/stream/:sessionId` (the chat-stream proxy), with the raw segment.
@@ -44,6 +50,8 @@ impl Route {
         match path {
             "/" => Route::Page,
             "/api/chat" => Route::Chat,
+            UI_CHAT_PATH => Route::UiChat,
+            _ if path.starts_with("/api/ui/chat/") => Route::UiChat,
             "/api/ask" => Route::Ask,
             "/mcp/sandbox" => Route::Sandbox,
             CHART_SCRIPT_PATH => Route::ChartScript,

@@ -18,6 +18,27 @@ pub fn is_safe_id(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
 }
 
+/// `decodeURIComponent`: `%XX` escapes to bytes, which must be UTF-8; a broken escape is `None`.
+pub fn decode_uri_component(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = raw.get(i + 1..i + 3)?;
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// The value as a safe integer (|n| <= 2^53 - 1). Accepts `1.0` because JavaScript does;
 /// rejects fractions, non-numbers and anything beyond the safe range.
 pub(crate) fn safe_int(v: &Value) -> Option<i64> {

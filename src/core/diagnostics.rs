@@ -134,6 +134,8 @@ pub mod chat {
     pub(crate) const CONFIRMATION_UNAVAILABLE: Row = row(Chat, 409, "CONFIRMATION_UNAVAILABLE", "The tool call no longer waits for this confirmation.", false);
     /// + (AgentsKit answers `SERVER_INTERNAL`)
     pub(crate) const SESSION_INCOMPATIBLE: Row = row(Chat, 409, "SESSION_INCOMPATIBLE_DEFINITION", "The stored session cannot be resumed by this chat definition.", false);
+    /// + (`createUIMessageChatHandler`)
+    pub(crate) const INVALID_UI_REQUEST: Row = row(Chat, 400, "REQUEST_INVALID_UI_MESSAGES", "Request body must be an AI SDK chat request ending in a user message or answered approvals.", false);
 }
 
 /// The Ask service (AgentsKit's Ask backend table, messages literal).
@@ -281,7 +283,7 @@ pub const ALL: &[Row] = &[
     chat::INVALID_EVENT, chat::SESSION_BUSY, chat::SESSION_CONFLICT, chat::TIMEOUT, chat::CANCELLED,
     chat::INTERNAL, chat::TURN_FAILED, chat::INVALID_CONFIG, chat::TURN_REPLAYED,
     chat::TURN_NOT_RUNNING, chat::STOP_UNAVAILABLE, chat::FORBIDDEN, chat::INVALID_MESSAGES,
-    chat::CONFIRMATION_NOT_FOUND, chat::CONFIRMATION_UNAVAILABLE, chat::SESSION_INCOMPATIBLE,
+    chat::CONFIRMATION_NOT_FOUND, chat::CONFIRMATION_UNAVAILABLE, chat::SESSION_INCOMPATIBLE, chat::INVALID_UI_REQUEST,
     ask::METHOD_NOT_ALLOWED, ask::UNSUPPORTED_MEDIA_TYPE, ask::TOO_LARGE, ask::INVALID_JSON,
     ask::INVALID_PAYLOAD, ask::QUESTION_MISSING, ask::FORBIDDEN, ask::RATE_LIMITED, ask::TIMEOUT,
     ask::RETRIEVAL_TIMEOUT, ask::CANCELLED, ask::RETRIEVAL_FAILED, ask::NO_GROUNDED_SOURCES,

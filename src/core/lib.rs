@@ -17,3 +17,4 @@ pub mod sequence;
 pub mod session;
 pub mod sse;
 pub mod streams;
+pub mod ui;

@@ -82,6 +82,47 @@ pub const CONFIRMATION_SETTLE_WAIT_MS_MAX: u64 = 10_000;
 /// How much of an offending value a session decode detail quotes (logs only).
 pub(crate) const SESSION_DETAIL_VALUE_CHARS_MAX: usize = 64;
 
+// ---- The AI SDK UI message stream (src/core/ui). The stock transport sends the whole
+// conversation with every request, so its body limit is larger than the turn protocol's; only
+// the last message is read, within these bounds.
+/// The default body limit of the UI message stream route (`maxBodyBytes` overrides it).
+pub const UI_BODY_BYTES_MAX_DEFAULT: u64 = 4_194_304;
+/// The last message of a request: JSON nodes, depth, parts (array items), keys per object and
+/// key length.
+pub const UI_MESSAGE_NODES_MAX: usize = 4_096;
+pub const UI_MESSAGE_DEPTH_MAX: usize = 16;
+pub const UI_MESSAGE_PARTS_MAX: usize = 256;
+pub const UI_MESSAGE_OBJECT_ENTRIES_MAX: usize = 64;
+pub const UI_MESSAGE_KEY_UNITS_MAX: usize = 128;
+/// File parts one user message may carry.
+pub const UI_MESSAGE_FILES_MAX: usize = 8;
+/// A client message id kept as the stored message's id (longer ones get a server id).
+pub const UI_MESSAGE_ID_CHARS_MAX: usize = 128;
+/// Approvals one request may answer, and the length of a reason.
+pub const UI_APPROVALS_MAX: usize = 16;
+pub const UI_APPROVAL_REASON_CHARS_MAX: usize = CONFIRMATION_REASON_CHARS_MAX;
+
+/// A client that joins a running turn late (the UI stream's resume route, a decision that lost
+/// to the winner's continuation) follows the log with long-polls of at most this long ...
+pub const FOLLOW_POLL_MS: u64 = 20_000;
+/// ... pausing this long after a read that found chunks (a few reads a second however fast the
+/// model streams; what arrives meanwhile comes in the next read) ...
+pub const FOLLOW_READ_INTERVAL_MS: u64 = 25;
+/// ... gives up after this many failed reads in a row ...
+pub const FOLLOW_READ_FAILURES_MAX: u32 = 3;
+/// ... and follows for at most this long in all (past it the stream ends; the client resumes
+/// again if the turn still runs).
+pub const FOLLOW_MS_MAX: u64 = 300_000;
+
+/// `createSessionLogHandler` (a session log served over the Durable Streams read protocol): an
+/// SSE read lasts this long by default (`sseMs`), then the client reads again from its offset ...
+pub const LOG_SSE_MS_DEFAULT: u64 = 60_000;
+/// ... writing a comment after this long without data (a runtime notices a reader gone only
+/// when it writes) ...
+pub const LOG_SSE_HEARTBEAT_MS: u64 = 15_000;
+/// ... and a long-poll waits at most this long for data.
+pub const LOG_LONG_POLL_MS: u64 = 20_000;
+
 // ---- Handler defaults. `wire` (defaults); all must be positive safe integers.
 pub const BODY_BYTES_MAX_DEFAULT: u64 = 65_536;
 pub const TURN_TIMEOUT_MS_DEFAULT: u64 = 30_000;

@@ -56,13 +56,44 @@ pub enum Resolution {
     Answered(Confirmation),
 }
 
-/// Resolves `request` under `deadline` (see the module doc).
+/// Resolves `request` under `deadline` (see the module doc). A record that another request is
+/// processing is answered once it is final (bounded).
 pub async fn resolve(
     ports: &Ports,
     chat: &ChatSetup,
     request: &ResolveRequest,
     limits: &TurnLimits,
     deadline: &Interrupt,
+) -> Result<Resolution, Refusal> {
+    resolve_with(
+        ports,
+        chat,
+        request,
+        limits,
+        deadline,
+        SettleWait::UntilFinal,
+    )
+    .await
+}
+
+/// How a request that did not win the decision waits for the record's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettleWait {
+    /// Until the record is final (bounded): the turn protocol answers with the final state.
+    UntilFinal,
+    /// Not at all: the answer is the record as found (a client that follows the winner's
+    /// continuation in the session log, as the AI SDK's stream does).
+    No,
+}
+
+/// [`resolve`], with the loser's wait chosen.
+pub async fn resolve_with(
+    ports: &Ports,
+    chat: &ChatSetup,
+    request: &ResolveRequest,
+    limits: &TurnLimits,
+    deadline: &Interrupt,
+    wait: SettleWait,
 ) -> Result<Resolution, Refusal> {
     for _attempt in 0..CONFIRMATION_CLAIM_ATTEMPTS_MAX {
         let loaded = load(ports, chat, &request.session_id, deadline).await?;
@@ -88,9 +119,11 @@ pub async fn resolve(
             }
             Ok(ResolutionClaim::Busy) => return Err(BoundaryError::SessionBusy.into()),
             Ok(ResolutionClaim::Settled { record }) => {
-                return Ok(Resolution::Answered(
-                    settled(ports, request, record, deadline).await,
-                ))
+                let record = match wait {
+                    SettleWait::UntilFinal => settled(ports, request, record, deadline).await,
+                    SettleWait::No => record,
+                };
+                return Ok(Resolution::Answered(record));
             }
             Ok(ResolutionClaim::Claimed { envelope, record }) => (envelope, record),
         };
@@ -137,11 +170,7 @@ async fn open_continuation(
         }
     };
     let opened: Opened = history.opened(controller, first);
-    let submission = Submission {
-        session_id: request.session_id.clone(),
-        turn_id: record.token.clone(),
-        input: String::new(),
-    };
+    let submission = Submission::text(&request.session_id, &record.token, "");
     Ok(Resolution::Continue(Turn::new(
         ports.clone(),
         *limits,

@@ -39,11 +39,37 @@ pub struct TurnLimits {
 }
 
 /// A validated `client.turn.submit`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Submission {
     pub session_id: String,
     pub turn_id: String,
     pub input: String,
+    /// What a client protocol adds to the user's message (its id, file parts): empty for the
+    /// turn protocol's `client.turn.submit`, whose input is text.
+    pub message: MessageExtras,
+    /// Answer the last user message again instead of sending `input` (the AI SDK's
+    /// `regenerate-message`).
+    pub regenerate: bool,
+}
+
+/// The user message's id and file parts (see [`Submission::message`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MessageExtras {
+    pub id: Option<String>,
+    pub files: Vec<turnkeep_core::protocol::Part>,
+}
+
+impl Submission {
+    /// A turn protocol submission: text only.
+    pub fn text(session_id: &str, turn_id: &str, input: &str) -> Self {
+        Self {
+            session_id: session_id.to_owned(),
+            turn_id: turn_id.to_owned(),
+            input: input.to_owned(),
+            message: MessageExtras::default(),
+            regenerate: false,
+        }
+    }
 }
 
 /// The chat definition's part the turn needs besides its ports.

@@ -159,17 +159,28 @@ pub async fn read_projection(
     cancel: &CancelToken,
 ) -> Result<(Projection, Option<String>), LogError> {
     let mut projection = Projection::new();
+    let offset = read_all(log, cancel, &mut |chunks| projection.feed_all(chunks)).await?;
+    Ok((projection, offset))
+}
+
+/// Hands every chunk of `log` to `take`, batch by batch from its start to its tail; returns the
+/// offset after the last one (`None` for an empty log).
+pub async fn read_all(
+    log: &dyn SessionLog,
+    cancel: &CancelToken,
+    take: &mut dyn FnMut(&[Value]),
+) -> Result<Option<String>, LogError> {
     let mut offset: Option<String> = None;
     for _ in 0..RESOLVE_READS_MAX {
         let from = offset.as_deref().map_or(ReadFrom::Start, ReadFrom::After);
         let read = log.read(from, 0, cancel).await?;
-        projection.feed_all(&read.chunks);
+        take(&read.chunks);
         let moved = read.offset.is_some() && read.offset != offset;
         if read.offset.is_some() {
             offset = read.offset;
         }
         if read.up_to_date || read.chunks.is_empty() || !moved {
-            return Ok((projection, offset));
+            return Ok(offset);
         }
     }
     Err(LogError::Failed(PortError::new(

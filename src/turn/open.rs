@@ -5,7 +5,7 @@ use super::admit::{abandon, Claim};
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
-use turnkeep_core::chat::controller::{Action, ChatController};
+use turnkeep_core::chat::controller::{Action, ChatController, UserInput};
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::sequence::TurnSequencer;
 
@@ -46,11 +46,19 @@ async fn try_open(
 ) -> Result<Opened, Refusal> {
     let (mut controller, history) = controller_over_history(ports, chat, claim, deadline).await?;
     let ids = ports.ids.as_ref();
-    let first = controller
-        .send(&submission.input, ports.clock.now_ms(), &mut |p: &str| {
-            ids.next_id(p)
-        })
-        .map_err(|_| BoundaryError::InvalidEvent)?;
+    let mut next_id = |p: &str| ids.next_id(p);
+    let now_ms = ports.clock.now_ms();
+    let first = if submission.regenerate {
+        controller.regenerate(now_ms, &mut next_id)
+    } else {
+        let input = UserInput {
+            text: submission.input.clone(),
+            id: submission.message.id.clone(),
+            files: submission.message.files.clone(),
+        };
+        controller.send_message(&input, now_ms, &mut next_id)
+    }
+    .map_err(|_| BoundaryError::InvalidEvent)?;
     Ok(history.opened(controller, first))
 }
 

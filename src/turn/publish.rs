@@ -93,6 +93,7 @@ impl Publisher {
         history: &[Message],
         in_log: bool,
         log_empty: bool,
+        resolves: &[Confirmation],
         state: &ChatState,
         now_ms: u64,
     ) {
@@ -100,6 +101,9 @@ impl Publisher {
             let mut encoder = self.encoder.borrow_mut();
             let mut chunks = encoder.begin(history, in_log, log_empty);
             chunks.extend(encoder.run_started(&submission.session_id, &submission.turn_id, now_ms));
+            // A continuation's claimed record (approving, rejecting, expiring) before the
+            // conversation's change: a reader learns the decision before a rejection's result.
+            chunks.extend(encoder.confirmations(resolves, now_ms));
             chunks.extend(encoder.diff(state, now_ms));
             chunks
         };
@@ -112,15 +116,6 @@ impl Publisher {
             return;
         }
         let chunks = self.encoder.borrow_mut().diff(state, now_ms);
-        self.push(chunks);
-    }
-
-    /// The state of confirmation records the turn changed (a continuation's claimed record).
-    pub(crate) fn confirmations(&self, records: &[Confirmation], now_ms: u64) {
-        if self.sender.is_closed() {
-            return;
-        }
-        let chunks = self.encoder.borrow_mut().confirmations(records, now_ms);
         self.push(chunks);
     }
 

@@ -159,6 +159,11 @@ impl Turn {
         self.controller.borrow()
     }
 
+    /// How many messages the conversation had before this turn.
+    pub fn history_len(&self) -> usize {
+        self.history_len
+    }
+
     pub fn submission(&self) -> &Submission {
         &self.submission
     }
@@ -218,10 +223,16 @@ pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
         let history = &state.messages[..turn.history_len.min(state.messages.len())];
         let log_empty = turn.claim.log_tail.is_none();
         let now_ms = turn.ports.clock.now_ms();
-        publisher.start(&turn.submission, history, in_log, log_empty, &state, now_ms);
-        if let Some(record) = &turn.claim.resolves {
-            publisher.confirmations(std::slice::from_ref(record), now_ms);
-        }
+        let resolves = turn.claim.resolves.as_slice();
+        publisher.start(
+            &turn.submission,
+            history,
+            in_log,
+            log_empty,
+            resolves,
+            &state,
+            now_ms,
+        );
     }
     let driven = CancelToken::new();
     let drive = async {

@@ -61,9 +61,11 @@ pub enum StopAnswer {
     /// The turn holds the session; the request was appended to the log. The turn ends once its
     /// watcher reads it (within [`STOP_WATCH_READ_INTERVAL_MS`] of the append, plus the log's
     /// own delivery); its own client's response ends as a normal turn does.
-    Stopping,
-    /// The turn already ended with this outcome (a stop is idempotent).
+    Stopping { turn_id: String },
+    /// The turn had ended already, with this outcome.
     Ended(turnkeep_core::session::TurnOutcome),
+    /// No turn runs in the session (a stop of whatever runs, [`request_stop_running`]).
+    Idle,
 }
 
 /// Handles `client.turn.stop`: any client of the session may stop its running turn. The request
@@ -73,6 +75,27 @@ pub async fn request_stop(
     chat: &super::ChatSetup,
     session_id: &str,
     turn_id: &str,
+    deadline: &super::Interrupt,
+) -> Result<StopAnswer, super::Refusal> {
+    stop(ports, chat, session_id, Some(turn_id), deadline).await
+}
+
+/// Stops whatever turn runs in the session (the AI SDK's stop route names no turn): `Idle` when
+/// none does.
+pub async fn request_stop_running(
+    ports: &super::Ports,
+    chat: &super::ChatSetup,
+    session_id: &str,
+    deadline: &super::Interrupt,
+) -> Result<StopAnswer, super::Refusal> {
+    stop(ports, chat, session_id, None, deadline).await
+}
+
+async fn stop(
+    ports: &super::Ports,
+    chat: &super::ChatSetup,
+    session_id: &str,
+    turn_id: Option<&str>,
     deadline: &super::Interrupt,
 ) -> Result<StopAnswer, super::Refusal> {
     use super::fault::{Refusal, Stage};
@@ -91,20 +114,24 @@ pub async fn request_stop(
     let resumed = turnkeep_core::session::resume_session(stored.as_ref(), &chat.identity, now_ms)
         .map_err(super::admit::resume_refusal)?;
     let envelope = resumed.envelope;
-    if let Some(done) = envelope.terminal_turn(turn_id) {
+    if let Some(done) = turn_id.and_then(|id| envelope.terminal_turn(id)) {
         return Ok(StopAnswer::Ended(done.outcome));
     }
     let running = envelope
         .active_turn
         .as_ref()
-        .is_some_and(|a| a.turn_id == turn_id && a.expires_at > now_ms);
-    if !running {
-        return Err(BoundaryError::TurnNotRunning.into());
-    }
+        .filter(|a| a.expires_at > now_ms && turn_id.is_none_or(|id| a.turn_id == id));
+    let Some(running) = running else {
+        return match turn_id {
+            Some(_) => Err(BoundaryError::TurnNotRunning.into()),
+            None => Ok(StopAnswer::Idle),
+        };
+    };
     let Some(log) = &ports.log else {
         return Err(BoundaryError::StopUnavailable.into());
     };
-    let chunk = turnkeep_core::projection::chunks::stop_request(turn_id, now_ms).to_string();
+    let chunk =
+        turnkeep_core::projection::chunks::stop_request(&running.turn_id, now_ms).to_string();
     deadline
         .guard(async {
             log.append(std::slice::from_ref(&chunk), None, token)
@@ -112,5 +139,7 @@ pub async fn request_stop(
                 .map_err(|e| Refusal::internal(Stage::SessionLog, e.port_error()))
         })
         .await?;
-    Ok(StopAnswer::Stopping)
+    Ok(StopAnswer::Stopping {
+        turn_id: running.turn_id.clone(),
+    })
 }

@@ -71,16 +71,20 @@ mod sandbox;
 #[cfg(feature = "server")]
 mod session;
 #[cfg(feature = "server")]
+mod session_log_route;
+#[cfg(feature = "server")]
 mod storage;
 #[cfg(feature = "server")]
 pub(crate) mod stream_proxy;
 #[cfg(feature = "protocol")]
 mod strict_json;
+#[cfg(feature = "protocol")]
+mod ui;
 
 #[cfg(feature = "ask")]
 pub use ask::{create_ask_service_handler, create_local_retriever, LocalRetriever};
 #[cfg(feature = "server")]
-pub use chat::create_chat_handler;
+pub use chat::{create_chat_handler, create_ui_message_chat_handler};
 #[cfg(feature = "server")]
 pub use chat_session::{resume_chat_session, ChatSession};
 #[cfg(feature = "protocol")]
@@ -100,7 +104,11 @@ pub use sandbox::create_mcp_sandbox_handler;
 #[cfg(feature = "server")]
 pub use session::decode_session_snapshot;
 #[cfg(feature = "server")]
+pub use session_log_route::create_session_log_handler;
+#[cfg(feature = "server")]
 pub use storage::{create_memory_session_storage, MemorySessionStorageHandle};
+#[cfg(feature = "protocol")]
+pub use ui::{to_ui_messages, UiChunkMapper, UiReader};
 
 use wasm_bindgen::prelude::*;
 

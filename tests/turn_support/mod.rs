@@ -246,11 +246,7 @@ pub fn chat_setup(session_id: &str) -> ChatSetup {
 }
 
 pub fn submission(session_id: &str, turn_id: &str, input: &str) -> Submission {
-    Submission {
-        session_id: session_id.into(),
-        turn_id: turn_id.into(),
-        input: input.into(),
-    }
+    Submission::text(session_id, turn_id, input)
 }
 
 pub const LIMITS: TurnLimits = TurnLimits {

@@ -40,8 +40,6 @@ mod request;
 pub mod route;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod shell;
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-mod sse;
 #[cfg(target_arch = "wasm32")]
 mod store;
 pub mod timing;

@@ -6,13 +6,13 @@ use wasm_bindgen::prelude::*;
 use super::object::{Ctx, SessionStreamCore, State};
 use super::query::etag;
 use super::reply::Reply;
-use super::sse::{base64, push_control, push_data, Control};
 use super::store::{Meta, Row};
 use crate::core::limits;
 use crate::core::streams::content_type::{is_json, sse_needs_base64};
 use crate::core::streams::cursor::response_cursor;
 use crate::core::streams::offset::{Offset, OffsetQuery};
 use crate::core::streams::read_query::{parse_read_query, plan_read, LiveMode, ReadStart};
+use crate::core::streams::sse::{base64, push_control, push_data, Control};
 
 impl SessionStreamCore {
     pub(super) fn get(&mut self, ctx: &Ctx<'_>, waited: bool) -> Result<Reply, JsValue> {

@@ -221,23 +221,7 @@ fn declared_too_large(content_length: Option<&str>) -> bool {
         .is_some_and(|n| n > limits::STREAM_APPEND_BYTES_MAX)
 }
 
-/// `decodeURIComponent`: `%XX` escapes to bytes, which must be UTF-8; a broken escape is `None`.
+/// `decodeURIComponent` (`core::checks::decode_uri_component`).
 pub fn decode_component(raw: &str) -> Option<String> {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = raw.get(i + 1..i + 3)?;
-            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return None;
-            }
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    crate::core::checks::decode_uri_component(raw)
 }

@@ -59,7 +59,7 @@ pub(crate) const OFFSET_RULE: &str = "an offset is -1, now, or 1 to 256 visible 
 
 /// Offsets are opaque tokens, but never empty, never the reserved sentinels, and never contain
 /// `,` `&` `=` `?` `/` (protocol §8); this also keeps them safe in a query string and a log line.
-fn is_offset_text(s: &str) -> bool {
+pub(crate) fn is_offset_text(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= CONNECTION_OFFSET_CHARS_MAX
         && s != "-1"

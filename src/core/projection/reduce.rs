@@ -45,6 +45,9 @@ pub struct Projection {
     chunks: u64,
     /// The run (turn) started and not yet finished or failed, if any.
     active_run: Option<String>,
+    /// The run that started last (running or ended), so a late reader can tell a run that
+    /// ended from one the log has not seen start yet.
+    last_run: Option<String>,
     /// Tool confirmations the log asked for, and their states (a native batch keeps them).
     confirmations: Confirmations,
 }
@@ -101,6 +104,11 @@ impl Projection {
     /// died without ending it stays active until the next run starts.
     pub fn active_run(&self) -> Option<&str> {
         self.active_run.as_deref()
+    }
+
+    /// The run that started last in what was fed (running or ended).
+    pub fn last_run(&self) -> Option<&str> {
+        self.last_run.as_deref()
     }
 
     /// The tool confirmations the log shows, in order of first appearance.
@@ -166,7 +174,10 @@ impl Projection {
             TOOL_CALL_END => self.tool_call_end(chunk),
             TOOL_CALL_RESULT => self.tool_call_result(chunk),
             CUSTOM => self.custom(chunk),
-            RUN_STARTED => self.active_run = str_field(chunk, "runId").map(str::to_owned),
+            RUN_STARTED => {
+                self.active_run = str_field(chunk, "runId").map(str::to_owned);
+                self.last_run.clone_from(&self.active_run);
+            }
             RUN_FINISHED => {
                 self.active_run = None;
                 self.close_open(MessageStatus::Complete);

@@ -129,13 +129,15 @@ pub enum BoundaryError {
     /// The stored session was written for another chat definition (id, revision, or a
     /// conversation its statechart does not accept).
     SessionIncompatible,
+    /// The UI message stream route: the body is not the AI SDK's chat request.
+    InvalidUiRequest,
 }
 
 /// One row of the boundary table (a row of the diagnostic registry).
 pub type BoundaryRow = crate::diagnostics::Row;
 
 impl BoundaryError {
-    pub const ALL: [BoundaryError; 20] = [
+    pub const ALL: [BoundaryError; 21] = [
         Self::MethodNotAllowed,
         Self::UnsupportedMediaType,
         Self::TooLarge,
@@ -156,6 +158,7 @@ impl BoundaryError {
         Self::ConfirmationNotFound,
         Self::ConfirmationUnavailable,
         Self::SessionIncompatible,
+        Self::InvalidUiRequest,
     ];
 
     /// The mapping to the registry's rows (`core::diagnostics::chat`: AgentsKit's table plus
@@ -183,6 +186,7 @@ impl BoundaryError {
             Self::ConfirmationNotFound => chat::CONFIRMATION_NOT_FOUND,
             Self::ConfirmationUnavailable => chat::CONFIRMATION_UNAVAILABLE,
             Self::SessionIncompatible => chat::SESSION_INCOMPATIBLE,
+            Self::InvalidUiRequest => chat::INVALID_UI_REQUEST,
         }
     }
 

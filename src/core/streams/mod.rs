@@ -13,7 +13,8 @@
 //! - §5.2.1 idempotent producers (`Producer-Id/Epoch/Seq`): [`producer`]
 //! - §5.6-5.8 the `offset` and `live` query parameters, §8 offsets and the `-1` / `now`
 //!   sentinels: [`offset`] and [`read_query`]
-//! - §9 content types and SSE encoding: [`content_type`]; §9.1 JSON mode: [`json_mode`]
+//! - §9 content types and SSE encoding: [`content_type`], the SSE events themselves: [`sse`];
+//!   §9.1 JSON mode: [`json_mode`]
 //! - §10.1 long-poll / SSE cursors: [`cursor`]
 //! - one PUT end to end (create, idempotent re-create, fork): [`create`]
 //! - one POST end to end (the order of all the checks above): [`append`]
@@ -32,10 +33,12 @@ pub mod create;
 pub mod cursor;
 pub mod item_log;
 pub mod json_mode;
+pub mod log_read;
 pub mod offset;
 pub mod producer;
 pub mod proxy;
 pub mod read_query;
+pub mod sse;
 pub mod stream_seq;
 pub mod ttl;
 

@@ -51,7 +51,10 @@ use crate::web::adapters::{JsSessionLog, JsSessionStorage};
 /// Creates the handler. Throws an Error with `code: "SERVER_INVALID_CONFIG"` for bad options.
 #[wasm_bindgen(js_name = createChatHandler)]
 pub fn create_chat_handler(options: JsValue) -> Result<Function, JsValue> {
-    let options = Rc::new(HandlerOptions::from_js(&options)?);
+    let options = Rc::new(HandlerOptions::from_js(
+        &options,
+        crate::core::limits::BODY_BYTES_MAX_DEFAULT,
+    )?);
     let methods = options.clone();
     let handler = Closure::<dyn Fn(JsValue, JsValue) -> Promise>::new(
         move |request: JsValue, host: JsValue| {
@@ -82,6 +85,9 @@ pub struct ChatLimits {
     pub timeout_ms: u32,
     pub cleanup_timeout_ms: u32,
     pub body_bytes_max: u64,
+    /// The body limit of the AI SDK UI message stream route, which the stock client sends the
+    /// whole conversation to with every request.
+    pub ui_body_bytes_max: u64,
     /// How long a tool confirmation a turn proposes stays approvable.
     pub confirmation_ttl_ms: u64,
 }
@@ -116,12 +122,19 @@ pub trait ChatHost {
     fn resolve<'a>(
         &'a self,
         context: &'a JsValue,
-        client: &'a ClientRequest,
+        ids: SessionIds<'a>,
         deadline: &'a RequestDeadline,
     ) -> LocalFuture<'a, Result<(Ports, ChatSetup), Failure>>;
 
     /// A fault of a request that ended before its stream started, for the operator.
     fn report(&self, fault: &Fault, session_id: Option<&str>, turn_id: Option<&str>);
+}
+
+/// The session a request is for, and its turn when it names one (for `onError`).
+#[derive(Clone, Copy, Debug)]
+pub struct SessionIds<'a> {
+    pub session_id: &'a str,
+    pub turn_id: Option<&'a str>,
 }
 
 /// Why a request ended before its stream started.
@@ -146,14 +159,14 @@ impl From<BoundaryError> for Failure {
 /// The ids a request named, once known (for `onError`).
 #[derive(Default)]
 pub struct Named {
-    session_id: Option<String>,
-    turn_id: Option<String>,
+    pub(super) session_id: Option<String>,
+    pub(super) turn_id: Option<String>,
 }
 
 impl Failure {
     /// The one mapping: the fault to the operator, a safe diagnostic (or the host's own
     /// response) to the client.
-    fn into_response(self, host: &dyn ChatHost, named: &Named) -> Response {
+    pub(super) fn into_response(self, host: &dyn ChatHost, named: &Named) -> Response {
         let refusal = match self {
             Failure::Host(response) => return response,
             Failure::Refused(refusal) => refusal,
@@ -210,14 +223,18 @@ async fn handle(
     let client = read_request(&limits, request, &deadline).await?;
     named.session_id = Some(client.envelope.session_id.clone());
     named.turn_id = Some(client.envelope.turn_id.clone());
-    let (ports, chat) = host.resolve(&context, &client, &deadline).await?;
+    let ids = SessionIds {
+        session_id: &client.envelope.session_id,
+        turn_id: Some(&client.envelope.turn_id),
+    };
+    let (ports, chat) = host.resolve(&context, ids, &deadline).await?;
     match client.kind {
         RequestKind::Submit { input } => {
-            let submission = Submission {
-                session_id: client.envelope.session_id,
-                turn_id: client.envelope.turn_id,
-                input,
-            };
+            let submission = Submission::text(
+                &client.envelope.session_id,
+                &client.envelope.turn_id,
+                &input,
+            );
             submit(&limits, ports, chat, submission, deadline, keep_alive).await
         }
         RequestKind::Stop => {
@@ -254,6 +271,7 @@ impl ChatHost for HandlerOptions {
             timeout_ms: self.timeout_ms,
             cleanup_timeout_ms: self.cleanup_timeout_ms,
             body_bytes_max: self.body_bytes_max,
+            ui_body_bytes_max: self.body_bytes_max,
             confirmation_ttl_ms: self.confirmation_ttl_ms,
         }
     }
@@ -269,14 +287,15 @@ impl ChatHost for HandlerOptions {
     fn resolve<'a>(
         &'a self,
         context: &'a JsValue,
-        client: &'a ClientRequest,
+        ids: SessionIds<'a>,
         deadline: &'a RequestDeadline,
     ) -> LocalFuture<'a, Result<(Ports, ChatSetup), Failure>> {
-        let ids = (
-            client.envelope.session_id.as_str(),
-            Some(client.envelope.turn_id.as_str()),
-        );
-        Box::pin(resolve(self, context, ids, deadline))
+        Box::pin(resolve(
+            self,
+            context,
+            (ids.session_id, ids.turn_id),
+            deadline,
+        ))
     }
 
     fn report(&self, fault: &Fault, session_id: Option<&str>, turn_id: Option<&str>) {
@@ -285,7 +304,7 @@ impl ChatHost for HandlerOptions {
 }
 
 /// Step 2: the host's `authenticate(request, signal)`; absent means anonymous (`undefined`).
-async fn authenticate(
+pub(super) async fn authenticate(
     options: &HandlerOptions,
     request: &Request,
     deadline: &RequestDeadline,
@@ -478,18 +497,22 @@ async fn stream(
 }
 
 /// The answer to `client.turn.stop`: 202 while the turn stops, 200 when it had ended already.
-fn stop_response(turn_id: &str, answer: &StopAnswer) -> Result<Response, Failure> {
+pub(super) fn stop_response(turn_id: &str, answer: &StopAnswer) -> Result<Response, Failure> {
     let stop = Object::new();
     set(&stop, "version", 1);
     set(&stop, "turnId", turn_id);
     let status = match answer {
-        StopAnswer::Stopping => {
+        StopAnswer::Stopping { .. } => {
             set(&stop, "state", "stopping");
             202
         }
         StopAnswer::Ended(outcome) => {
             set(&stop, "state", "ended");
             set(&stop, "outcome", outcome.as_str());
+            200
+        }
+        StopAnswer::Idle => {
+            set(&stop, "state", "idle");
             200
         }
     };

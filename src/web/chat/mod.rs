@@ -8,6 +8,9 @@
 //! - [`host`]: the host's clock, ids and `onError` as ports.
 //! - [`options`], [`definition`]: the handler's options and the resolved chat definition.
 //! - [`reconcile`]: `handler.listStuckConfirmations` / `handler.reconcileConfirmation`.
+//! - [`ui`]: `createUIMessageChatHandler`, the same pipeline speaking the AI SDK's UI message
+//!   stream: its answer ([`ui_sink`]: the turn's chunks through `core::ui`'s mapping) and the
+//!   resume route and a lost decision ([`ui_follow`]: the session log followed).
 //!
 //! Request/response plumbing and JS interop are shared with the other handlers
 //! (`crate::web::http`, `crate::web::js`); they are re-exported here under their old paths.
@@ -21,13 +24,21 @@ mod reconcile;
 mod response;
 mod slab;
 mod stream;
+mod ui;
+mod ui_follow;
+mod ui_sink;
 
 use crate::web::{http, js};
 
 pub(crate) use definition::read_conversation;
 pub use handler::create_chat_handler;
+pub use ui::create_ui_message_chat_handler;
 // The pipeline with a host of its own (the demo Worker's Rust host, src/cloudflare/chat.rs).
 #[allow(unused_imports)]
 pub use deadline::RequestDeadline;
 #[allow(unused_imports)]
-pub use handler::{respond, ChatHost, ChatLimits, Failure};
+pub use handler::{respond, ChatHost, ChatLimits, Failure, SessionIds};
+pub use stream::TextStream;
+// The AI SDK UI message stream wire of the same pipeline, for a host of its own.
+#[allow(unused_imports)]
+pub use ui::respond as respond_ui;

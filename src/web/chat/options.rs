@@ -31,7 +31,8 @@ pub struct HandlerOptions {
 }
 
 impl HandlerOptions {
-    pub fn from_js(options: &JsValue) -> Result<Self, JsValue> {
+    /// Reads `options`; `body_bytes_default` is the handler's `maxBodyBytes` when none is given.
+    pub fn from_js(options: &JsValue, body_bytes_default: u64) -> Result<Self, JsValue> {
         if !options.is_object() {
             return Err(invalid("options must be an object"));
         }
@@ -46,7 +47,7 @@ impl HandlerOptions {
             timeout_ms: read.positive_ms("timeoutMs", limits::TURN_TIMEOUT_MS_DEFAULT)?,
             cleanup_timeout_ms: read
                 .positive_ms("cleanupTimeoutMs", limits::CLEANUP_TIMEOUT_MS_DEFAULT)?,
-            body_bytes_max: read.positive_int("maxBodyBytes", limits::BODY_BYTES_MAX_DEFAULT)?,
+            body_bytes_max: read.positive_int("maxBodyBytes", body_bytes_default)?,
             now: read.optional_fn("now")?,
             create_id: read.optional_fn("createId")?,
             session_log: read.optional_fn("sessionLog")?,

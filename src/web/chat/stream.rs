@@ -163,3 +163,47 @@ fn serve<T>(inner: &Rc<RefCell<Inner<T>>>, controller: &Controller) -> bool {
     let _ = controller.enqueue_with_chunk(&chunk);
     true
 }
+
+/// A body written as text arrives, over a [`PullStream`]: each pull takes everything written
+/// since the last one, so a slow reader gets fewer, larger chunks (what it holds is bounded by
+/// what the writer writes). `close` ends it after what was written.
+pub struct TextStream {
+    stream: PullStream<()>,
+    buffer: Rc<RefCell<String>>,
+}
+
+impl TextStream {
+    /// The writer's handle and the body. `on_cancel` runs once if the consumer cancels.
+    pub fn new(
+        on_cancel: Box<dyn FnOnce()>,
+    ) -> Result<(Rc<Self>, web_sys::ReadableStream), JsValue> {
+        let buffer = Rc::new(RefCell::new(String::new()));
+        let drained = buffer.clone();
+        // The closing pull always yields a chunk (empty if the one before took it all): the
+        // stream closes only after it.
+        let encode: Encoder<()> = Box::new(move |(), is_last| {
+            let text = std::mem::take(&mut *drained.borrow_mut());
+            (is_last || !text.is_empty()).then(|| {
+                let bytes = Uint8Array::new_with_length(text.len() as u32);
+                bytes.copy_from(text.as_bytes());
+                bytes
+            })
+        });
+        let (stream, body) = PullStream::new(encode, on_cancel)?;
+        Ok((Rc::new(Self { stream, buffer }), body))
+    }
+
+    pub fn write(&self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.buffer.borrow_mut().push_str(text);
+        self.stream.publish(());
+    }
+
+    /// Ends the body after what was written (and `last`).
+    pub fn close(&self, last: &str) {
+        self.buffer.borrow_mut().push_str(last);
+        self.stream.close_with(Some(()));
+    }
+}

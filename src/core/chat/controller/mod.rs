@@ -49,7 +49,7 @@ use crate::checks::format_iso_millis_at;
 use crate::limits::{
     ASSISTANT_CONTENT_BYTES_MAX, TOOL_ITERATIONS_MAX_DEFAULT, TOOL_RESULT_BYTES_MAX,
 };
-use crate::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+use crate::protocol::{Message, MessageStatus, Part, Role, ToolCall, ToolCallStatus};
 use tool_calls::{CallPlan, PendingCalls};
 
 /// Where message and tool-call ids come from (`prefix` is `msg` or `call`). Any
@@ -139,6 +139,18 @@ pub enum SendError {
     AlreadyStarted,
     /// The input is empty or only whitespace.
     BlankInput,
+    /// `regenerate` in a conversation with no user message.
+    NothingToRegenerate,
+}
+
+/// The user's message of a turn (see [`ChatController::send_message`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UserInput {
+    pub text: String,
+    /// The client's id for the message.
+    pub id: Option<String>,
+    /// `file` (and image) parts.
+    pub files: Vec<Part>,
 }
 
 /// The chat controller of one turn.
@@ -248,20 +260,69 @@ impl ChatController {
         now_ms: u64,
         ids: &mut dyn IdSource,
     ) -> Result<Action, SendError> {
+        let input = UserInput {
+            text: input.to_owned(),
+            ..UserInput::default()
+        };
+        self.send_message(&input, now_ms, ids)
+    }
+
+    /// [`Self::send`] with what a client protocol adds to the user's message: the client's id
+    /// for it (kept unless the conversation holds that id already) and file parts (stored in
+    /// `parts` after the text, for the models that read them).
+    pub fn send_message(
+        &mut self,
+        input: &UserInput,
+        now_ms: u64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Action, SendError> {
         if !matches!(self.phase, Phase::Ready) {
             return Err(SendError::AlreadyStarted);
         }
-        if input.trim().is_empty() {
+        if input.text.trim().is_empty() {
             return Err(SendError::BlankInput);
         }
-        let user = new_message(
+        let mut user = new_message(
             ids,
             now_ms,
             Role::User,
-            input.to_owned(),
+            input.text.clone(),
             MessageStatus::Complete,
         );
+        let taken = |id: &String| self.state.messages.iter().any(|m| &m.id == id);
+        if let Some(id) = input.id.as_ref().filter(|id| !id.is_empty() && !taken(id)) {
+            user.id = id.clone();
+        }
+        if !input.files.is_empty() {
+            let text = Part::Text {
+                text: input.text.clone(),
+            };
+            user.parts = Some(
+                std::iter::once(text)
+                    .chain(input.files.iter().cloned())
+                    .collect(),
+            );
+        }
         self.push_message(user);
+        self.state.status = ChatStatus::Streaming;
+        Ok(self.start_model_call(now_ms, ids))
+    }
+
+    /// Starts the turn by answering the last user message again (`regenerate`): what followed
+    /// it (the answer being replaced) is dropped first.
+    pub fn regenerate(&mut self, now_ms: u64, ids: &mut dyn IdSource) -> Result<Action, SendError> {
+        if !matches!(self.phase, Phase::Ready) {
+            return Err(SendError::AlreadyStarted);
+        }
+        let last_user = self
+            .state
+            .messages
+            .iter()
+            .rposition(|m| m.role == Role::User)
+            .ok_or(SendError::NothingToRegenerate)?;
+        while self.state.messages.len() > last_user + 1 {
+            self.remove_message(self.state.messages.len() - 1);
+        }
         self.state.status = ChatStatus::Streaming;
         Ok(self.start_model_call(now_ms, ids))
     }
