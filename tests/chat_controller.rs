@@ -26,6 +26,7 @@ fn spec(name: &str, requires_confirmation: bool) -> ToolSpec {
         description: format!("{name} tool"),
         parameters: json!({"type": "object"}),
         requires_confirmation,
+        host_validates: false,
     }
 }
 
@@ -33,6 +34,7 @@ fn config(max_tool_iterations: u32) -> ChatConfig {
     ChatConfig {
         tools: vec![spec("lookup", false), spec("transfer", true)],
         max_tool_iterations,
+        ..Default::default()
     }
 }
 

@@ -31,6 +31,7 @@ fn fixture(name: &str) -> &'static [u8] {
 fn chunk_json(c: &ModelChunk) -> Value {
     match c {
         ModelChunk::Text(t) => json!({ "text": t }),
+        ModelChunk::Reasoning(t) => json!({ "reasoning": t }),
         ModelChunk::ToolCall {
             index,
             id,
@@ -96,6 +97,7 @@ fn a_recorded_tool_call_stream_drives_the_controller_to_one_call() {
         description: String::new(),
         parameters: json!({"type": "object"}),
         requires_confirmation: false,
+        host_validates: false,
     };
     let mut c = ChatController::new(
         ChatConfig {
@@ -340,8 +342,9 @@ fn request_body_maps_roles_tool_calls_and_tools() {
         description: "Looks up.".into(),
         parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
         requires_confirmation: false,
+        host_validates: false,
     }];
-    let request = ModelRequest { messages, tools };
+    let request = ModelRequest::new(messages, tools);
     let options = OpenAiRequestOptions {
         model: "m-1".into(),
         include_usage: true,
@@ -368,10 +371,7 @@ fn request_body_maps_roles_tool_calls_and_tools() {
     assert_eq!(body.to_string(), expected.to_string());
     // Without tools or usage, those keys are absent.
     let bare = request_body(
-        &ModelRequest {
-            messages: vec![],
-            tools: vec![],
-        },
+        &ModelRequest::new(vec![], vec![]),
         &OpenAiRequestOptions {
             model: "m".into(),
             include_usage: false,

@@ -121,6 +121,7 @@ pub fn demo_tools() -> Vec<ToolSpec> {
                 "required": ["query"],
             }),
             requires_confirmation: false,
+            host_validates: false,
         },
         ToolSpec {
             name: TRANSFER.into(),
@@ -131,6 +132,7 @@ pub fn demo_tools() -> Vec<ToolSpec> {
                 "required": ["amount"],
             }),
             requires_confirmation: true,
+            host_validates: false,
         },
     ]
 }
