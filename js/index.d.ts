@@ -560,6 +560,8 @@ export interface ChatTool {
   name: string;
   description: string;
   parameters: Record<string, unknown> | StandardSchemaLike;
+  /** (AgentsKit's tools have `schema`.) */
+  schema?: undefined;
   /** A person must approve each call (`client.confirmation.resolve`) before it runs. */
   requiresConfirmation?: boolean;
   execute(args: Record<string, unknown>, context: ToolContext): unknown;
@@ -570,6 +572,8 @@ export interface AgentsKitTool {
   name: string;
   description?: string;
   schema?: Record<string, unknown> | StandardSchemaLike;
+  /** (turnkeep's tools have `parameters`.) */
+  parameters?: undefined;
   requiresConfirmation?: boolean;
   execute(
     args: Record<string, unknown>,

@@ -144,12 +144,18 @@ impl ToolChoice {
     /// The AI SDK's call option: `{ type: 'auto' | 'none' | 'required' }` or
     /// `{ type: 'tool', toolName }`.
     pub fn to_value(&self) -> Value {
-        match self {
-            ToolChoice::Auto => serde_json::json!({ "type": "auto" }),
-            ToolChoice::None => serde_json::json!({ "type": "none" }),
-            ToolChoice::Required => serde_json::json!({ "type": "required" }),
-            ToolChoice::Tool(name) => serde_json::json!({ "type": "tool", "toolName": name }),
+        let kind = match self {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+            ToolChoice::Required => "required",
+            ToolChoice::Tool(_) => "tool",
+        };
+        let mut out = Map::new();
+        out.insert("type".into(), Value::String(kind.into()));
+        if let ToolChoice::Tool(name) = self {
+            out.insert("toolName".into(), Value::String(name.clone()));
         }
+        Value::Object(out)
     }
 }
 

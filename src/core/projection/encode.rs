@@ -325,12 +325,12 @@ fn find_call<'a>(messages: &'a [Message], call_id: &str) -> Option<&'a ToolCall>
 }
 
 /// Queues `chunk` behind the others, merging it into the newest queued chunk when both are text
-/// (or tool-argument) deltas of the same message (call): a log slower than the model then gets
+/// (reasoning, tool-argument) deltas of the same message (span, call): a log slower than the model then gets
 /// fewer, larger appends, and the queue stays as short as the turn's structure.
 pub fn merge_queued(queue: &mut VecDeque<Value>, chunk: Value) {
     if let Some(last) = queue.back_mut() {
         let key = match chunk_type(&chunk) {
-            Some(TEXT_MESSAGE_CONTENT) => Some("messageId"),
+            Some(TEXT_MESSAGE_CONTENT | REASONING_MESSAGE_CONTENT) => Some("messageId"),
             Some(TOOL_CALL_ARGS) => Some("toolCallId"),
             _ => None,
         };

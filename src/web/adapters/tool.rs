@@ -4,8 +4,8 @@
 //!   with `context` `{ signal, toolCallId, idempotencyKey? }` (`idempotencyKey`: the
 //!   confirmation token of a call a person approved);
 //! - AgentsKit's `ToolDefinition` `{ name, description?, schema?, requiresConfirmation?,
-//!   execute(args, context), tags?, category? }` (a tool with `schema`, or any tool of an
-//!   AgentsKit `chat`), whose `context` is AgentsKit's `{ messages, call }` (messages with
+//!   execute(args, context), tags?, category? }` (a tool with `schema`, or a tool of an
+//!   AgentsKit `chat` without `parameters`), whose `context` is AgentsKit's `{ messages, call }` (messages with
 //!   `Date` timestamps) plus the above. Its `execute` may return an async iterable, whose chunks
 //!   are joined (`String(chunk)`) as AgentsKit joins them; `init`/`dispose` are refused.
 //!
@@ -103,8 +103,11 @@ impl JsTool {
             ));
         }
         let at = format!("tool {name}");
+        // A tool with `schema` is AgentsKit's; in an AgentsKit `chat`, so is one with neither
+        // `schema` nor `parameters` (turnkeep's own tools, with `parameters`, work there too).
         let has_schema = !get(value, "schema").is_undefined();
-        let agentskit = rules.agentskit || has_schema && get(value, "parameters").is_undefined();
+        let has_parameters = !get(value, "parameters").is_undefined();
+        let agentskit = has_schema && !has_parameters || rules.agentskit && !has_parameters;
         let keys: Vec<String> = Object::keys(value.unchecked_ref::<Object>())
             .iter()
             .filter_map(|k| k.as_string())
