@@ -4,7 +4,9 @@
 
 use serde_json::{json, Value};
 use turnkeep::core::chat::aisdk::{call_options, AiSdkError, AiSdkStream, SpecVersion, StreamPart};
-use turnkeep::core::chat::{CallSettings, FinishReason, ModelChunk, ModelRequest, Setting, ToolSpec, Usage};
+use turnkeep::core::chat::{
+    CallSettings, FinishReason, ModelChunk, ModelRequest, Setting, ToolSpec, Usage,
+};
 use turnkeep::core::protocol::{decode_messages, Message};
 
 fn part(kind: &str) -> StreamPart {
@@ -223,8 +225,14 @@ fn settings() -> CallSettings {
         (Setting::MaxOutputTokens, json!(100)),
         (Setting::TopP, json!(0.9)),
         (Setting::StopSequences, json!(["END"])),
-        (Setting::ToolChoice, json!({ "type": "tool", "toolName": "lookup" })),
-        (Setting::ProviderOptions, json!({ "anthropic": { "cacheControl": { "type": "ephemeral" } } })),
+        (
+            Setting::ToolChoice,
+            json!({ "type": "tool", "toolName": "lookup" }),
+        ),
+        (
+            Setting::ProviderOptions,
+            json!({ "anthropic": { "cacheControl": { "type": "ephemeral" } } }),
+        ),
     ] {
         s.set(setting, "x", &value).expect("valid");
     }
@@ -293,23 +301,45 @@ fn a_request_becomes_the_prompt_and_options_each_spec_version_takes() {
         let options = call_options(&request, version);
         assert_eq!(
             options.value,
-            expected(user(json!("AAAA"), json!("https://example.com/a.pdf"), json!("aGkh"), json!("QkJC"))),
+            expected(user(
+                json!("AAAA"),
+                json!("https://example.com/a.pdf"),
+                json!("aGkh"),
+                json!("QkJC")
+            )),
             "{version:?}"
         );
-        assert_eq!(options.urls, vec!["/prompt/2/content/2/data".to_owned()], "{version:?}");
+        assert_eq!(
+            options.urls,
+            vec!["/prompt/2/content/2/data".to_owned()],
+            "{version:?}"
+        );
     }
 }
 
 #[test]
 fn a_bare_request_has_only_its_prompt() {
     let request = ModelRequest::new(
-        messages(json!([{ "id": "u", "role": "user", "content": "hi", "status": "complete", "createdAt": AT }])),
+        messages(
+            json!([{ "id": "u", "role": "user", "content": "hi", "status": "complete", "createdAt": AT }]),
+        ),
         Vec::new(),
     );
     let options = call_options(&request, SpecVersion::V4);
-    assert_eq!(options.value, json!({ "prompt": [{ "role": "user", "content": [{ "type": "text", "text": "hi" }] }] }));
+    assert_eq!(
+        options.value,
+        json!({ "prompt": [{ "role": "user", "content": [{ "type": "text", "text": "hi" }] }] })
+    );
     // A tool choice without tools is not sent.
     let mut with_choice = request.clone();
-    with_choice.settings.set(Setting::ToolChoice, "x", &json!("required")).expect("valid");
-    assert_eq!(call_options(&with_choice, SpecVersion::V4).value.get("toolChoice"), None);
+    with_choice
+        .settings
+        .set(Setting::ToolChoice, "x", &json!("required"))
+        .expect("valid");
+    assert_eq!(
+        call_options(&with_choice, SpecVersion::V4)
+            .value
+            .get("toolChoice"),
+        None
+    );
 }

@@ -564,8 +564,14 @@ fn reasoning_grows_beside_the_text_and_survives_a_stop() {
     assert!(c.revision() > before, "reasoning is an observable change");
     c.on_chunk(ModelChunk::Text("answer".into()));
     let assistant = &c.state().messages[1];
-    assert_eq!((assistant.content.as_str(), assistant.reasoning()), ("answer", "think hard"));
-    assert_eq!(assistant.metadata.as_ref().and_then(|m| m.get("reasoning")), Some(&serde_json::json!("think hard")));
+    assert_eq!(
+        (assistant.content.as_str(), assistant.reasoning()),
+        ("answer", "think hard")
+    );
+    assert_eq!(
+        assistant.metadata.as_ref().and_then(|m| m.get("reasoning")),
+        Some(&serde_json::json!("think hard"))
+    );
     assert_eq!(c.on_model_end(NOW_MS, &mut ids), Action::Done);
     // A call stopped while it only reasoned keeps its reasoning (a message with neither goes).
     let (mut c, _) = started("hi");
@@ -589,9 +595,16 @@ fn reasoning_beyond_its_limit_ends_the_turn() {
 fn the_call_settings_reach_every_model_request() {
     let mut settings = turnkeep::core::chat::CallSettings::default();
     settings
-        .set(turnkeep::core::chat::Setting::Instructions, "instructions", &serde_json::json!("Be brief."))
+        .set(
+            turnkeep::core::chat::Setting::Instructions,
+            "instructions",
+            &serde_json::json!("Be brief."),
+        )
         .expect("valid");
-    let config = ChatConfig { settings: settings.clone(), ..config(5) };
+    let config = ChatConfig {
+        settings: settings.clone(),
+        ..config(5)
+    };
     let mut c = ChatController::new(config, Vec::new());
     let Ok(Action::CallModel(request)) = c.send("hi", NOW_MS, &mut counter_ids()) else {
         panic!("CallModel")

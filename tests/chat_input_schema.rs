@@ -7,7 +7,9 @@ use serde_json::{json, Value};
 use turnkeep::core::chat::controller::{Action, ChatConfig, ChatController};
 use turnkeep::core::chat::input_schema::{check_input, InputIssues, PathKey};
 use turnkeep::core::chat::{FinishReason, ModelChunk, ToolSpec};
-use turnkeep::core::limits::{TOOL_INPUT_CHECK_STEPS_MAX, TOOL_INPUT_ERROR_CHARS_MAX, TOOL_INPUT_ISSUES_MAX};
+use turnkeep::core::limits::{
+    TOOL_INPUT_CHECK_STEPS_MAX, TOOL_INPUT_ERROR_CHARS_MAX, TOOL_INPUT_ISSUES_MAX,
+};
 use turnkeep::core::protocol::{Role, ToolCallStatus};
 
 /// The text the model reads for `input` against `schema`, or None when it conforms.
@@ -70,41 +72,75 @@ fn inputs_are_checked_against_the_subset_tools_use() {
         (json!({ "patternProperties": { "^a": {} }, "additionalProperties": false }), json!({ "b": 1 }), None),
     ];
     for (schema, input, want) in cases {
-        assert_eq!(verdict(&schema, input.clone()).as_deref(), want, "{schema} {input}");
+        assert_eq!(
+            verdict(&schema, input.clone()).as_deref(),
+            want,
+            "{schema} {input}"
+        );
     }
 }
 
 #[test]
 fn the_issues_and_their_text_are_bounded() {
     let schema = json!({ "type": "object", "additionalProperties": { "type": "string" } });
-    let input: serde_json::Map<String, Value> = (0..20).map(|i| (format!("k{i:02}"), json!(i))).collect();
+    let input: serde_json::Map<String, Value> =
+        (0..20).map(|i| (format!("k{i:02}"), json!(i))).collect();
     let issues = check_input(&schema, &Value::Object(input));
     assert_eq!(issues.issues.len(), TOOL_INPUT_ISSUES_MAX);
     assert_eq!(issues.total, 20);
-    assert!(issues.text("t").ends_with(&format!("(and {} more).", 20 - TOOL_INPUT_ISSUES_MAX)));
+    assert!(issues
+        .text("t")
+        .ends_with(&format!("(and {} more).", 20 - TOOL_INPUT_ISSUES_MAX)));
     let long = "x".repeat(5_000);
     let text = InputIssues::from_host(vec![(vec![PathKey::Key(long.clone())], long)], 1).text("t");
-    assert!(text.chars().count() <= TOOL_INPUT_ERROR_CHARS_MAX + 1, "{}", text.len());
-    // A schema that would cost too much to check refuses the input rather than run it unchecked.
-    let mut nested = json!({ "type": "string" });
-    for _ in 0..17 {
-        nested = json!({ "anyOf": [nested.clone(), nested] });
-    }
-    let issues = check_input(&nested, &json!(1));
-    assert!(TOOL_INPUT_CHECK_STEPS_MAX < 1 << 18);
-    assert_eq!(
-        issues.text("t"),
-        "Invalid input for tool t: input could not be checked: the schema is too costly."
+    assert!(
+        text.chars().count() <= TOOL_INPUT_ERROR_CHARS_MAX + 1,
+        "{}",
+        text.len()
     );
+    // A check that would cost too much refuses the input rather than run it unchecked: an array of
+    // 20,000 items, each tried against 10 branches, is 220,000 steps.
+    let branches: Vec<Value> = (0..10)
+        .map(|i| json!({ "const": format!("b{i}") }))
+        .collect();
+    let schema = json!({ "type": "array", "items": { "anyOf": branches } });
+    let input = Value::Array(vec![json!(1); 20_000]);
+    assert!(20_000 * 11 > TOOL_INPUT_CHECK_STEPS_MAX);
+    let issues = check_input(&schema, &input);
+    assert_eq!(issues.issues.len(), TOOL_INPUT_ISSUES_MAX);
+    assert_eq!(
+        issues
+            .issues
+            .last()
+            .map(|i| (i.path.as_str(), i.message.as_str())),
+        Some((
+            "input[9090]",
+            "could not be checked: the schema is too costly"
+        )),
+        "the budget's end is reported, whatever was found before it"
+    );
+    // Within the budget, the same schema is checked whole.
+    let small = Value::Array(vec![json!(1); 3]);
+    assert_eq!(check_input(&schema, &small).total, 3);
 }
 
 #[test]
 fn a_host_schema_issue_names_its_path() {
     let issues = InputIssues::from_host(
-        vec![(vec![PathKey::Key("items".into()), PathKey::Index(2), PathKey::Key("a b".into())], " Too small ".into())],
+        vec![(
+            vec![
+                PathKey::Key("items".into()),
+                PathKey::Index(2),
+                PathKey::Key("a b".into()),
+            ],
+            " Too small ".into(),
+        )],
         3,
     );
-    assert_eq!(issues.text("t"), "Invalid input for tool t: input.items[2][\"a b\"] Too small (and 2 more).");
+    assert_eq!(
+        issues.text("t"),
+        "Invalid input for tool t: input.items[2][\"a b\"] Too small (and 2 more)."
+    );
 }
 
 fn spec(host_validates: bool) -> ToolSpec {
@@ -123,18 +159,34 @@ fn call_with(c: &mut ChatController, args: &str) -> Action {
         n += 1;
         format!("{p}-{n}")
     };
-    assert!(matches!(c.send("go", 0, &mut ids), Ok(Action::CallModel(_))));
-    c.on_chunk(ModelChunk::ToolCall { index: 0, id: Some("c1".into()), name: Some("lookup".into()), args_delta: args.into() });
-    c.on_chunk(ModelChunk::Finish { reason: FinishReason::ToolCalls, usage: None });
+    assert!(matches!(
+        c.send("go", 0, &mut ids),
+        Ok(Action::CallModel(_))
+    ));
+    c.on_chunk(ModelChunk::ToolCall {
+        index: 0,
+        id: Some("c1".into()),
+        name: Some("lookup".into()),
+        args_delta: args.into(),
+    });
+    c.on_chunk(ModelChunk::Finish {
+        reason: FinishReason::ToolCalls,
+        usage: None,
+    });
     c.on_model_end(1, &mut ids)
 }
 
 #[test]
 fn the_controller_never_runs_a_call_whose_input_breaks_its_schema() {
-    let config = |host| ChatConfig { tools: vec![spec(host)], ..Default::default() };
+    let config = |host| ChatConfig {
+        tools: vec![spec(host)],
+        ..Default::default()
+    };
     // Valid input runs.
     let mut c = ChatController::new(config(false), Vec::new());
-    assert!(matches!(call_with(&mut c, r#"{"q":"x"}"#), Action::RunTools(calls) if calls.len() == 1));
+    assert!(
+        matches!(call_with(&mut c, r#"{"q":"x"}"#), Action::RunTools(calls) if calls.len() == 1)
+    );
     // Invalid input: no tool runs, the call is an error, the model is called again and reads why.
     let mut c = ChatController::new(config(false), Vec::new());
     let Action::CallModel(request) = call_with(&mut c, r#"{"q":1}"#) else {
@@ -142,10 +194,16 @@ fn the_controller_never_runs_a_call_whose_input_breaks_its_schema() {
     };
     let text = "Invalid input for tool lookup: input.q must be a string.";
     let call = &c.state().messages[1].tool_calls.as_ref().expect("a call")[0];
-    assert_eq!((call.status, call.error.as_deref()), (ToolCallStatus::Error, Some(text)));
+    assert_eq!(
+        (call.status, call.error.as_deref()),
+        (ToolCallStatus::Error, Some(text))
+    );
     let answer = request.messages.last().expect("the tool message");
     assert_eq!((answer.role, answer.content.as_str()), (Role::Tool, text));
     // A tool whose host checks its input (a Standard Schema) is run: the host refuses it there.
     let mut c = ChatController::new(config(true), Vec::new());
-    assert!(matches!(call_with(&mut c, r#"{"q":1}"#), Action::RunTools(_)));
+    assert!(matches!(
+        call_with(&mut c, r#"{"q":1}"#),
+        Action::RunTools(_)
+    ));
 }

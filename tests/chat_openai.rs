@@ -426,13 +426,26 @@ fn request_body_carries_the_settings_the_wire_has() {
         (Setting::MaxOutputTokens, json!(64)),
         (Setting::TopP, json!(0.5)),
         (Setting::StopSequences, json!(["END", "STOP"])),
-        (Setting::ToolChoice, json!({"type": "tool", "toolName": "lookup"})),
-        (Setting::ProviderOptions, json!({"openai": {"store": false}})),
+        (
+            Setting::ToolChoice,
+            json!({"type": "tool", "toolName": "lookup"}),
+        ),
+        (
+            Setting::ProviderOptions,
+            json!({"openai": {"store": false}}),
+        ),
     ] {
         settings.set(setting, "x", &value).expect("valid");
     }
-    let request = ModelRequest { messages, tools, settings };
-    let options = OpenAiRequestOptions { model: "m".into(), include_usage: false };
+    let request = ModelRequest {
+        messages,
+        tools,
+        settings,
+    };
+    let options = OpenAiRequestOptions {
+        model: "m".into(),
+        include_usage: false,
+    };
     let body = request_body(&request, &options);
     assert_eq!(
         body.to_string(),

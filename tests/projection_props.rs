@@ -109,23 +109,47 @@ fn check_reasoning_spans(chunks: &[Value]) -> Result<(), TestCaseError> {
                 started.insert(id);
             }
             "REASONING_START" => {
-                let parent = chunk["parentMessageId"].as_str().unwrap_or_default().to_owned();
-                prop_assert!(started.contains(&parent), "reasoning before its message started: {}", chunk);
-                prop_assert!(seen.insert(id.clone()), "a reasoning span opened twice: {}", id);
+                let parent = chunk["parentMessageId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                prop_assert!(
+                    started.contains(&parent),
+                    "reasoning before its message started: {}",
+                    chunk
+                );
+                prop_assert!(
+                    seen.insert(id.clone()),
+                    "a reasoning span opened twice: {}",
+                    id
+                );
                 open.insert(id, parent);
             }
-            "REASONING_MESSAGE_START" => prop_assert!(open.contains_key(&id) && chunk["role"] == "reasoning"),
-            "REASONING_MESSAGE_CONTENT" => prop_assert!(open.contains_key(&id), "reasoning content outside its span"),
+            "REASONING_MESSAGE_START" => {
+                prop_assert!(open.contains_key(&id) && chunk["role"] == "reasoning")
+            }
+            "REASONING_MESSAGE_CONTENT" => {
+                prop_assert!(open.contains_key(&id), "reasoning content outside its span")
+            }
             "REASONING_MESSAGE_END" => prop_assert!(open.contains_key(&id)),
             "REASONING_END" => prop_assert!(open.remove(&id).is_some()),
             "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" => {
-                prop_assert!(!open.values().any(|p| *p == id), "text of {} while its reasoning is open", id)
+                prop_assert!(
+                    !open.values().any(|p| *p == id),
+                    "text of {} while its reasoning is open",
+                    id
+                )
             }
             "TOOL_CALL_START" => {
                 let parent = chunk["parentMessageId"].as_str().unwrap_or_default();
-                prop_assert!(!open.values().any(|p| p == parent), "a tool call while the reasoning is open");
+                prop_assert!(
+                    !open.values().any(|p| p == parent),
+                    "a tool call while the reasoning is open"
+                );
             }
-            "RUN_FINISHED" | "RUN_ERROR" => prop_assert!(open.is_empty(), "the run ended with reasoning open"),
+            "RUN_FINISHED" | "RUN_ERROR" => {
+                prop_assert!(open.is_empty(), "the run ended with reasoning open")
+            }
             _ => {}
         }
     }

@@ -176,7 +176,7 @@ test('JsTool refuses bad tool objects with the field at fault', () => {
     [{ ...baseTool, parameters: 'schema', execute() {} }, /parameters must be a JSON Schema object/],
     [{ ...baseTool, requiresConfirmation: 'yes', execute() {} }, /requiresConfirmation must be a boolean/],
     [{ ...baseTool }, /tool lookup: execute must be a function/],
-    [{ ...baseTool, inputSchema: {}, execute() {} }, /tool lookup: unknown option "inputSchema"/],
+    [{ name: 'lookup', description: 'd', inputSchema: {}, execute() {} }, /tool lookup: parameters is missing/],
     [{ ...baseTool, parameters: { '~standard': { validate() {} } }, execute() {} }, /parameters is a Standard Schema without ~standard\.jsonSchema/],
   ];
   for (const [tool, pattern] of cases) assert.throws(() => __runToolForTest(tool, {}, {}), pattern);

@@ -51,7 +51,7 @@ test('defineChat: an unknown option, or one turnkeep cannot honour, is a config 
     [{ ...base, providerOptions: { openai: 1 } }, /defineChat\.providerOptions must be an object of objects/],
     [{ ...base, instructions: 'x'.repeat(65_537) }, /defineChat\.instructions must be a string of at most 65536 characters/],
     [{ ...base, model: { specificationVersion: 'v9', doStream() {} } }, /specificationVersion must be 'v2', 'v3' or 'v4'/],
-    [{ ...base, tools: [{ name: 't', description: 'd', inputSchema: {}, execute() {} }] }, /tool t: unknown option "inputSchema"/],
+    [{ ...base, tools: [{ name: 't', description: 'd', inputSchema: {}, execute() {} }] }, /tool t: parameters is missing \(an AI SDK tool's inputSchema is turnkeep's parameters\)/],
     [{ ...base, tools: [{ name: 't', description: 'd', parameters: { '~standard': { validate() {} } }, execute() {} }] }, /a Standard Schema without ~standard\.jsonSchema/],
   ];
   for (const [options, message] of cases) {

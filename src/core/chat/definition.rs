@@ -52,11 +52,17 @@ pub const DEFINE_OPTIONS: &[OptionRow] = &[
     row("conversation", Read),
     row("instructions", Handling::Setting(Setting::Instructions)),
     row("temperature", Handling::Setting(Setting::Temperature)),
-    row("maxOutputTokens", Handling::Setting(Setting::MaxOutputTokens)),
+    row(
+        "maxOutputTokens",
+        Handling::Setting(Setting::MaxOutputTokens),
+    ),
     row("topP", Handling::Setting(Setting::TopP)),
     row("stopSequences", Handling::Setting(Setting::StopSequences)),
     row("toolChoice", Handling::Setting(Setting::ToolChoice)),
-    row("providerOptions", Handling::Setting(Setting::ProviderOptions)),
+    row(
+        "providerOptions",
+        Handling::Setting(Setting::ProviderOptions),
+    ),
     row("systemPrompt", Renamed("instructions")),
     row("maxTokens", Renamed("maxOutputTokens")),
     row("adapter", Renamed("model")),
@@ -97,7 +103,9 @@ pub const AGENTSKIT_CHAT_OPTIONS: &[OptionRow] = &[
     ),
     row(
         "onToolCall",
-        Refused("tools run in turnkeep's turn; use the tool's own execute or an observer's tool:start"),
+        Refused(
+            "tools run in turnkeep's turn; use the tool's own execute or an observer's tool:start",
+        ),
     ),
     row(
         "authorizeToolCall",
@@ -118,7 +126,11 @@ pub fn check_names<'a>(
     at: &str,
 ) -> Result<(), String> {
     for name in names {
-        match table.iter().find(|row| row.name == name).map(|row| row.handling) {
+        match table
+            .iter()
+            .find(|row| row.name == name)
+            .map(|row| row.handling)
+        {
             None => {
                 let known: Vec<&str> = table
                     .iter()

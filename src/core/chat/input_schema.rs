@@ -55,7 +55,9 @@ impl InputIssues {
             .into_iter()
             .take(TOOL_INPUT_ISSUES_MAX)
             .map(|(keys, message)| InputIssue {
-                path: keys.iter().fold("input".to_owned(), |path, key| key.append_to(path)),
+                path: keys
+                    .iter()
+                    .fold("input".to_owned(), |path, key| key.append_to(path)),
                 message: cut(message.trim(), TOOL_INPUT_ISSUE_CHARS_MAX),
             })
             .collect();
@@ -197,13 +199,21 @@ impl Check {
         let exclusive = |key: &str| schema.get(key) == Some(&Value::Bool(true));
         if let Some(min) = number_at(schema, "minimum") {
             if n < min || (exclusive("exclusiveMinimum") && n <= min) {
-                let word = if exclusive("exclusiveMinimum") { "greater than" } else { "at least" };
+                let word = if exclusive("exclusiveMinimum") {
+                    "greater than"
+                } else {
+                    "at least"
+                };
                 ok &= self.issue(path, format!("must be {word} {min}"));
             }
         }
         if let Some(max) = number_at(schema, "maximum") {
             if n > max || (exclusive("exclusiveMaximum") && n >= max) {
-                let word = if exclusive("exclusiveMaximum") { "less than" } else { "at most" };
+                let word = if exclusive("exclusiveMaximum") {
+                    "less than"
+                } else {
+                    "at most"
+                };
                 ok &= self.issue(path, format!("must be {word} {max}"));
             }
         }
@@ -302,7 +312,12 @@ impl Check {
 
     fn combinators(&mut self, schema: &Map<String, Value>, value: &Value, path: &str) -> bool {
         let mut ok = true;
-        for sub in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+        for sub in schema
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             ok &= self.value(sub, value, path);
         }
         if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
@@ -401,7 +416,10 @@ fn article(name: &str) -> String {
 }
 
 fn number_at(schema: &Map<String, Value>, key: &str) -> Option<f64> {
-    schema.get(key).and_then(Value::as_f64).filter(|n| n.is_finite())
+    schema
+        .get(key)
+        .and_then(Value::as_f64)
+        .filter(|n| n.is_finite())
 }
 
 /// JSON equality with numbers compared by value (`1` equals `1.0`).
@@ -412,7 +430,9 @@ fn json_eq(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }
@@ -425,7 +445,11 @@ fn quote(value: &Value) -> String {
 
 fn list(options: &[Value]) -> String {
     cut(
-        &options.iter().map(Value::to_string).collect::<Vec<_>>().join(", "),
+        &options
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
         200,
     )
 }

@@ -70,9 +70,12 @@ impl CallSettings {
                 self.instructions = (!text.is_empty()).then(|| text.to_owned());
             }
             Setting::Temperature => {
-                self.temperature = Some(number_in(value, 0.0, MODEL_TEMPERATURE_MAX).ok_or_else(
-                    || bad(format!("must be a number from 0 to {MODEL_TEMPERATURE_MAX}")),
-                )?);
+                self.temperature =
+                    Some(number_in(value, 0.0, MODEL_TEMPERATURE_MAX).ok_or_else(|| {
+                        bad(format!(
+                            "must be a number from 0 to {MODEL_TEMPERATURE_MAX}"
+                        ))
+                    })?);
             }
             Setting::TopP => {
                 self.top_p = Some(
@@ -103,9 +106,9 @@ impl CallSettings {
     /// that tool (`name` is the option's spelling, for the error).
     pub fn check_tools(&self, name: &str, tools: &[ToolSpec]) -> Result<(), String> {
         match &self.tool_choice {
-            Some(ToolChoice::Tool(tool)) if !tools.iter().any(|t| &t.name == tool) => Err(
-                format!("{name} names a tool the definition does not have"),
-            ),
+            Some(ToolChoice::Tool(tool)) if !tools.iter().any(|t| &t.name == tool) => {
+                Err(format!("{name} names a tool the definition does not have"))
+            }
             _ => Ok(()),
         }
     }
@@ -195,9 +198,7 @@ fn stop_sequences(value: &Value) -> Result<Vec<String>, String> {
 /// `'auto' | 'none' | 'required'`, or `{ type: 'auto' | 'none' | 'required' }`, or
 /// `{ type: 'tool', toolName }` (the AI SDK's spellings).
 fn tool_choice(value: &Value) -> Result<ToolChoice, String> {
-    let rule = || {
-        "must be 'auto', 'none', 'required' or { type: 'tool', toolName }".to_string()
-    };
+    let rule = || "must be 'auto', 'none', 'required' or { type: 'tool', toolName }".to_string();
     let kind = match value {
         Value::String(s) => s.as_str(),
         Value::Object(o) => o.get("type").and_then(Value::as_str).ok_or_else(rule)?,
@@ -220,8 +221,7 @@ fn tool_choice(value: &Value) -> Result<ToolChoice, String> {
 /// An object of objects (one per provider), within the bounded-JSON limits.
 fn provider_options(value: &Value) -> Result<Map<String, Value>, String> {
     let rule = || {
-        "must be an object of objects keyed by provider, within the bounded-JSON limits"
-            .to_string()
+        "must be an object of objects keyed by provider, within the bounded-JSON limits".to_string()
     };
     let options = value.as_object().ok_or_else(rule)?;
     if !options.values().all(Value::is_object) || !within_bounds(value, &BOUNDED_JSON) {
@@ -265,7 +265,9 @@ mod tests {
         ];
         for (setting, value, want) in cases {
             let mut settings = CallSettings::default();
-            let got = settings.set(setting, "x", &value).map(|()| settings.to_value());
+            let got = settings
+                .set(setting, "x", &value)
+                .map(|()| settings.to_value());
             match want {
                 Ok(v) => assert_eq!(got, Ok(v), "{setting:?} {value}"),
                 Err(e) => assert_eq!(got, Err(e.to_owned()), "{setting:?} {value}"),
@@ -277,7 +279,11 @@ mod tests {
     fn a_tool_choice_must_name_a_tool_of_the_definition() {
         let mut settings = CallSettings::default();
         settings
-            .set(Setting::ToolChoice, "toolChoice", &json!({"type": "tool", "toolName": "lookup"}))
+            .set(
+                Setting::ToolChoice,
+                "toolChoice",
+                &json!({"type": "tool", "toolName": "lookup"}),
+            )
             .expect("valid");
         let tool = |name: &str| ToolSpec {
             name: name.into(),
@@ -286,7 +292,10 @@ mod tests {
             requires_confirmation: false,
             host_validates: false,
         };
-        assert_eq!(settings.check_tools("toolChoice", &[tool("lookup")]), Ok(()));
+        assert_eq!(
+            settings.check_tools("toolChoice", &[tool("lookup")]),
+            Ok(())
+        );
         assert_eq!(
             settings.check_tools("toolChoice", &[tool("other")]),
             Err("toolChoice names a tool the definition does not have".into())

@@ -158,7 +158,15 @@ fn steps(mirror: &Projection, target: &[Message], now_ms: u64) -> Option<Vec<Val
                 let open = mirror.open_reasoning_of(&to.id).map(str::to_owned);
                 let spans = mirror.reasoning_spans_of(&to.id);
                 let mut reasoning = Reasoning { open, spans };
-                update(from, to, &published, target, now_ms, &mut reasoning, &mut out)?
+                update(
+                    from,
+                    to,
+                    &published,
+                    target,
+                    now_ms,
+                    &mut reasoning,
+                    &mut out,
+                )?
             }
             Some(_) => return None,
             None => create(to, target, now_ms, &mut out)?,

@@ -215,7 +215,10 @@ impl Tool for ObservedTool {
             let began = now_ms();
             self.observers.emit(
                 "tool:start",
-                &[("name", name.clone()), ("args", from_json(&Value::Object(args.clone())))],
+                &[
+                    ("name", name.clone()),
+                    ("args", from_json(&Value::Object(args.clone()))),
+                ],
             );
             let outcome = self.inner.execute(args, context).await;
             let result = match &outcome {
@@ -254,7 +257,8 @@ impl ChatMemory for ObservedMemory {
             let loaded = self.inner.load(cancel).await?;
             if !loaded.is_empty() {
                 let count = JsValue::from(loaded.len() as f64);
-                self.observers.emit("memory:load", &[("messageCount", count)]);
+                self.observers
+                    .emit("memory:load", &[("messageCount", count)]);
             }
             Ok(loaded)
         })
@@ -268,7 +272,8 @@ impl ChatMemory for ObservedMemory {
         Box::pin(async move {
             self.inner.save(messages, cancel).await?;
             let count = JsValue::from(messages.len() as f64);
-            self.observers.emit("memory:save", &[("messageCount", count)]);
+            self.observers
+                .emit("memory:save", &[("messageCount", count)]);
             Ok(())
         })
     }

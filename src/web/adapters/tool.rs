@@ -35,7 +35,6 @@ use wasm_bindgen::JsCast;
 
 use super::host::{signal_of, signal_options, truncate_chars};
 use super::models::{iterator_of, ResultReader};
-use crate::core::chat::definition::check_names;
 use crate::core::chat::input_schema::{InputIssues, PathKey};
 use crate::core::chat::model::ToolSpec;
 use crate::core::checks::{within_bounds, BOUNDED_JSON};
@@ -50,19 +49,6 @@ use crate::web::js::{get, get_fn, resolve, set};
 
 /// The fixed start of every failed tool's text.
 pub const TOOL_FAILED_TEXT: &str = "Tool failed.";
-
-/// The options of a tool, by shape (the definition tables' rules, for tools).
-const TURNKEEP_TOOL_KEYS: &[&str] =
-    &["name", "description", "parameters", "requiresConfirmation", "execute"];
-const AGENTSKIT_TOOL_KEYS: &[&str] = &[
-    "name",
-    "description",
-    "schema",
-    "requiresConfirmation",
-    "execute",
-    "tags",
-    "category",
-];
 
 /// A host tool: its spec, read once, and how it is run.
 pub struct JsTool {
@@ -108,26 +94,20 @@ impl JsTool {
         let has_schema = !get(value, "schema").is_undefined();
         let has_parameters = !get(value, "parameters").is_undefined();
         let agentskit = has_schema && !has_parameters || rules.agentskit && !has_parameters;
-        let keys: Vec<String> = Object::keys(value.unchecked_ref::<Object>())
-            .iter()
-            .filter_map(|k| k.as_string())
-            .collect();
+        // A tool object may carry fields of its own (state, helpers); AgentsKit's lifecycle hooks
+        // are the ones that would be dropped silently.
         for lifecycle in ["init", "dispose"] {
-            if keys.iter().any(|k| k == lifecycle) {
+            if !get(value, lifecycle).is_undefined() {
                 return Err(format!(
                     "{at}: {lifecycle} is not supported by turnkeep (tool lifecycles are not implemented)"
                 ));
             }
         }
-        let allowed = if agentskit { AGENTSKIT_TOOL_KEYS } else { TURNKEEP_TOOL_KEYS };
-        let table: Vec<_> = allowed
-            .iter()
-            .map(|name| crate::core::chat::definition::OptionRow {
-                name,
-                handling: crate::core::chat::definition::Handling::Read,
-            })
-            .collect();
-        check_names(&table, keys.iter().map(String::as_str), &at)?;
+        if !agentskit && !has_parameters && !get(value, "inputSchema").is_undefined() {
+            return Err(format!(
+                "{at}: parameters is missing (an AI SDK tool's inputSchema is turnkeep's parameters)"
+            ));
+        }
         let execute = get_fn(value, "execute").ok_or_else(|| {
             format!("{at}: execute must be a function (turnkeep runs every tool on the server)")
         })?;
@@ -147,7 +127,9 @@ impl JsTool {
         let standard = Some(get(&schema, "~standard")).filter(JsValue::is_object);
         let parameters = match &standard {
             Some(standard) => standard_json_schema(standard),
-            None if schema.is_undefined() && agentskit => Ok(serde_json::json!({ "type": "object" })),
+            None if schema.is_undefined() && agentskit => {
+                Ok(serde_json::json!({ "type": "object" }))
+            }
             None => read_parameters(&schema),
         }
         .map_err(|m| format!("{at}: {schema_key} {m}"))?;
@@ -172,7 +154,10 @@ impl JsTool {
             host: value.clone(),
             execute,
             agentskit,
-            validate_args: rules.validate_args.clone().filter(|_| agentskit && has_schema),
+            validate_args: rules
+                .validate_args
+                .clone()
+                .filter(|_| agentskit && has_schema),
             schema,
             standard,
         })
@@ -187,7 +172,9 @@ impl JsTool {
                 .ok_or_else(|| PortError::new("the tool's schema has no ~standard.validate"))?;
             let result = resolve(validate.call1(standard, &input))
                 .await
-                .map_err(|e| PortError::with_cause("~standard.validate threw", std::rc::Rc::new(e)))?;
+                .map_err(|e| {
+                    PortError::with_cause("~standard.validate threw", std::rc::Rc::new(e))
+                })?;
             let issues = get(&result, "issues");
             if let Some(list) = issues.dyn_ref::<Array>() {
                 return Err(ToolFailure::InvalidInput(standard_issues(list)));
@@ -321,7 +308,11 @@ fn standard_issues(list: &Array) -> InputIssues {
                     steps
                         .iter()
                         .map(|step| {
-                            let step = if step.is_object() { get(&step, "key") } else { step };
+                            let step = if step.is_object() {
+                                get(&step, "key")
+                            } else {
+                                step
+                            };
                             path_key(&step)
                         })
                         .collect()
@@ -397,7 +388,9 @@ fn result_text(result: &JsValue) -> Result<String, String> {
 /// `TOOL_RESULT_BYTES_MAX`, which the controller then enforces), `null`/`undefined` as `''`, a
 /// string or an `Error` as `String(result)`, anything else its `JSON.stringify` (or `String`).
 async fn agentskit_result_text(result: &JsValue) -> Result<String, String> {
-    if !result.is_string() && js_sys::Reflect::has(result, &js_sys::Symbol::async_iterator()).unwrap_or(false) {
+    if !result.is_string()
+        && js_sys::Reflect::has(result, &js_sys::Symbol::async_iterator()).unwrap_or(false)
+    {
         let iterator = iterator_of(result).ok_or("the tool's async iterable has no iterator")?;
         let next = get_fn(&iterator, "next").ok_or("the tool's iterator has no next()")?;
         let reader = ResultReader::new();

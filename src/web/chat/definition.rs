@@ -81,7 +81,11 @@ impl Shape {
         }
         let chat = get(value, "chat");
         if !chat.is_object() {
-            check_names(DEFINE_OPTIONS, own_keys(value).iter().map(String::as_str), at)?;
+            check_names(
+                DEFINE_OPTIONS,
+                own_keys(value).iter().map(String::as_str),
+                at,
+            )?;
             return Ok(Self {
                 def: value.clone(),
                 table: DEFINE_OPTIONS,
@@ -278,7 +282,10 @@ impl DefinitionCache {
 }
 
 /// The call settings the definition's options hold (`instructions` / `systemPrompt`, ...).
-fn read_settings(shape: &Shape, tools: &[crate::core::chat::ToolSpec]) -> Result<CallSettings, String> {
+fn read_settings(
+    shape: &Shape,
+    tools: &[crate::core::chat::ToolSpec],
+) -> Result<CallSettings, String> {
     let mut settings = CallSettings::default();
     for name in own_keys(&shape.def) {
         let Some(setting) = setting_of(shape.table, &name) else {
@@ -365,7 +372,9 @@ pub(crate) fn read_conversation(value: &JsValue) -> Result<Option<ConversationCh
 /// `code: 'SERVER_INVALID_CONFIG'` naming the first bad option.
 #[wasm_bindgen(js_name = readChatDefinition)]
 pub fn read_chat_definition(options: JsValue) -> Result<JsValue, JsValue> {
-    let code = crate::core::protocol::BoundaryError::InvalidConfig.row().code;
+    let code = crate::core::protocol::BoundaryError::InvalidConfig
+        .row()
+        .code;
     let invalid = |m: String| coded_error(code, &format!("defineChat: {m}"));
     let definition = Definition::from_js(&options, "defineChat").map_err(invalid)?;
     let out = Object::new();
@@ -374,12 +383,28 @@ pub fn read_chat_definition(options: JsValue) -> Result<JsValue, JsValue> {
     }
     if get(&options, "chat").is_undefined() {
         let tools = get(&options, "tools");
-        let tools = if tools.is_undefined() { Array::new().into() } else { tools };
+        let tools = if tools.is_undefined() {
+            Array::new().into()
+        } else {
+            tools
+        };
         set(&out, "tools", Object::freeze(&Array::from(&tools)));
-        set(&out, "maxToolIterations", definition.config.max_tool_iterations);
+        set(
+            &out,
+            "maxToolIterations",
+            definition.config.max_tool_iterations,
+        );
         let initial = get(&options, "initialMessages");
-        let initial = if initial.is_undefined() { Array::new().into() } else { initial };
-        set(&out, "initialMessages", Object::freeze(&Array::from(&initial)));
+        let initial = if initial.is_undefined() {
+            Array::new().into()
+        } else {
+            initial
+        };
+        set(
+            &out,
+            "initialMessages",
+            Object::freeze(&Array::from(&initial)),
+        );
     }
     Ok(Object::freeze(&out).into())
 }

@@ -32,7 +32,12 @@ use crate::sandbox::sha256::base64;
 /// a map and a serializer per call site (measured: 15 kB of the server's wasm, 5 kB this way).
 #[inline(never)]
 fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
 }
 
 fn text(s: &str) -> Value {
@@ -167,7 +172,10 @@ fn tool_result(message: &Message, sent: &FixedHashMap<&str, &str>) -> Option<Val
         ("type", text("tool-result")),
         ("toolCallId", text(call_id)),
         ("toolName", text(name)),
-        ("output", object([("type", text(kind)), ("value", text(&message.content))])),
+        (
+            "output",
+            object([("type", text(kind)), ("value", text(&message.content))]),
+        ),
     ]))
 }
 
@@ -218,7 +226,9 @@ fn user_content(
         };
         let (source, mime_type, fallback, filename) = file;
         let pointer = format!("{at}/{}", out.len());
-        out.push(file_part(source, mime_type, fallback, filename, version, &pointer, urls));
+        out.push(file_part(
+            source, mime_type, fallback, filename, version, &pointer, urls,
+        ));
     }
     out
 }
@@ -311,7 +321,11 @@ fn percent_decode(text: &str) -> Vec<u8> {
     let mut i = 0;
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
             (b'%', Some(hi), Some(lo)) => {
                 out.push((hi * 16 + lo) as u8);
                 i += 3;

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::state::ChatError;
-use crate::chat::input_schema::check_input;
 use super::{IdSource, ToolInvocation};
+use crate::chat::input_schema::check_input;
 use crate::chat::model::ToolSpec;
 use crate::checks::{is_safe_id, within_bounds, BOUNDED_JSON};
 use crate::limits::{

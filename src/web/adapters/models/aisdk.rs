@@ -187,10 +187,8 @@ impl ModelStream for AiSdkModelStream {
                     Ok(chunk) => self.queue.extend(chunk),
                     Err(e @ AiSdkError::Reported) => {
                         let cause = get(&result.value, "error");
-                        return self.fail(PortError::with_cause(
-                            e.message(),
-                            std::rc::Rc::new(cause),
-                        ));
+                        return self
+                            .fail(PortError::with_cause(e.message(), std::rc::Rc::new(cause)));
                     }
                     Err(e) => return self.fail(PortError::new(e.message())),
                 }

@@ -29,10 +29,10 @@ pub(crate) use custom::iterator_of;
 pub use custom::JsModel;
 pub use demo::demo_model_from_descriptor;
 pub use descriptor::{DEMO_KIND, OPENAI_COMPATIBLE_KIND};
-pub use openai::OpenAiModel;
 #[cfg(feature = "ask")]
 pub(crate) use openai::call_quietly;
 pub(crate) use openai::swallow_rejection;
+pub use openai::OpenAiModel;
 pub(crate) use reader::ResultReader;
 
 use wasm_bindgen::prelude::*;
@@ -51,9 +51,13 @@ pub fn model_from_js(value: &JsValue) -> Result<Box<dyn ModelAdapter>, String> {
     match get(value, "kind").as_string().as_deref() {
         Some(DEMO_KIND) => Ok(Box::new(demo_model_from_descriptor(value)?)),
         Some(OPENAI_COMPATIBLE_KIND) => Ok(Box::new(OpenAiModel::from_descriptor(value)?)),
-        Some(other) if other.starts_with("turnkeep.") => Err(format!("model.kind {other:?} is not a model this build knows")),
+        Some(other) if other.starts_with("turnkeep.") => Err(format!(
+            "model.kind {other:?} is not a model this build knows"
+        )),
         _ if get_fn(value, "stream").is_some() => Ok(Box::new(JsModel::from_js(value)?)),
-        _ if get_fn(value, "createSource").is_some() => Ok(Box::new(AgentsKitAdapter::from_js(value)?)),
+        _ if get_fn(value, "createSource").is_some() => {
+            Ok(Box::new(AgentsKitAdapter::from_js(value)?))
+        }
         _ => Err(MODEL_RULE.into()),
     }
 }
