@@ -120,6 +120,7 @@ fn tools() -> Vec<ToolSpec> {
             description: String::new(),
             parameters: json!({"type": "object"}),
             requires_confirmation: *name == "transfer",
+            host_validates: false,
         })
         .collect()
 }
@@ -255,7 +256,7 @@ proptest! {
         let mut ids = counter_ids();
         let mut history = Vec::new();
         for (number, (inputs, shown)) in turns.into_iter().enumerate() {
-            let config = ChatConfig { tools: tools(), max_tool_iterations: 2 };
+            let config = ChatConfig { tools: tools(), max_tool_iterations: 2, ..Default::default() };
             let mut c = ChatController::new(config, history);
             let shown = confirmations(shown);
             let mut pair = Pair::new(number);
@@ -283,6 +284,7 @@ fn a_streaming_turn_encodes_only_the_growing_message() {
             ChatConfig {
                 tools: Vec::new(),
                 max_tool_iterations: 0,
+                ..Default::default()
             },
             Vec::new(),
         );
@@ -295,6 +297,7 @@ fn a_streaming_turn_encodes_only_the_growing_message() {
         ChatConfig {
             tools: Vec::new(),
             max_tool_iterations: 0,
+            ..Default::default()
         },
         history,
     );

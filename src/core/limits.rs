@@ -241,6 +241,26 @@ pub const TOOL_ARGS_BYTES_MAX: usize = 262_144;
 pub const TOOL_RESULT_BYTES_MAX: usize = 262_144;
 /// Text one model response may stream into its assistant message.
 pub const ASSISTANT_CONTENT_BYTES_MAX: usize = 1_048_576;
+/// Reasoning text one model response may stream (kept beside its text, `metadata.reasoning`).
+pub const REASONING_BYTES_MAX: usize = 1_048_576;
+/// Tool input checked against its JSON Schema: the issues reported (the rest are counted), the
+/// schema and value nodes one check may visit (`anyOf` / `oneOf` branches multiply them), and
+/// the text the model reads back.
+pub const TOOL_INPUT_ISSUES_MAX: usize = 8;
+pub const TOOL_INPUT_CHECK_STEPS_MAX: usize = 100_000;
+pub const TOOL_INPUT_ERROR_CHARS_MAX: usize = 2_000;
+/// One issue's message as a host's schema (Standard Schema) wrote it, before it is quoted.
+pub const TOOL_INPUT_ISSUE_CHARS_MAX: usize = 300;
+
+// ---- Call settings of a chat definition (`instructions`, `temperature`, ...).
+pub const CHAT_INSTRUCTIONS_CHARS_MAX: usize = 65_536;
+/// `temperature` is within `0..=MODEL_TEMPERATURE_MAX` (OpenAI's range; Anthropic's is 0..=1).
+pub const MODEL_TEMPERATURE_MAX: f64 = 2.0;
+pub const MODEL_OUTPUT_TOKENS_MAX: u64 = 1_000_000;
+pub const STOP_SEQUENCES_MAX: usize = 16;
+pub const STOP_SEQUENCE_CHARS_MAX: usize = 256;
+/// AgentsKit `chat.observers` one definition may list.
+pub const OBSERVERS_PER_CHAT_MAX: usize = 32;
 /// Demo model: largest `N` of `/words N`; a larger N is clamped to it.
 pub const DEMO_WORDS_MAX: u64 = 2_000;
 /// SSE (OpenAI-compatible streams): one line, and one event's joined `data` lines.
