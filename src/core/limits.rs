@@ -97,6 +97,19 @@ pub const ID_RANDOM_POOL_BYTES: usize = 4_096;
 /// one allocation per this many bytes instead of one per line. A line over a quarter of it
 /// gets a buffer of its own.
 pub const RESPONSE_SLAB_BYTES: usize = 65_536;
+// ---- Snapshot pacing (src/core/coalesce.rs): when a chat response's next full snapshot may go.
+/// The byte budget of a snapshot stream by default (`createChatHandler({ snapshotBytesPerSecond
+/// })`): after a line of `b` bytes the next waits `b / budget` (within the two bounds below), so
+/// a growing conversation gets fewer lines instead of a byte rate that grows with its square.
+pub const SNAPSHOT_BYTES_PER_S_DEFAULT: u64 = 65_536;
+/// One frame (60 Hz): the shortest pause between two lines, and the longest a change that is not
+/// more text of an answer already showing (its first text, a message, a tool call, a status)
+/// waits for its line.
+pub const SNAPSHOT_FRAME_MS: u64 = 16;
+/// The longest pause between two lines while text arrives (a minimum update rate of 4 lines a
+/// second): no text waits longer than this for a reader that keeps up, however large the
+/// snapshot. Past `budget × this` bytes a line, this rate rules, not the budget.
+pub const SNAPSHOT_INTERVAL_MS_MAX: u64 = 250;
 /// The lease outlives the whole turn plus three cleanup budgets (settle, save, release).
 pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
     turn_timeout_ms.saturating_add(cleanup_timeout_ms.saturating_mul(3))
