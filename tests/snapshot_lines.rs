@@ -247,7 +247,10 @@ fn only_more_text(shown: Option<&[Message]>, now: &[Message]) -> bool {
     };
     let mut grown = was.clone();
     grown.content = is.content.clone();
-    before == same && !was.content.is_empty() && is.content.starts_with(&was.content) && &grown == is
+    before == same
+        && !was.content.is_empty()
+        && is.content.starts_with(&was.content)
+        && &grown == is
 }
 
 fn apply(
@@ -346,7 +349,11 @@ fn a_streaming_turn_encodes_only_the_growing_message() {
     c.on_chunk(ModelChunk::Text(" more".into()));
     assert_eq!(pair.encoder.urgency(&c), Urgency::Paced);
     c.on_model_end(NOW_MS, &mut ids);
-    assert_eq!(pair.encoder.urgency(&c), Urgency::Prompt, "the answer complete");
+    assert_eq!(
+        pair.encoder.urgency(&c),
+        Urgency::Prompt,
+        "the answer complete"
+    );
     // Per line while streaming: the growing assistant message encoded, the three before it reused.
     assert_eq!(streamed.lines, 201);
     assert_eq!(streamed.messages_encoded - first.messages_encoded, 200);

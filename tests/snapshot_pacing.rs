@@ -169,7 +169,9 @@ fn check_keeping_up(got: &[Got], chunks: u64, pace: Pace) -> Result<(), String> 
     let close_ms = pace.arrival_ms(chunks) + 1;
     let last = got.last().ok_or("no line")?;
     if last.chunks != chunks || last.at_ms != close_ms {
-        return Err(format!("last line {last:?}, expected all {chunks} chunks at {close_ms} ms"));
+        return Err(format!(
+            "last line {last:?}, expected all {chunks} chunks at {close_ms} ms"
+        ));
     }
     let first_text = got.iter().find(|g| g.chunks >= 1).ok_or("no text")?;
     if first_text.at_ms > pace.arrival_ms(1) + SNAPSHOT_FRAME_MS {
@@ -177,9 +179,15 @@ fn check_keeping_up(got: &[Got], chunks: u64, pace: Pace) -> Result<(), String> 
     }
     for n in 1..=chunks {
         let arrived = pace.arrival_ms(n);
-        let shown = got.iter().find(|g| g.chunks >= n).ok_or("a chunk never shown")?;
+        let shown = got
+            .iter()
+            .find(|g| g.chunks >= n)
+            .ok_or("a chunk never shown")?;
         if shown.at_ms > arrived + SNAPSHOT_INTERVAL_MS_MAX {
-            return Err(format!("chunk {n} arrived at {arrived} ms, shown at {} ms", shown.at_ms));
+            return Err(format!(
+                "chunk {n} arrived at {arrived} ms, shown at {} ms",
+                shown.at_ms
+            ));
         }
     }
     check_budget(got)
@@ -193,7 +201,10 @@ fn check_budget(got: &[Got]) -> Result<(), String> {
         let waited = pair[1].at_ms - pair[0].at_ms;
         let due = PACING.interval_ms(pair[0].bytes);
         if waited < due {
-            return Err(format!("{} ms after a line of {} bytes (due {due} ms)", waited, pair[0].bytes));
+            return Err(format!(
+                "{} ms after a line of {} bytes (due {due} ms)",
+                waited, pair[0].bytes
+            ));
         }
     }
     Ok(())
@@ -248,7 +259,12 @@ fn a_long_answer_at_fifty_chunks_a_second_costs_a_tenth_of_a_line_per_chunk() {
     );
     // The unpaced stream, for comparison, sends a line for every change: the user's message,
     // each chunk, the answer complete.
-    let unpaced = simulate(&mut Unpaced::default(), chunks, Pace::FIFTY_PER_S, Reader::KeepsUp);
+    let unpaced = simulate(
+        &mut Unpaced::default(),
+        chunks,
+        Pace::FIFTY_PER_S,
+        Reader::KeepsUp,
+    );
     assert_eq!(unpaced.len() as u64, chunks + 2);
     let unpaced_bytes: usize = unpaced.iter().map(|g| g.bytes).sum();
     assert_eq!(unpaced_bytes, every_chunk + line_bytes(chunks));
@@ -270,7 +286,11 @@ fn a_slow_reader_gets_the_newest_state_each_time_and_the_last() {
             }
             let close_ms = pace.arrival_ms(chunks) + 1;
             let reads = close_ms / every_ms + 2;
-            assert!(got.len() as u64 <= reads, "{} lines for {reads} reads", got.len());
+            assert!(
+                got.len() as u64 <= reads,
+                "{} lines for {reads} reads",
+                got.len()
+            );
         }
     }
 }
@@ -280,7 +300,8 @@ fn the_checks_catch_a_stream_without_pacing() {
     let chunks = 2_000;
     let pace = Pace::FIFTY_PER_S;
     let got = simulate(&mut Unpaced::default(), chunks, pace, Reader::KeepsUp);
-    let error = check_keeping_up(&got, chunks, pace).expect_err("unpaced lines must break the budget");
+    let error =
+        check_keeping_up(&got, chunks, pace).expect_err("unpaced lines must break the budget");
     assert!(error.contains("after a line of"), "{error}");
     // And a mailbox that holds text too long breaks the update rate.
     let mut sluggish = Sluggish {

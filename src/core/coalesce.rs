@@ -247,7 +247,11 @@ mod tests {
         slot.publish(3, Urgency::Prompt, 20);
         assert_eq!(slot.take(20), Take::NotBefore(20 + SNAPSHOT_FRAME_MS));
         slot.publish(4, Urgency::Paced, 30);
-        assert_eq!(slot.take(36), Take::Item(4), "still due at the prompt's time");
+        assert_eq!(
+            slot.take(36),
+            Take::Item(4),
+            "still due at the prompt's time"
+        );
     }
 
     #[test]
@@ -257,13 +261,18 @@ mod tests {
         assert_eq!(slot.take(10_000), Take::Item(1));
         slot.sent(1_000_000, 10_000);
         slot.publish(2, Urgency::Paced, 10_001);
-        assert_eq!(slot.take(500), Take::NotBefore(500 + SNAPSHOT_INTERVAL_MS_MAX));
+        assert_eq!(
+            slot.take(500),
+            Take::NotBefore(500 + SNAPSHOT_INTERVAL_MS_MAX)
+        );
         assert_eq!(slot.take(500 + SNAPSHOT_INTERVAL_MS_MAX), Take::Item(2));
     }
 
     #[test]
     fn the_interval_follows_the_bytes_within_a_frame_and_the_maximum() {
-        let pacing = Pacing { bytes_per_s: 64_000 };
+        let pacing = Pacing {
+            bytes_per_s: 64_000,
+        };
         for (bytes, ms) in [
             (0, SNAPSHOT_FRAME_MS),
             (640, SNAPSHOT_FRAME_MS),

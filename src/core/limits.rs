@@ -196,6 +196,8 @@ pub const STREAM_FORK_RELEASE_HOPS_MAX: usize = 64;
 /// already this deep is answered 400 `streams.v1.fork_too_deep`. Equal to
 /// `STREAM_FORK_RELEASE_HOPS_MAX`, so that the release walk always reaches the chain's root.
 pub const STREAM_FORK_DEPTH_MAX: u32 = 64;
+/// Items one append with item seqs (`Producer-Seq-Count`, `core::streams::producer`) may carry.
+pub const STREAM_PRODUCER_SEQ_COUNT_MAX: u64 = 1_000;
 /// How long the server holds a producer append that arrived ahead of its predecessors (a seq
 /// gap) before answering 409: pipelined batches (the client keeps 5 in flight) often arrive out
 /// of order by a millisecond or two.
@@ -247,8 +249,15 @@ pub const DO_SESSION_JSON_BYTES_MAX: usize = 16_777_216;
 pub const DO_MESSAGES_JSON_BYTES_MAX: usize = 33_554_432;
 
 // ---- Session log (src/ports/log.rs, src/turn).
-/// Appends one turn keeps in flight to its session log (each chunk is its own producer batch).
+/// Appends one turn keeps in flight to a session log without item seqs (each chunk its own
+/// producer batch); a log with item seqs gets one at a time, each carrying what is queued.
 pub const LOG_APPENDS_IN_FLIGHT_MAX: usize = 5;
+/// Chunks one append to a log with item seqs carries at most (`turn::send`: what was queued while
+/// the append before was on its way); within `STREAM_PRODUCER_SEQ_COUNT_MAX`.
+pub const LOG_APPEND_CHUNKS_MAX: usize = 256;
+/// Bytes of chunk text one such append carries at most (a chunk larger goes alone); half of
+/// `STREAM_APPEND_BYTES_MAX`, so the JSON array always fits one request.
+pub const LOG_APPEND_BATCH_BYTES_MAX: usize = 524_288;
 /// Attempts of one append that failed in a retryable way (network, overload, an early seq gap).
 pub const LOG_APPEND_ATTEMPTS_MAX: u32 = 5;
 /// Pause before the n-th retry of an append: n times this.

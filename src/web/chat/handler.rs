@@ -472,8 +472,8 @@ async fn stream(
     deadline: RequestDeadline,
     keep_alive: &dyn Fn(&Promise),
 ) -> Result<Response, Failure> {
-    let answer =
-        ResponseSink::open(&turn, pacing).and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
+    let answer = ResponseSink::open(&turn, pacing)
+        .and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
     let (sink, response) = match answer {
         Ok(answer) => answer,
         Err(_) => {

@@ -121,7 +121,10 @@ impl<T: 'static> PullStream<T> {
     /// Overwrites the pending item (a change of `urgency`) and hands it to a waiting reader if
     /// it is due.
     pub fn publish(&self, item: T, urgency: Urgency) {
-        self.inner.borrow_mut().slot.publish(item, urgency, now_ms());
+        self.inner
+            .borrow_mut()
+            .slot
+            .publish(item, urgency, now_ms());
         deliver(&self.inner);
     }
 
