@@ -4,18 +4,23 @@
 //
 //   turnkeep       createChatHandler of this tree (snapshots paced by core::coalesce)
 //   turnkeep base  with TURNKEEP_BASE_PKG=<dir of another pkg/ build>: that build (e.g. main's)
+//   AgentsKit      with AGENTSKIT_SERVER=<bundle>: AgentsKit Chat's own handler (its packages are
+//                  not on npm: bench/agentskit/build.sh bundles it from its public repositories)
 //   TS baseline    bench/baseline/chat-handler.ts, AgentsKit's handler job (one CAS save per
 //                  snapshot; it sends a line whenever its reader pulls and a state is pending)
+// The ratio column divides by AgentsKit's own handler when it runs, else by the TS baseline.
 //
 // For answers of 3, 200, 2,000 and 8,000 chunks (`w1 w2 …`, one word a chunk), at two paces: a
 // model as fast as the host (each chunk one microtask later; 5 turns each, median) and a model
-// at 50 chunks a second (one turn each; the handlers run their turns at the same time, so the
-// 8,000-chunk row takes 160 s). The reader keeps up: it reads the next line as soon as it has one.
+// at 50 chunks a second (one turn each, each handler in a worker thread of its own, all at the
+// same time, so the 8,000-chunk row takes 160 s). The reader keeps up: it reads the next line as
+// soon as it has one. SNAPSHOT_BYTES_PER_S=<n> runs turnkeep with that `snapshotBytesPerSecond`.
 // Per turn: lines, bytes, and the latest any chunk's text reached the reader (the time from the
 // model yielding chunk k to the first line showing k chunks; the last line included).
 // `--quick` skips the 8,000-chunk rows.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 
 import { transformSync } from 'esbuild';
 
@@ -80,14 +85,11 @@ function turnkeepHandler(api, pace) {
     model: { stream: (request) => model(countOf(request.messages)) },
     memory: forgetfulMemory(),
   });
-  const handler = api.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage, timeoutMs: TURN_TIMEOUT_MS });
+  const handler = api.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage, timeoutMs: TURN_TIMEOUT_MS, ...(BUDGET && { snapshotBytesPerSecond: BUDGET }) });
   return { handler, model };
 }
 
-async function baselineHandler(pace) {
-  const source = readFileSync(new URL('./baseline/chat-handler.ts', import.meta.url), 'utf8');
-  const { code } = transformSync(source, { loader: 'ts', format: 'esm', target: 'node20' });
-  const { createChatHandler } = await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
+async function baselineHandler(pace, createChatHandler) {
   const model = wordsModel('content', pace);
   const storage = casStorage();
   const adapter = { createSource: (request) => ({ stream: () => model(countOf(request.messages)) }) };
@@ -149,46 +151,82 @@ function table(title, header, rows) {
 
 const kb = (bytes) => (bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} kB`);
 
-// ---- main
-
-let base;
-if (process.env.TURNKEEP_BASE_PKG) {
-  const dir = process.env.TURNKEEP_BASE_PKG;
-  const glue = await import(new URL(`file://${dir}/turnkeep.js`).href);
-  glue.initSync({ module: readFileSync(`${dir}/turnkeep_bg.wasm`) });
-  base = { ...glue, defineChat: pkg.defineChat };
+async function tsBaseline() {
+  const source = readFileSync(new URL('./baseline/chat-handler.ts', import.meta.url), 'utf8');
+  const { code } = transformSync(source, { loader: 'ts', format: 'esm', target: 'node20' });
+  return (await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`)).createChatHandler;
 }
 
-console.log(`snapshot bytes per turn — Node ${process.version}; the reader keeps up${base ? `; base = ${process.env.TURNKEEP_BASE_PKG}` : ''}`);
-for (const pace of ['host', '50/s']) {
-  const make = async () => {
-    const handlers = [['turnkeep', turnkeepHandler(pkg, pace)]];
-    if (base) handlers.push(['turnkeep base', turnkeepHandler(base, pace)]);
-    handlers.push(['TS baseline (AgentsKit job)', await baselineHandler(pace)]);
-    return handlers;
-  };
-  const handlers = await make();
-  const rows = [];
-  for (const count of SIZES) {
-    let results;
-    if (pace === 'host') {
-      const runs = handlers.map(() => []);
-      for (let n = 0; n < FAST_TURNS; n += 1) {
-        for (const [i, [, handler]] of handlers.entries()) runs[i].push(await turn(handler, count));
-      }
-      results = runs.map((r) => ({ lines: median(r.map((x) => x.lines)), bytes: median(r.map((x) => x.bytes)), lateMs: median(r.map((x) => x.lateMs)) }));
-    } else {
-      results = await Promise.all(handlers.map(([, handler]) => turn(handler, count)));
+// ---- main: the host pace here, each 50/s turn in a worker thread of its own (one event loop per
+// handler, all at the same time: a handler's work does not delay another's timers)
+
+const BUDGET = process.env.SNAPSHOT_BYTES_PER_S ? Number(process.env.SNAPSHOT_BYTES_PER_S) : undefined;
+
+async function handlerNamed(name, pace) {
+  switch (name) {
+    case 'turnkeep':
+      return turnkeepHandler(pkg, pace);
+    case 'turnkeep base': {
+      const dir = process.env.TURNKEEP_BASE_PKG;
+      const glue = await import(new URL(`file://${dir}/turnkeep.js`).href);
+      glue.initSync({ module: readFileSync(`${dir}/turnkeep_bg.wasm`) });
+      return turnkeepHandler({ ...glue, defineChat: pkg.defineChat }, pace);
     }
-    const agentskit = results.at(-1);
-    for (const [i, [name]] of handlers.entries()) {
-      const r = results[i];
-      rows.push([count, name, r.lines, kb(r.bytes), (r.bytes / agentskit.bytes).toFixed(2), base ? (r.bytes / results[1].bytes).toFixed(3) : '—', r.lateMs.toFixed(0)]);
+    case 'TS baseline (AgentsKit job)':
+      return baselineHandler(pace, await tsBaseline());
+    default: {
+      const { createChatHandler } = await import(new URL(`file://${process.env.AGENTSKIT_SERVER}`).href);
+      return baselineHandler(pace, createChatHandler);
     }
   }
-  table(
-    `pace: ${pace === 'host' ? `as fast as the host (median of ${FAST_TURNS} turns)` : '50 chunks a second (one turn, handlers side by side)'}`,
-    ['chunks', 'handler', 'lines', 'bytes', 'bytes ÷ TS baseline', 'bytes ÷ base', 'latest text ms'],
-    rows,
-  );
+}
+
+if (!isMainThread) {
+  const { name, count } = workerData;
+  parentPort.postMessage(await turn(await handlerNamed(name, '50/s'), count));
+} else {
+  const names = ['turnkeep'];
+  if (process.env.TURNKEEP_BASE_PKG) names.push('turnkeep base');
+  names.push('TS baseline (AgentsKit job)');
+  if (process.env.AGENTSKIT_SERVER) names.push("AgentsKit's handler");
+  const reference = names.at(-1);
+  const notes = [
+    process.env.TURNKEEP_BASE_PKG && `base = ${process.env.TURNKEEP_BASE_PKG}`,
+    process.env.AGENTSKIT_SERVER && `AgentsKit = ${process.env.AGENTSKIT_SERVER}`,
+    BUDGET && `snapshotBytesPerSecond = ${BUDGET}`,
+  ].filter(Boolean);
+  console.log(`snapshot bytes per turn — Node ${process.version}; the reader keeps up${notes.map((n) => `; ${n}`).join('')}`);
+  const inThread = (name, count) =>
+    new Promise((resolve, reject) => {
+      const worker = new Worker(new URL(import.meta.url), { workerData: { name, count } });
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+  for (const pace of ['host', '50/s']) {
+    const handlers = pace === 'host' ? await Promise.all(names.map((n) => handlerNamed(n, pace))) : [];
+    const rows = [];
+    for (const count of SIZES) {
+      let results;
+      if (pace === 'host') {
+        const runs = names.map(() => []);
+        for (let n = 0; n < FAST_TURNS; n += 1) {
+          for (const [i, handler] of handlers.entries()) runs[i].push(await turn(handler, count));
+        }
+        results = runs.map((r) => ({ lines: median(r.map((x) => x.lines)), bytes: median(r.map((x) => x.bytes)), lateMs: median(r.map((x) => x.lateMs)) }));
+      } else {
+        results = await Promise.all(names.map((name) => inThread(name, count)));
+      }
+      const ref = results[names.indexOf(reference)];
+      const baseRow = results[names.indexOf('turnkeep base')];
+      for (const [i, name] of names.entries()) {
+        const r = results[i];
+        rows.push([count, name, r.lines, kb(r.bytes), (r.bytes / ref.bytes).toFixed(3), baseRow ? (r.bytes / baseRow.bytes).toFixed(3) : '—', r.lateMs.toFixed(0)]);
+      }
+    }
+    table(
+      `pace: ${pace === 'host' ? `as fast as the host (median of ${FAST_TURNS} turns)` : '50 chunks a second (one turn each, each handler in its own thread, all at once)'}`,
+      ['chunks', 'handler', 'lines', 'bytes', `bytes ÷ ${reference}`, 'bytes ÷ base', 'latest text ms'],
+      rows,
+    );
+  }
 }

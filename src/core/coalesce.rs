@@ -5,13 +5,12 @@
 //!
 //! **Pacing.** Every snapshot carries the whole conversation, so a reader that keeps up with a
 //! model would receive bytes that grow with the square of the answer (one line per chunk). The
-//! mailbox therefore also decides *when* the pending item is due, from the size of the line sent
-//! before it ([`Pacing::interval_ms`]):
-//! - after a line of `b` bytes the next waits `b / bytes_per_s` — the stream's byte rate stays
-//!   under the budget — but at least one frame ([`SNAPSHOT_FRAME_MS`]) and at most
-//!   [`SNAPSHOT_INTERVAL_MS_MAX`]: while text arrives, a reader that keeps up gets a line at least
-//!   that often, so no text waits longer (past `bytes_per_s × interval_max` bytes a line, that
-//!   minimum rate rules, not the budget);
+//! mailbox therefore also decides *when* the pending item is due:
+//! - after a line of `b` bytes the next waits `b / bytes_per_s` ([`Pacing::interval_ms`]) — the
+//!   stream's byte rate stays under the budget — and at least one frame ([`SNAPSHOT_FRAME_MS`]);
+//! - but no change waits longer than [`SNAPSHOT_WAIT_MS_MAX`] from its arrival: while text
+//!   arrives, a reader that keeps up gets a line at least that often after the oldest text it
+//!   has not seen (past `bytes_per_s × wait_max` bytes a line, this rules, not the budget);
 //! - a [`Urgency::Prompt`] change (anything but more text of an answer already showing: its
 //!   first text, a new message, a tool call, a status) waits at most one frame;
 //! - the first line, and whatever is pending at `close`, are due at once.
@@ -19,7 +18,7 @@
 //! Pure: time is an argument (`now_ms`, any monotonic milliseconds). The web shell wraps it with
 //! the `ReadableStream` whose `pull` takes, and a timer for an item that is not due yet.
 
-use crate::limits::{SNAPSHOT_FRAME_MS, SNAPSHOT_INTERVAL_MS_MAX};
+use crate::limits::{SNAPSHOT_FRAME_MS, SNAPSHOT_WAIT_MS_MAX};
 
 /// What a reader gets from [`Coalescer::take`].
 #[derive(Debug, PartialEq, Eq)]
@@ -51,12 +50,12 @@ pub struct Pacing {
 }
 
 impl Pacing {
-    /// The pause after a line of `bytes`: `bytes / bytes_per_s`, rounded up, within one frame and
-    /// [`SNAPSHOT_INTERVAL_MS_MAX`].
+    /// The pause after a line of `bytes` the budget asks for: `bytes / bytes_per_s`, rounded up,
+    /// and at least one frame (a change still waits at most [`SNAPSHOT_WAIT_MS_MAX`]).
     pub fn interval_ms(&self, bytes: usize) -> u64 {
         let per_s = self.bytes_per_s.max(1);
         let ms = (bytes as u64).saturating_mul(1_000).div_ceil(per_s);
-        ms.clamp(SNAPSHOT_FRAME_MS, SNAPSHOT_INTERVAL_MS_MAX)
+        ms.max(SNAPSHOT_FRAME_MS)
     }
 }
 
@@ -94,10 +93,13 @@ impl<T> Coalescer<T> {
         if self.closed {
             return;
         }
-        let due_ms = match (self.paced_from_ms, urgency) {
-            (None, _) => now_ms,
-            (Some(paced), Urgency::Paced) => paced,
-            (Some(paced), Urgency::Prompt) => paced.min(now_ms.saturating_add(SNAPSHOT_FRAME_MS)),
+        let wait_max = match urgency {
+            Urgency::Paced => SNAPSHOT_WAIT_MS_MAX,
+            Urgency::Prompt => SNAPSHOT_FRAME_MS,
+        };
+        let due_ms = match self.paced_from_ms {
+            None => now_ms,
+            Some(paced) => paced.min(now_ms.saturating_add(wait_max)),
         };
         self.due_ms = match self.pending {
             Some(_) => self.due_ms.min(due_ms),
@@ -117,12 +119,10 @@ impl<T> Coalescer<T> {
     }
 
     /// Takes the newest item if it is due at `now_ms`, or says why there is none. An item is
-    /// never due later than [`SNAPSHOT_INTERVAL_MS_MAX`] from now (a clock that went back does
-    /// not hold it for longer).
+    /// never due later than [`SNAPSHOT_WAIT_MS_MAX`] from now (a clock that went back does not
+    /// hold it for longer).
     pub fn take(&mut self, now_ms: u64) -> Take<T> {
-        self.due_ms = self
-            .due_ms
-            .min(now_ms.saturating_add(SNAPSHOT_INTERVAL_MS_MAX));
+        self.due_ms = self.due_ms.min(now_ms.saturating_add(SNAPSHOT_WAIT_MS_MAX));
         match self.pending.take() {
             Some(item) if self.closed || now_ms >= self.due_ms => {
                 self.taken += 1;
@@ -237,6 +237,18 @@ mod tests {
     }
 
     #[test]
+    fn no_change_waits_longer_than_the_maximum_from_its_arrival() {
+        let mut slot = Coalescer::new(BUDGET);
+        slot.publish(1, Urgency::Prompt, 0);
+        assert_eq!(slot.take(0), Take::Item(1));
+        slot.sent(10_000, 0); // 10 s at 1000 B/s: the budget alone would hold the next line
+        slot.publish(2, Urgency::Paced, 40);
+        slot.publish(3, Urgency::Paced, 90);
+        assert_eq!(slot.take(90), Take::NotBefore(40 + SNAPSHOT_WAIT_MS_MAX));
+        assert_eq!(slot.take(40 + SNAPSHOT_WAIT_MS_MAX), Take::Item(3));
+    }
+
+    #[test]
     fn a_prompt_change_waits_one_frame_at_most_and_pulls_the_pending_one_forward() {
         let mut slot = Coalescer::new(BUDGET);
         slot.publish(1, Urgency::Prompt, 0);
@@ -255,21 +267,18 @@ mod tests {
     }
 
     #[test]
-    fn a_clock_that_went_back_holds_an_item_no_longer_than_the_maximum_interval() {
+    fn a_clock_that_went_back_holds_an_item_no_longer_than_the_maximum_wait() {
         let mut slot = Coalescer::new(BUDGET);
         slot.publish(1, Urgency::Prompt, 10_000);
         assert_eq!(slot.take(10_000), Take::Item(1));
         slot.sent(1_000_000, 10_000);
         slot.publish(2, Urgency::Paced, 10_001);
-        assert_eq!(
-            slot.take(500),
-            Take::NotBefore(500 + SNAPSHOT_INTERVAL_MS_MAX)
-        );
-        assert_eq!(slot.take(500 + SNAPSHOT_INTERVAL_MS_MAX), Take::Item(2));
+        assert_eq!(slot.take(500), Take::NotBefore(500 + SNAPSHOT_WAIT_MS_MAX));
+        assert_eq!(slot.take(500 + SNAPSHOT_WAIT_MS_MAX), Take::Item(2));
     }
 
     #[test]
-    fn the_interval_follows_the_bytes_within_a_frame_and_the_maximum() {
+    fn the_interval_follows_the_bytes_and_is_at_least_a_frame() {
         let pacing = Pacing {
             bytes_per_s: 64_000,
         };
@@ -278,8 +287,8 @@ mod tests {
             (640, SNAPSHOT_FRAME_MS),
             (1_600, 25),
             (1_601, 26),
-            (16_000, SNAPSHOT_INTERVAL_MS_MAX),
-            (10_000_000, SNAPSHOT_INTERVAL_MS_MAX),
+            (16_000, 250),
+            (10_000_000, 156_250),
         ] {
             assert_eq!(pacing.interval_ms(bytes), ms, "{bytes} bytes");
         }

@@ -99,17 +99,18 @@ pub const ID_RANDOM_POOL_BYTES: usize = 4_096;
 pub const RESPONSE_SLAB_BYTES: usize = 65_536;
 // ---- Snapshot pacing (src/core/coalesce.rs): when a chat response's next full snapshot may go.
 /// The byte budget of a snapshot stream by default (`createChatHandler({ snapshotBytesPerSecond
-/// })`): after a line of `b` bytes the next waits `b / budget` (within the two bounds below), so
-/// a growing conversation gets fewer lines instead of a byte rate that grows with its square.
-pub const SNAPSHOT_BYTES_PER_S_DEFAULT: u64 = 65_536;
+/// })`): after a line of `b` bytes the next waits `b / budget` (within the bounds below), so a
+/// growing conversation gets fewer lines instead of a byte rate that grows with its square.
+pub const SNAPSHOT_BYTES_PER_S_DEFAULT: u64 = 32_768;
 /// One frame (60 Hz): the shortest pause between two lines, and the longest a change that is not
 /// more text of an answer already showing (its first text, a message, a tool call, a status)
 /// waits for its line.
 pub const SNAPSHOT_FRAME_MS: u64 = 16;
-/// The longest pause between two lines while text arrives (a minimum update rate of 4 lines a
-/// second): no text waits longer than this for a reader that keeps up, however large the
-/// snapshot. Past `budget × this` bytes a line, this rate rules, not the budget.
-pub const SNAPSHOT_INTERVAL_MS_MAX: u64 = 250;
+/// The longest any change waits for its line, whatever the budget: while text arrives, a reader
+/// that keeps up gets a line at most this long after the oldest text it has not seen (at least 4
+/// lines a second), so each text reaches it within 250 ms with 25 ms left for the host's timers.
+/// Past `budget × this` bytes a line, this bound rules, not the budget.
+pub const SNAPSHOT_WAIT_MS_MAX: u64 = 225;
 /// The lease outlives the whole turn plus three cleanup budgets (settle, save, release).
 pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
     turn_timeout_ms.saturating_add(cleanup_timeout_ms.saturating_mul(3))
