@@ -132,6 +132,13 @@ pub trait SessionLog {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<AppendAck, LogError>>;
 
+    /// True when this log is known to give item seqs before any append (it was built for a
+    /// server that does): a writer may then send several chunks in its first stamped append
+    /// too. Its acks still say so on every append.
+    fn gives_item_seqs(&self) -> bool {
+        false
+    }
+
     /// Chunks after `from`; waits up to `wait_ms` for new ones when there are none yet.
     fn read<'a>(
         &'a self,

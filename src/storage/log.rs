@@ -286,6 +286,11 @@ impl<S: LogStore> SessionLog for StoreLog<S> {
         Box::pin(self.append_now(chunks, producer, cancel))
     }
 
+    /// Item seqs are the core's rule here (`decide_item_append`), whenever a stamp asks.
+    fn gives_item_seqs(&self) -> bool {
+        true
+    }
+
     fn read<'a>(
         &'a self,
         from: ReadFrom<'a>,

@@ -6,7 +6,8 @@
 //!   this sender was given (a chunk keeps its seq and text across retries). A replay under the
 //!   same `(id, epoch)` is deduplicated chunk by chunk by the log; a stale epoch ends the sender
 //!   (`Fenced`). The first append goes alone, one chunk (it may create the stream, and its ack
-//!   says whether the log gives item seqs). Then, to a log with item seqs
+//!   says whether the log gives item seqs), or, to a log known to give them
+//!   (`SessionLog::gives_item_seqs`), with everything queued. Then, to a log with item seqs
 //!   (`ports::log`: chunk `i` of an append has seq `seq + i`), one append at a time carries
 //!   everything queued while the one before was on its way (up to `LOG_APPEND_CHUNKS_MAX` chunks
 //!   and `LOG_APPEND_BATCH_BYTES_MAX` bytes): the chunks of one burst are one request and one
@@ -314,8 +315,12 @@ impl LogSender {
         if let Some(pending) = st.retry.pop_front() {
             return Some(pending);
         }
+        let item_seqs = match st.acknowledged {
+            true => st.item_seqs,
+            false => self.log.gives_item_seqs(),
+        };
         let texts: Vec<String> = match self.options.producer {
-            Some(_) if st.acknowledged && st.item_seqs => take_batch(&mut st.queue)?,
+            Some(_) if item_seqs => take_batch(&mut st.queue)?,
             Some(_) => vec![st.queue.pop_front()?.to_string()],
             None if st.queue.is_empty() => return None,
             None => st.queue.drain(..).map(|c| c.to_string()).collect(),

@@ -34,6 +34,8 @@ pub struct HttpLog {
     headers: JsValue,
     fetch: Function,
     this: JsValue,
+    /// The server is known to give item seqs (turnkeep's own `SessionStream` object).
+    item_seqs: bool,
 }
 
 impl HttpLog {
@@ -56,6 +58,7 @@ impl HttpLog {
             headers: get(options, "headers"),
             fetch,
             this,
+            item_seqs: false,
         })
     }
 
@@ -67,7 +70,14 @@ impl HttpLog {
             headers: JsValue::UNDEFINED,
             fetch,
             this,
+            item_seqs: false,
         }
+    }
+
+    /// Says the server gives item seqs (`SessionLog::gives_item_seqs`): turnkeep's own object.
+    pub fn with_item_seqs(mut self) -> Self {
+        self.item_seqs = true;
+        self
     }
 
     fn headers(&self) -> Result<Headers, PortError> {
@@ -314,6 +324,10 @@ impl SessionLog for HttpLog {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<AppendAck, LogError>> {
         Box::pin(self.append_now(chunks, producer, cancel))
+    }
+
+    fn gives_item_seqs(&self) -> bool {
+        self.item_seqs
     }
 
     fn read<'a>(
