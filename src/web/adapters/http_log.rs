@@ -36,6 +36,9 @@ pub struct HttpLog {
     this: JsValue,
     /// The server is known to give item seqs (turnkeep's own `SessionStream` object).
     item_seqs: bool,
+    /// The last read found no stream: the next append creates it first instead of learning
+    /// that from a 404 (one request fewer for a session's first turn).
+    missing: std::cell::Cell<bool>,
 }
 
 impl HttpLog {
@@ -59,6 +62,7 @@ impl HttpLog {
             fetch,
             this,
             item_seqs: false,
+            missing: Default::default(),
         })
     }
 
@@ -71,6 +75,7 @@ impl HttpLog {
             fetch,
             this,
             item_seqs: false,
+            missing: Default::default(),
         }
     }
 
@@ -172,6 +177,10 @@ impl HttpLog {
         cancel: &CancelToken,
     ) -> Result<AppendAck, LogError> {
         let body = format!("[{}]", chunks.join(","));
+        if self.missing.get() {
+            self.create(cancel).await?;
+            self.missing.set(false);
+        }
         let mut answer = self.post(&body, chunks.len(), producer, cancel).await?;
         if answer.0 == AppendReply::Missing {
             self.create(cancel).await?;
@@ -279,6 +288,7 @@ impl HttpLog {
             }
             ReadReply::Missing => {
                 drain(&response).await;
+                self.missing.set(true);
                 Ok(empty(None))
             }
             ReadReply::Retry => Err(LogError::Retryable(PortError::new(
