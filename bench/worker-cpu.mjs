@@ -11,7 +11,8 @@
 // machine hits both alike; the figure per workload is the median over rounds, and B/A.
 //
 // Workloads: a chat turn (POST /api/chat, demo model at chunkDelayMs 0, read to the end, its
-// publishing to the session stream included: `turn` echoes 4 words, `turn40` streams 40), an
+// publishing to the session stream included: `turn` echoes 4 words in a new session, `turn40`
+// streams 40 in a new session, `again` echoes 4 words in a session that had a turn before), an
 // append (POST /v1/stream/<name>, JSON), a catch-up read (GET ?offset=-1 of a 50-item stream) and
 // the session view (GET /api/sessions/:id).
 //
@@ -28,8 +29,8 @@ import { submitEvent } from '../tests/support/chat-harness.mjs';
 const ROOT_B = resolve(new URL('..', import.meta.url).pathname);
 const ROOT_A = resolve(process.argv[2] ?? '');
 const ROUNDS = Number(process.argv[3] ?? 5);
-const N = { turn: 30, turn40: 20, append: 200, read: 200, view: 100 };
-const TURN_INPUTS = { turn: 'benchmark this turn please', turn40: '/words 40' };
+const N = { turn: 30, turn40: 20, again: 30, append: 200, read: 200, view: 100 };
+const TURN_INPUTS = { turn: 'benchmark this turn please', turn40: '/words 40', again: 'benchmark this turn please' };
 const IO_KEYS = ['posts', 'commits', 'transactions', 'statements'];
 const TICKS_PER_S = 100; // getconf CLK_TCK on Linux
 
@@ -68,6 +69,7 @@ async function chatTurn(url, sessionId, input) {
 const WORKLOADS = {
   turn: (url, i, stream) => chatTurn(url, `${stream}-${i}`, TURN_INPUTS.turn),
   turn40: (url, i, stream) => chatTurn(url, `${stream}-${i}`, TURN_INPUTS.turn40),
+  again: (url, i, stream) => chatTurn(url, `${stream}-${i}`, TURN_INPUTS.again),
   async append(url, i, stream) {
     const r = await fetch(`${url}/v1/stream/${stream}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ i, text: 'x'.repeat(200) }) });
     if (r.status !== 204 && r.status !== 200) throw new Error(`append: ${r.status}`);
@@ -93,19 +95,28 @@ async function measure(server, name, round) {
     if (name === 'read') for (let i = 0; i < 50; i++) await WORKLOADS.append(url, i, stream);
   }
   if (name === 'view') await chatTurn(url, 's-0', TURN_INPUTS.turn); // the session it shows
+  if (name === 'again') for (let i = 0; i < N.again; i++) await chatTurn(url, `${stream}-${i}`, TURN_INPUTS.again); // their first turns
+  const earlier = name === 'again' ? await streamIo(url, stream, N.again) : undefined;
   for (let i = 0; i < 3; i++) await WORKLOADS[name](url, 1000 + i, stream); // warm
   const before = cpuMs(server.pid);
   for (let i = 0; i < N[name]; i++) await WORKLOADS[name](url, i, stream);
   if (name in TURN_INPUTS) await new Promise((r) => setTimeout(r, 300)); // the turns' last writes
   const cpu = (cpuMs(server.pid) - before) / N[name];
   if (!(name in TURN_INPUTS)) return { cpu };
+  const after = await streamIo(url, stream, N[name]);
+  const io = Object.fromEntries(IO_KEYS.map((k) => [k, (after[k] - (earlier?.[k] ?? 0)) / N[name]]));
+  return { cpu, io };
+}
+
+/** The stream objects' counts of sessions `${stream}-0…n-1`, summed (NaN: no counts). */
+async function streamIo(url, stream, n) {
   const io = Object.fromEntries(IO_KEYS.map((k) => [k, 0]));
-  for (let i = 0; i < N[name]; i++) {
+  for (let i = 0; i < n; i++) {
     const r = await fetch(`${url}/__test/stream-io/chat/bench/${stream}-${i}`);
     const counts = r.status === 200 ? await r.json() : {};
-    for (const k of IO_KEYS) io[k] = counts[k] === undefined ? NaN : io[k] + counts[k] / N[name];
+    for (const k of IO_KEYS) io[k] = counts[k] === undefined ? NaN : io[k] + counts[k];
   }
-  return { cpu, io };
+  return io;
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
