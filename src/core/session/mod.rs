@@ -16,6 +16,7 @@ mod envelope;
 mod lease;
 mod resolution;
 mod resume;
+mod write;
 
 pub use confirm::{
     begin_approve, begin_reject, claim_status, final_status, finish_confirmation,
@@ -40,3 +41,4 @@ pub use resolution::{
     Reconciled, ResolutionClaim, TurnSettlement,
 };
 pub use resume::{new_session, resume_session, ResumeError, Resumed, SessionIdentity};
+pub use write::{check_write, SessionWrite, WriteKind, WriteViolation};
