@@ -1,6 +1,7 @@
 //! The one commit site of the session envelope (`turn::commit_session`): what it refuses before
-//! anything is sent (a write that does not advance the cursor by one from the cursor it expects,
-//! an envelope that does not round-trip), and how each budget ends a write (the store's failure,
+//! anything is sent (each invariant of `core::session::check_write` fed a write that breaks it:
+//! the cursor it expects, the cursor advancing by one, the identity, the decision's time, one
+//! lease holder, the envelope's round trip), and how each budget ends a write (the store's failure,
 //! a cleanup budget spent, a deadline that overtakes a claim, which is then abandoned if it
 //! landed), each failure with its cause for the operator.
 #![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
@@ -14,7 +15,7 @@ use serde_json::Value;
 use turnkeep::core::protocol::BoundaryError;
 use turnkeep::core::session::{
     claim_turn, decode_session_snapshot, new_session, ActiveTurn, ClaimDecision, SessionEnvelope,
-    SessionIdentity, SessionWrite, WriteKind, WriteViolation,
+    SessionIdentity, SessionWrite, TerminalTurn, TurnOutcome, WriteKind, WriteViolation,
 };
 use turnkeep::ports::chat::{Clock, Sleep};
 use turnkeep::ports::session::SessionStorage;
@@ -174,7 +175,7 @@ fn commit<F: Future>(future: F) -> F::Output {
 #[test]
 fn a_broken_write_is_refused_before_it_is_sent() {
     type Break = fn(&mut SessionWrite);
-    let cases: [(&str, Break, WriteViolation); 5] = [
+    let cases: [(&str, Break, WriteViolation); 13] = [
         (
             "expects another cursor than its base's",
             |w| w.expected_cursor = Some(7),
@@ -204,13 +205,84 @@ fn a_broken_write_is_refused_before_it_is_sent() {
         (
             "holds an envelope that does not decode",
             |w| {
-                w.next.active_turn = Some(ActiveTurn {
+                w.next.terminal_turns = vec![TerminalTurn {
                     turn_id: "not a safe id".into(),
-                    expires_at: NOW_MS + LEASE_MS,
-                })
+                    outcome: TurnOutcome::Completed,
+                }]
             },
             WriteViolation::RoundTrip {
                 detail: String::new(),
+            },
+        ),
+        (
+            "moves the session to another id",
+            |w| w.next.session_id = "s2".into(),
+            WriteViolation::IdentityChanged,
+        ),
+        (
+            "changes the definition's revision",
+            |w| w.next.definition_revision = 2,
+            WriteViolation::IdentityChanged,
+        ),
+        (
+            "is stamped at another time than it was decided",
+            |w| w.at_ms += 5,
+            WriteViolation::NotStampedAtDecision {
+                updated_at: "2026-07-11T03:00:00.000Z".into(),
+                at_ms: NOW_MS + 5,
+            },
+        ),
+        (
+            "claims a turn that finished",
+            |w| {
+                w.base.terminal_turns = vec![TerminalTurn {
+                    turn_id: "t1".into(),
+                    outcome: TurnOutcome::Completed,
+                }]
+            },
+            WriteViolation::ClaimOfFinishedTurn {
+                turn_id: "t1".into(),
+            },
+        ),
+        (
+            "claims over another turn's live lease (two holders)",
+            |w| {
+                w.base.active_turn = Some(ActiveTurn {
+                    turn_id: "other".into(),
+                    expires_at: NOW_MS + 1,
+                })
+            },
+            WriteViolation::ClaimOverLiveLease {
+                turn_id: "t1".into(),
+                holder: "other".into(),
+            },
+        ),
+        (
+            "claims and leaves its turn without a live lease",
+            |w| w.next.active_turn.as_mut().expect("lease").expires_at = NOW_MS,
+            WriteViolation::ClaimNotHeld {
+                turn_id: "t1".into(),
+            },
+        ),
+        (
+            "releases its turn but keeps the lease",
+            |w| {
+                w.kind = WriteKind::Release {
+                    turn_id: "t1".into(),
+                };
+                w.base.active_turn = w.next.active_turn.clone();
+            },
+            WriteViolation::LeaseChanged {
+                kind: WriteKind::Release {
+                    turn_id: "t1".into(),
+                },
+            },
+        ),
+        (
+            "grants a lease in a plain save",
+            |w| w.kind = WriteKind::Keep,
+            WriteViolation::LeaseChanged {
+                kind: WriteKind::Keep,
             },
         ),
     ];
@@ -229,7 +301,7 @@ fn a_broken_write_is_refused_before_it_is_sent() {
         };
         match (violation, &expected) {
             (WriteViolation::RoundTrip { detail }, WriteViolation::RoundTrip { .. }) => {
-                assert!(detail.contains("activeTurn"), "{label}: {detail}")
+                assert!(detail.contains("terminalTurns"), "{label}: {detail}")
             }
             _ => assert_eq!(violation, &expected, "{label}"),
         }

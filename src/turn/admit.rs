@@ -8,8 +8,8 @@ use super::interrupt::Interrupt;
 use super::race::join;
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::session::{
-    claim_turn, resume_session, ClaimDecision, Confirmation, ResumeError, Resumed, SessionEnvelope,
-    SessionWrite, TurnOutcome, WriteKind,
+    check_reread, claim_turn, resume_session, ClaimDecision, Confirmation, ResumeError, Resumed,
+    SessionEnvelope, SessionWrite, TurnOutcome, WriteKind,
 };
 use turnkeep_ports::log::ReadFrom;
 use turnkeep_ports::{CancelToken, PortError};
@@ -46,6 +46,16 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
+    /// Checks this load against the earlier loads of the same request ([`check_reread`]: the
+    /// stored cursor never goes back) and moves `seen` on. A violation refuses the request as
+    /// internal, with the violation for the operator: nothing is decided on such a read.
+    pub(crate) fn check_after(&self, seen: &mut Option<u64>) -> Result<(), Refusal> {
+        *seen = check_reread(*seen, self.resumed.expected_cursor).map_err(|violation| {
+            Refusal::internal(Stage::SessionLoad, PortError::new(violation.to_string()))
+        })?;
+        Ok(())
+    }
+
     /// See [`Claim::resync`].
     pub(crate) fn resync(&self) -> bool {
         let envelope = &self.resumed.envelope;

@@ -66,8 +66,10 @@ pub async fn resolve(
     limits: &TurnLimits,
     deadline: &Interrupt,
 ) -> Result<Resolution, Refusal> {
+    let mut seen = None;
     for _attempt in 0..CONFIRMATION_CLAIM_ATTEMPTS_MAX {
         let loaded = load(ports, chat, &request.session_id, deadline).await?;
+        loaded.check_after(&mut seen)?;
         let resync = loaded.resync();
         let now_ms = ports.clock.now_ms();
         let envelope = &loaded.resumed.envelope;

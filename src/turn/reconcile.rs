@@ -63,8 +63,10 @@ pub async fn reconcile(
     limits: &TurnLimits,
     deadline: &Interrupt,
 ) -> Result<Confirmation, ReconcileError> {
+    let mut seen = None;
     for _attempt in 0..CONFIRMATION_CLAIM_ATTEMPTS_MAX {
         let loaded = load(ports, chat, session_id, deadline).await?;
+        loaded.check_after(&mut seen)?;
         let now_ms = ports.clock.now_ms();
         let decided = reconcile_confirmation(&loaded.resumed.envelope, token, to, now_ms);
         let (envelope, record) = match decided {

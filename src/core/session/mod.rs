@@ -41,4 +41,6 @@ pub use resolution::{
     Reconciled, ResolutionClaim, TurnSettlement,
 };
 pub use resume::{new_session, resume_session, ResumeError, Resumed, SessionIdentity};
-pub use write::{check_write, SessionWrite, WriteKind, WriteViolation};
+pub use write::{
+    check_reread, check_write, ReadViolation, SessionWrite, WriteKind, WriteViolation,
+};
