@@ -1,4 +1,4 @@
-// defineChat and the model factories (design §8). Plain JS on purpose: a definition is checked
+// defineChat and the model factories (README.md, "Models"). Plain JS on purpose: a definition is checked
 // when the host builds it (at module load, typically), so a bad config fails at deploy time with
 // `code: 'SERVER_INVALID_CONFIG'` instead of on the first turn. The wasm side checks the same
 // rules again when a handler resolves the definition (src/web/adapters), since a host may
@@ -57,7 +57,7 @@ export function defineChat(options) {
 }
 
 /**
- * The deterministic demo model (design §8): no network, `chunkDelayMs` between chunks.
+ * The deterministic demo model (its scripts: src/core/chat/demo.rs): no network, `chunkDelayMs` between chunks.
  * @param {{ chunkDelayMs?: number }} [options] default 20, at most 60000
  */
 export function createDemoModel(options = {}) {

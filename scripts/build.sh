@@ -43,7 +43,8 @@ say() { printf '[build] %s\n' "$*"; }
 die() { printf '[build] ERROR: %s\n' "$*" >&2; exit 1; }
 command -v wasm-bindgen >/dev/null || die "wasm-bindgen not found: run scripts/setup.sh first."
 
-# The demo's Ask corpus (README and ARCHITECTURE by section), compiled into the Worker build.
+# The demo's Ask corpus (README, CONTRIBUTING and ARCHITECTURE by section), compiled into the
+# Worker build.
 node scripts/docs-corpus.mjs || die "scripts/docs-corpus.mjs failed."
 
 target_dir="${CARGO_TARGET_DIR:-target}"
@@ -94,7 +95,7 @@ drop_default_wasm_url() {
 }
 
 # All with profile `release` (opt-level "s"): "z" is smaller and measured slower for each npm
-# build (README, "Sizes: one wasm per entry").
+# build (docs/figures.md, "Sizes").
 build_one pkg "$target_dir" release server
 build_one pkg-client "$target_dir/client" release client
 build_one pkg-ask "$target_dir/ask" release ask

@@ -1,4 +1,4 @@
-//! Turn lease (wire facts §5 steps 7 and cleanup 4): claim, busy, replay, release, and the
+//! Turn lease (the claim before a turn runs, the release at its cleanup): claim, busy, replay, release, and the
 //! seeded simulation of racing clients with storage faults, clock jumps and crashes
 //! (tests/lease_sim) over 10,000 seeds, with the proofs that it catches broken storage and
 //! broken lease rules.

@@ -1,6 +1,6 @@
 //! The one-slot mailbox behind the snapshot stream: a writer overwrites, a reader takes the
 //! newest. A slow reader therefore gets fewer, newer items, never a growing queue, and the item
-//! published last before `close` is always delivered (design §3 step 6).
+//! published last before `close` is always delivered (a reader that lags gets the newest state, never a backlog).
 //!
 //! Pure: the web shell wraps it with a Promise that a `pull` awaits while the slot is empty.
 

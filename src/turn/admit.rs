@@ -1,5 +1,5 @@
 //! Stage 1 of a turn: load the session, resume it, decide the claim and write it by CAS
-//! (design §3 step 5). Nothing runs a model or a tool before this returns a [`Claim`].
+//! (`core::session::claim_turn`, written by `commit::commit_session`). Nothing runs a model or a tool before this returns a [`Claim`].
 
 use super::commit::{abandon_claim, commit_session, Saved, WriteBudget};
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};

@@ -1,4 +1,4 @@
-//! Stages 3 and 4 of a turn: run it, then clean up exactly once (design §3 steps 6-7).
+//! Stages 3 and 4 of a turn: run it, then clean up exactly once.
 //!
 //! Three things run side by side in one task: the driver (model and tools, feeding the
 //! controller), the publisher (the turn's chunks to the session log, at most a few appends in
@@ -450,7 +450,8 @@ pub(crate) fn closing_line(
     }
 }
 
-/// The turn's producer id on the session log (design §8): stable across claims of the turn.
+/// The turn's producer id on the session log: stable across claims of the turn (the epoch is
+/// the claim's generation).
 pub fn producer_id(submission: &Submission) -> String {
     format!("chat-turn:{}:{}", submission.session_id, submission.turn_id)
 }

@@ -1,5 +1,5 @@
-//! Render parts: what a chat UI draws, reduced from the same projection (seeds §"The transport
-//! RenderPart"). Each message's text is one part; each tool call is a card, which keeps its shape
+//! Render parts: what a chat UI draws, reduced from the same projection (the transport's
+//! `RenderPart`). Each message's text is one part; each tool call is a card, which keeps its shape
 //! as its status moves (pending → running → complete / error, or requires_confirmation) and
 //! carries its result or error. `tool` messages draw nothing of their own: their content is on
 //! the card of the call they answer.

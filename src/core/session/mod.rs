@@ -1,5 +1,5 @@
 //! Session envelope v1 (+ v0 migration), resume rules, turn lease, terminal history and
-//! confirmations (wire facts §3, §6; design §3-§4).
+//! confirmations, as AgentsKit's `agentskit.chat.session` v1 defines them.
 //!
 //! Everything here is pure: the caller loads the stored value, calls one of these functions
 //! with `now_ms`, and commits the returned envelope with a single CAS save
