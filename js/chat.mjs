@@ -1,8 +1,8 @@
-// The model factories (design §8). Plain JS on purpose: `turnkeep/ask` shares them without the
-// chat server's wasm, and a descriptor is checked when the host builds it (at module load,
-// typically), so a bad config fails at deploy time with `code: 'SERVER_INVALID_CONFIG'` instead
-// of on the first turn. The wasm side checks the same rules again when a handler reads the
-// descriptor (src/web/adapters/models/descriptor.rs), since a host may hand-build one.
+// The model factories (README.md, "Models"). Plain JS on purpose: `turnkeep/ask` shares them
+// without the chat server's wasm, and a descriptor is checked when the host builds it (at module
+// load, typically), so a bad config fails at deploy time with `code: 'SERVER_INVALID_CONFIG'`
+// instead of on the first turn. The wasm side checks the same rules again when a handler reads
+// the descriptor (src/web/adapters/models/descriptor.rs), since a host may hand-build one.
 // `defineChat` is define.mjs (the one definition reader, in Rust).
 //
 // Limits mirror src/core/limits.rs (DEMO_CHUNK_DELAY_MS_MAX, MODEL_*_CHARS_MAX).
@@ -18,7 +18,7 @@ const MODEL_API_KEY_CHARS_MAX = 4_096;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
 /**
- * The deterministic demo model (design §8): no network, `chunkDelayMs` between chunks.
+ * The deterministic demo model (its scripts: src/core/chat/demo.rs): no network, `chunkDelayMs` between chunks.
  * @param {{ chunkDelayMs?: number }} [options] default 20, at most 60000
  */
 export function createDemoModel(options = {}) {

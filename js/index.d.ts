@@ -422,7 +422,7 @@ export class MemorySessionStorage implements SessionStorage {
 
 export function createMemorySessionStorage(): MemorySessionStorage;
 
-// ---- Chat handler (design §6, §8) ----
+// ---- Chat handler ----
 
 /** Canonical messages of one chat, loaded before a turn and saved after it. */
 export interface ChatMemory {

@@ -1,4 +1,4 @@
-//! The demo model's table (design §8), played through the real controller.
+//! The demo model's table (`core::chat::demo`), played through the real controller.
 #![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 mod chat_support;

@@ -1,4 +1,4 @@
-//! The demo Worker's route table and demo auth (`cloudflare::routes`): every route of design §8,
+//! The demo Worker's route table and demo auth (`cloudflare::routes`): every route of README.md's "The demo Worker",
 //! the methods each answers, and the diagnostics of a bad tenant or session id.
 #![cfg(feature = "cloudflare")]
 

@@ -1,4 +1,5 @@
-//! The demo Worker's route table (design §8) and its demo authentication, as pure decisions.
+//! The demo Worker's route table (README.md, "The demo Worker") and its demo authentication, as
+//! pure decisions.
 //! `worker.rs` performs them. Tested on the host in `tests/worker_routes.rs`.
 //!
 //! | route | what |

@@ -1,4 +1,4 @@
-//! The one-slot mailbox behind the snapshot stream, and when its item may go (design §3 step 6).
+//! The one-slot mailbox behind the snapshot stream, and when its item may go.
 //!
 //! A writer overwrites, a reader takes the newest: a slow reader gets fewer, newer items, never a
 //! growing queue, and the item published last before `close` is always delivered.

@@ -181,7 +181,7 @@ pub mod sandbox {
     pub const INVALID_CONFIG: Row = row(Sandbox, 500, "SANDBOX_INVALID_CONFIG", "The sandbox handler configuration is invalid.", false);
 }
 
-/// The demo Worker's own routes (design §8).
+/// The demo Worker's own routes (`cloudflare::routes`).
 #[rustfmt::skip]
 pub mod demo_routes {
     use super::*;

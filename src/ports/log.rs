@@ -1,4 +1,4 @@
-//! SessionLog: a session's append-only chunk log (design §5), the durable stream every client of
+//! SessionLog: a session's append-only chunk log, the durable stream every client of
 //! a session reads. turnkeep appends each turn to it as it runs; readers project it into
 //! messages with `turnkeep_core::projection`.
 //!

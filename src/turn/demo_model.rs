@@ -12,7 +12,7 @@ use turnkeep_core::chat::{ModelChunk, ModelRequest, ToolSpec};
 use turnkeep_ports::chat::{ModelAdapter, ModelStream, Sleep, Tool, ToolContext, ToolFailure};
 use turnkeep_ports::{LocalFuture, PortError};
 
-/// The deterministic demo model (design §8).
+/// The deterministic demo model (`core::chat::demo` has its scripts).
 #[derive(Clone)]
 pub struct DemoModel {
     sleep: Option<Rc<dyn Sleep>>,

@@ -1,5 +1,5 @@
 //! The lines of the sender's NDJSON response: full `server.turn.snapshot` events built from the
-//! controller's state when a reader takes one (design §3 step 6), and the closing diagnostic.
+//! controller's state when a reader takes one (never ahead of a reader that is not reading), and the closing diagnostic.
 //!
 //! A snapshot carries the whole conversation, so building each one from scratch costs the
 //! conversation's size per line. The encoder keeps every message's encoded bytes from its last

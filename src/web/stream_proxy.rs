@@ -1,6 +1,6 @@
 //! `createChatStreamProxy({ target, auth?, fetch?, onError? })` → a handler that proxies the
-//! browser's chat-stream request to the session's durable stream (seeds §"The canonical
-//! chat-stream proxy"). The steps, top to bottom: the request (a bare `Request`, or anything
+//! browser's chat-stream request to the session's durable stream (its decisions:
+//! `core::streams::proxy`). The steps, top to bottom: the request (a bare `Request`, or anything
 //! with `.req`); the method; the target (static, or resolved per request: a resolver that
 //! returns null says no, 403, and one that returns a `Response` answers with it); the upstream
 //! request (query kept, protocol headers only, identity encoding asked, the server's streams

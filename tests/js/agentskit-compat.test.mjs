@@ -1,5 +1,5 @@
 // The names turnkeep shares with AgentsKit Chat (`@agentskit/chat-protocol`, `@agentskit/chat`)
-// have AgentsKit's signatures and result shapes (design §8). The expected values below are
+// have AgentsKit's signatures and result shapes (README.md, "AgentsKit Chat compatibility"). The expected values below are
 // AgentsKit's, restated from its public contract: result shapes, literal diagnostic messages,
 // the check order. Where turnkeep is deliberately stricter (a value JSON cannot hold is refused,
 // not dropped), the case says so.

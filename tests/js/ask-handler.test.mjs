@@ -378,9 +378,9 @@ test('the built-in BM25 retriever over the shipped docs corpus finds the section
   assert.equal(retriever.size, docs.length);
   const trusted = site({ corpus: { id: 'turnkeep-docs', mode: 'local' } });
   const cases = [
-    ['How do I run the tests?', 'readme.two-commands'],
-    ['What does scripts/setup.sh install?', 'readme.two-commands'],
-    ['How do I deploy the Worker to Cloudflare?', 'readme.the-demo-worker-cloudflare-workers-locally'],
+    ['How do I run the tests?', 'contributing.two-commands'],
+    ['What does scripts/setup.sh install?', 'contributing.two-commands'],
+    ['How do I deploy the Worker to Cloudflare?', 'readme.cloudflare'],
     ['Does src/core read a clock or draw randomness?', 'architecture.invariants'],
     ['Which crates must src/core never import (web-sys, js-sys, wasm-bindgen, worker)?', 'architecture.invariants'],
     ['How are snapshot sequences computed from the claim cursor?', 'architecture.snapshot-sequences-o1-storage-writes-per-turn'],

@@ -1,4 +1,4 @@
-//! POST: append, close, idempotent producers (protocol §5.2, §5.2.1, §5.3). The decision is
+//! POST: append, close, idempotent producers (Durable Streams protocol §5.2, §5.2.1, §5.3). The decision is
 //! `core::streams::append::decide_append`; `commit_append` is the only place an append changes
 //! state, all in the caller's one SQLite transaction.
 

@@ -13,7 +13,7 @@ use crate::core::protocol::TurnDiagnostic;
 /// Where the Durable Streams protocol is served.
 pub const STREAM_PREFIX: &str = "/v1/stream/";
 
-/// Headers every stream response carries (browser security and CORS, protocol §11).
+/// Headers every stream response carries (browser security and CORS, Durable Streams protocol §11).
 pub const SECURITY_HEADERS: &[(&str, &str)] = &[
     ("x-content-type-options", "nosniff"),
     ("cross-origin-resource-policy", "cross-origin"),
@@ -168,7 +168,7 @@ fn decide_stream(request: &RouteRequest<'_>, raw: &str, access: &StreamsAccess) 
     StreamRoute::Forward { stream }
 }
 
-/// The stream name of a chat session (design §8): `chat/<tenant>/<sessionId>`.
+/// The stream name of a chat session: `chat/<tenant>/<sessionId>`.
 pub fn chat_stream_name(tenant: &str, session_id: &str) -> String {
     format!("chat/{tenant}/{session_id}")
 }

@@ -604,7 +604,7 @@ fn stream_body(
     }
 }
 
-/// Seconds of jitter for a cursor the client already holds (protocol §10.1).
+/// Seconds of jitter for a cursor the client already holds (Durable Streams protocol §10.1).
 fn jitter() -> u32 {
     random_in(
         limits::STREAM_CURSOR_JITTER_SECONDS_MIN,

@@ -1,4 +1,4 @@
-//! The deterministic demo model (design §8) as pure scripts: a model request in, the chunks
+//! The deterministic demo model as pure scripts: a model request in, the chunks
 //! the demo model streams out. The adapter that plays a script (with `chunkDelayMs` between
 //! chunks) lives outside the core; this module decides only *what* is said.
 //!

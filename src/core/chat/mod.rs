@@ -1,4 +1,4 @@
-//! The chat controller and what it exchanges with the world (design §3 step 6, §8).
+//! The chat controller and what it exchanges with the world.
 //!
 //! - [`model`]: model requests and streamed chunks, tool specs, usage — the vocabulary shared
 //!   by the controller and every model adapter, so the core needs no port to speak of them.

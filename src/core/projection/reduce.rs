@@ -1,5 +1,5 @@
-//! The one projection: a session log's chunks → the conversation (design §2, seeds §"The
-//! one-projection law"). Server-side rendering, `GET /api/sessions/:id`, the browser client and
+//! The one projection: a session log's chunks → the conversation (one reducer per concern:
+//! nothing else reads a log). Server-side rendering, `GET /api/sessions/:id`, the browser client and
 //! the publisher's own check all run this reducer, compiled once.
 //!
 //! Incremental: feed chunks in log order, read the state at any point; feeding a prefix and then

@@ -1,5 +1,5 @@
-//! Render parts: what a chat UI draws, reduced from the same projection (seeds §"The transport
-//! RenderPart"). A message's reasoning is one part (before its text, drawn collapsed), its
+//! Render parts: what a chat UI draws, reduced from the same projection (the transport's
+//! `RenderPart`). A message's reasoning is one part (before its text, drawn collapsed), its
 //! text another; each tool call is a card, which keeps its shape
 //! as its status moves (pending → running → complete / error, or requires_confirmation) and
 //! carries its result or error. `tool` messages draw nothing of their own: their content is on

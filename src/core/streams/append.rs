@@ -1,4 +1,4 @@
-//! The whole decision for one POST (protocol §5.2, §5.2.1, §5.3, §9.1), composed from the rules
+//! The whole decision for one POST (Durable Streams protocol §5.2, §5.2.1, §5.3, §9.1), composed from the rules
 //! of the sibling modules in the order the reference server applies them:
 //!
 //! 1. empty body without `Stream-Closed: true` → 400;

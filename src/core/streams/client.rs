@@ -2,7 +2,7 @@
 //! read means for a writer (the session-log adapter over HTTP, `toChatResponse`). Pure: the
 //! caller passes the status and a header lookup.
 //!
-//! Facts relied on (PROTOCOL.md §5.2, §5.2.1, §5.6): `Stream-Next-Offset` is the tail after the
+//! Facts relied on (Durable Streams PROTOCOL.md §5.2, §5.2.1, §5.6): `Stream-Next-Offset` is the tail after the
 //! request; an accepted producer append is 200 (204 for a duplicate, with `Producer-Seq` the
 //! highest stored); a stale epoch is 403 with the current `Producer-Epoch`; a gap is 409 with
 //! `Producer-Expected-Seq` / `Producer-Received-Seq`; an append to a closed stream is 409 with

@@ -111,6 +111,111 @@ pub fn decide_item_append(
     ItemAppendDecision::Append { next, skip }
 }
 
+/// An invariant an item-log commit or read broke: a programmer error (the decision, or the
+/// code that applies it), or a store that lost a commit. The append is refused, never committed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogViolation {
+    /// The next head is not one commit past the head it was decided on: version + 1 and
+    /// length + the items appended.
+    HeadNotAdvanced {
+        from: (u64, u64),
+        to: (u64, u64),
+        items: u64,
+    },
+    /// A producer's state moves other than by the producer rules: the appending producer's
+    /// seq is not the one it sent, one past its last (same epoch) or 0 (a new epoch); or another
+    /// producer's state changed.
+    ProducerMoved { id: String },
+    /// The stored head went back behind a version this log saw (a commit was lost).
+    HeadWentBack { seen: u64, loaded: u64 },
+}
+
+impl std::fmt::Display for LogViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("log append refused, an invariant broke: ")?;
+        match self {
+            Self::HeadNotAdvanced { from, to, items } => write!(
+                f,
+                "the head moves from (version, length) {from:?} to {to:?} for {items} items"
+            ),
+            Self::ProducerMoved { id } => {
+                write!(
+                    f,
+                    "producer {id:?}'s state moves against the producer rules"
+                )
+            }
+            Self::HeadWentBack { seen, loaded } => {
+                write!(
+                    f,
+                    "the stored head went back from version {seen} to {loaded}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for LogViolation {}
+
+/// Checks a commit before it is sent: `next` is one commit past `head` for the `items` items it
+/// stores, and the producer state moves only as `producer`'s accepted append moves it (every
+/// other producer's state is kept; the seq per producer advances by exactly one — by one per
+/// stored item with item seqs — or starts at 0 in a new epoch, and ends at the request's last).
+pub fn check_item_commit(
+    head: &LogHead,
+    items: u64,
+    producer: Option<&ProducerHeaders>,
+    next: &LogHead,
+) -> Result<(), LogViolation> {
+    let advanced = head.version.checked_add(1) == Some(next.version)
+        && head.length.checked_add(items) == Some(next.length);
+    if !advanced {
+        return Err(LogViolation::HeadNotAdvanced {
+            from: (head.version, head.length),
+            to: (next.version, next.length),
+            items,
+        });
+    }
+    let moved = |id: &str| LogViolation::ProducerMoved { id: id.to_owned() };
+    let ids = head.producers.keys().chain(next.producers.keys());
+    for id in ids.filter(|id| producer.is_none_or(|p| p.id != **id)) {
+        if head.producers.get(id) != next.producers.get(id) {
+            return Err(moved(id));
+        }
+    }
+    let Some(p) = producer else {
+        return Ok(());
+    };
+    let Some(state) = next.producers.get(&p.id) else {
+        return Err(moved(&p.id));
+    };
+    let step = if p.items.is_some() { items } else { 1 };
+    let follows = match head.producers.get(&p.id) {
+        Some(prev) if prev.epoch == state.epoch => {
+            prev.last_seq.checked_add(step) == Some(state.last_seq)
+        }
+        Some(prev) => state.epoch > prev.epoch && p.seq == 0,
+        None => p.seq == 0,
+    };
+    if follows && state.epoch == p.epoch && state.last_seq == p.last_seq() {
+        Ok(())
+    } else {
+        Err(moved(&p.id))
+    }
+}
+
+/// Checks a head read from the store against `seen`, the highest version this log read or
+/// committed before (no head: version 0), and returns the new highest.
+pub fn check_head_read(
+    seen: Option<u64>,
+    head: Option<&LogHead>,
+) -> Result<Option<u64>, LogViolation> {
+    let loaded = head.map_or(0, |h| h.version);
+    match seen {
+        Some(seen) if loaded < seen => Err(LogViolation::HeadWentBack { seen, loaded }),
+        _ => Ok(Some(loaded)),
+    }
+}
+
 /// The offset after `position` items.
 pub fn position_offset(position: u64) -> String {
     Offset {

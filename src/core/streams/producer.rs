@@ -1,4 +1,4 @@
-//! Idempotent producers (protocol §5.2.1): Kafka-style fencing and deduplication of appends.
+//! Idempotent producers (Durable Streams protocol §5.2.1): Kafka-style fencing and deduplication of appends.
 //!
 //! Facts relied on:
 //! - `Producer-Id`, `Producer-Epoch` and `Producer-Seq` come all together or not at all; some but

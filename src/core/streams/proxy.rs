@@ -1,5 +1,4 @@
-//! The chat-stream proxy's decisions (`createChatStreamProxy`, seeds §"The canonical
-//! chat-stream proxy"): the route a browser reads its session's stream through. The proxy moves
+//! The chat-stream proxy's decisions (`createChatStreamProxy`): the route a browser reads its session's stream through. The proxy moves
 //! bytes; what it may move is decided here: the methods, which request headers reach the
 //! upstream (Durable Streams protocol headers only: the browser's cookies and its own
 //! `Authorization` stay behind; the server's streams credentials are added by the host), which

@@ -1,4 +1,4 @@
-//! JS-backed adapters of the ports (design §4, §8): a host passes plain JS objects
+//! JS-backed adapters of the ports (`crate::ports`): a host passes plain JS objects
 //! (`{ load, save }` stores, tools, models) and these types let the Rust shell call them
 //! through the traits in `crate::ports`. Every host callback may return a value or a Promise;
 //! a throw or a rejection becomes a `PortError` whose message is for logs only.

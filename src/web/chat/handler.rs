@@ -1,4 +1,4 @@
-//! `createChatHandler(options)` → `(request, host?) => Promise<Response>` (design §3). One
+//! `createChatHandler(options)` → `(request, host?) => Promise<Response>`. One
 //! straight pipeline; each step returns what the next one takes, and every failure comes back
 //! as a [`Failure`] that exactly one place ([`Failure::into_response`]) turns into a response,
 //! after handing its cause to the operator's `onError`.

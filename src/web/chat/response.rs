@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsValue;
 use web_sys::ReadableStream;
 
 use super::stream::PullStream;
@@ -20,41 +20,6 @@ pub struct ResponseSink {
     encoder: Rc<RefCell<LineEncoder>>,
     /// Weak: the turn holds the sink while it runs.
     turn: Weak<Turn>,
-}
-
-/// What every response of this module instance did, summed (`__snapshotCountsForBench`):
-/// states offered to readers, lines encoded, messages encoded and reused.
-#[derive(Clone, Copy, Default)]
-struct Counts {
-    offered: u64,
-    lines: crate::turn::snapshot::LineCounts,
-}
-
-thread_local! {
-    static COUNTS: std::cell::Cell<Counts> = std::cell::Cell::new(Counts::default());
-}
-
-/// Snapshot counts of every chat response so far, for bench/turn.mjs (not part of the npm
-/// surface): `{ statesOffered, linesEmitted, messagesEncoded, messagesReused }`. The lines are
-/// encoded when a reader pulls, so lines built and lines emitted are the same count.
-#[wasm_bindgen(js_name = __snapshotCountsForBench)]
-pub fn snapshot_counts_for_bench() -> JsValue {
-    let counts = COUNTS.with(|c| c.get());
-    let out = js_sys::Object::new();
-    let set = |k: &str, v: u64| crate::web::js::set(&out, k, v as f64);
-    set("statesOffered", counts.offered);
-    set("linesEmitted", counts.lines.lines);
-    set("messagesEncoded", counts.lines.messages_encoded);
-    set("messagesReused", counts.lines.messages_reused);
-    out.into()
-}
-
-fn count(change: impl FnOnce(&mut Counts)) {
-    COUNTS.with(|c| {
-        let mut counts = c.get();
-        change(&mut counts);
-        c.set(counts);
-    });
 }
 
 impl ResponseSink {
@@ -83,11 +48,7 @@ impl ResponseSink {
             // The one copy out of wasm memory: the encoder reuses its buffer for the next line.
             let chunk = super::slab::copy_out(bytes);
             let after = encoder.counts();
-            count(|c| {
-                c.lines.lines += after.lines - before.lines;
-                c.lines.messages_encoded += after.messages_encoded - before.messages_encoded;
-                c.lines.messages_reused += after.messages_reused - before.messages_reused;
-            });
+            super::bench_counts::encoded(before, after);
             Some(chunk)
         });
         let weak = Rc::downgrade(turn);
@@ -108,7 +69,7 @@ impl ResponseSink {
 
 impl TurnSink for ResponseSink {
     fn changed(&self) {
-        count(|c| c.offered += 1);
+        super::bench_counts::offered();
         let urgency = match self.turn.upgrade() {
             Some(turn) => self.encoder.borrow().urgency(&turn.controller()),
             None => Urgency::Prompt,
