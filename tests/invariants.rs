@@ -364,6 +364,7 @@ fn a_store_log_refuses_to_decide_on_a_head_that_went_back() {
         id: "p".into(),
         epoch: 1,
         seq,
+        item_seqs: false,
     };
     let chunk = vec![json!({ "type": "x" }).to_string()];
     let cancel = CancelToken::new();
