@@ -1,4 +1,4 @@
-// defineChat (design §8): the one definition reader is Rust's (src/web/chat/definition.rs, the
+// defineChat (README.md, "Models"): the one definition reader is Rust's (src/web/chat/definition.rs, the
 // option tables in src/core/chat/definition.rs), so a definition is checked by the same rules
 // when the host builds it (a bad one throws `code: 'SERVER_INVALID_CONFIG'` naming the option,
 // at deploy time instead of on the first turn) and when a handler resolves it.

@@ -722,6 +722,12 @@ export interface ChatHandlerOptions<Context = unknown> {
   onError?(error: unknown, info: { stage: FaultStage; sessionId?: SafeId; turnId?: SafeId }): void;
   /** How long a tool confirmation stays approvable, default 300000 (5 min). */
   confirmationTtlMs?: number;
+  /**
+   * The snapshot stream's byte budget (a positive integer, default 32768): after a line of `b`
+   * bytes the next waits `b / snapshotBytesPerSecond`, at least one frame and never more than
+   * 225 ms from a change's arrival (README, "Bytes on the wire: how snapshots are paced").
+   */
+  snapshotBytesPerSecond?: number;
 }
 
 /** Where a fault happened (`onError`). */
@@ -790,6 +796,21 @@ export interface UIMessageChatHandler {
  * `code: 'SERVER_INVALID_CONFIG'` for bad options.
  */
 export function createUIMessageChatHandler<Context = unknown>(options: ChatHandlerOptions<Context>): UIMessageChatHandler;
+
+/**
+ * A session log in the host's database (`turnkeep/redis`, `turnkeep/postgres`, any
+ * `SessionLog`) served read-only over the Durable Streams read protocol (`?offset=`,
+ * `live=long-poll|sse`), so a page's `createChatConnection` follows the session without a
+ * streams server. `log(request)` says which log the request may read, after the host's own
+ * authorization: a log, a `Response` to answer with (a refusal), or nothing (404). An SSE read
+ * lasts `sseMs` (default 60000), then the client reads again from its offset. Throws an Error
+ * with `code: 'SERVER_INVALID_CONFIG'` for bad options.
+ */
+export function createSessionLogHandler(options: {
+  log(request: Request): SessionLog | Response | null | undefined | Promise<SessionLog | Response | null | undefined>;
+  onError?(error: unknown): void;
+  sseMs?: number;
+}): (request: Request) => Promise<Response>;
 
 /** A conversation (a projection's or `ChatMemory`'s messages) as `UIMessage[]`, for `useChat({ messages })`. */
 export function toUIMessages(messages: Message[], confirmations?: LogConfirmation[]): UIMessage[];
