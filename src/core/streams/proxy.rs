@@ -321,14 +321,22 @@ mod tests {
             ("OPTIONS", Authorized, Refuse(MethodNotAllowed)),
         ];
         for (method, writes, expected) in cases {
-            assert_eq!(decide_method(method, writes), expected, "{method} {writes:?}");
+            assert_eq!(
+                decide_method(method, writes),
+                expected,
+                "{method} {writes:?}"
+            );
         }
         assert_eq!(ReadOnly.status(), 405);
         assert_eq!(ReadOnly.allow(), Some("GET, HEAD"));
         assert_eq!(MethodNotAllowed.allow(), Some("GET, HEAD, POST"));
         assert_eq!(ProxyFailure::WriteForbidden.status(), 403);
         for failure in ProxyFailure::ALL {
-            assert_eq!(failure.allow().is_some(), failure.status() == 405, "{failure:?}");
+            assert_eq!(
+                failure.allow().is_some(),
+                failure.status() == 405,
+                "{failure:?}"
+            );
         }
     }
 
