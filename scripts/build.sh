@@ -88,6 +88,8 @@ build_one pkg-ask "$target_dir/ask" release ask
 build_one pkg-sandbox "$target_dir/sandbox" release sandbox
 # Profile `worker` (Cargo.toml): opt-level "z", measured smaller for the same CPU.
 build_one pkg-worker "$target_dir/worker" worker "cloudflare,test-hooks"
+# The Worker's JS dependency (workers-ai-provider, for the `AI` binding), beside its wasm.
+node scripts/worker-deps.mjs || die "scripts/worker-deps.mjs failed."
 # The demo Worker's static assets (wrangler.toml [assets]): the npm package's browser client
 # (js/client/, pkg-client/), and the demo page's script, so the page runs the same projection
 # and connection rules.

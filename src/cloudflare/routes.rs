@@ -4,7 +4,7 @@
 //! | route | what |
 //! |---|---|
 //! | `GET /?session=<id>[&panes=3]` | the demo chat page, server-rendered (`page.rs`) |
-//! | `POST /api/chat` | the chat pipeline (demo model, or `OPENAI_BASE_URL`'s) |
+//! | `POST /api/chat` | the chat pipeline (Workers AI with an `AI` binding, else the demo model or `OPENAI_BASE_URL`'s) |
 //! | `POST /api/ui/chat`, `GET /api/ui/chat/:id/stream`, `POST /api/ui/chat/:id/stop`, `GET /api/ui/chat/:id/messages` | the same pipeline speaking the AI SDK's UI message stream |
 //! | `GET /api/sessions/:sessionId` | `{ messages, session, offset, renderParts, streamMessages }` |
 //! | `GET /api/chat/stream/:sessionId` | `createChatStreamProxy`: demo auth, then the session's stream, read from the Worker's own `SessionStream` object (no streams token) |

@@ -267,6 +267,7 @@ pub mod streams {
     pub(crate) const PRODUCER_ID_TOO_LONG: Row = row(Streams, 400, "streams.v1.producer_id_too_long", "Producer-Id is too long", false);
     pub(crate) const PRODUCER_EPOCH_INVALID: Row = row(Streams, 400, "streams.v1.producer_epoch_invalid", "Producer-Epoch must be a non-negative integer no larger than 2^53-1", false);
     pub(crate) const PRODUCER_SEQ_INVALID: Row = row(Streams, 400, "streams.v1.producer_seq_invalid", "Producer-Seq must be a non-negative integer no larger than 2^53-1", false);
+    pub(crate) const PRODUCER_SEQ_COUNT_INVALID: Row = row(Streams, 400, "streams.v1.producer_seq_count_invalid", "Producer-Seq-Count must be the count of the append's JSON items (1 to 1000), with the other producer headers", false);
     pub(crate) const PRODUCER_TABLE_FULL: Row = row(Streams, 429, "streams.v1.producer_table_full", "this stream already tracks as many producers as it can", true);
     pub(crate) const PRODUCER_STALE_EPOCH: Row = row(Streams, 403, "streams.v1.producer_stale_epoch", "a newer producer epoch has written to this stream", false);
     pub(crate) const PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO: Row = row(Streams, 400, "streams.v1.producer_new_epoch_seq_not_zero", "a new producer epoch must start at Producer-Seq 0", false);
@@ -314,7 +315,8 @@ pub const ALL: &[Row] = &[
     streams::FORK_OFFSET_WITHOUT_SOURCE, streams::FORK_SOURCE_MISSING,
     streams::FORK_SOURCE_DELETED, streams::FORK_TOO_DEEP,
     streams::PRODUCER_HEADERS_PARTIAL, streams::PRODUCER_ID_EMPTY, streams::PRODUCER_ID_TOO_LONG,
-    streams::PRODUCER_EPOCH_INVALID, streams::PRODUCER_SEQ_INVALID, streams::PRODUCER_TABLE_FULL,
+    streams::PRODUCER_EPOCH_INVALID, streams::PRODUCER_SEQ_INVALID,
+    streams::PRODUCER_SEQ_COUNT_INVALID, streams::PRODUCER_TABLE_FULL,
     streams::PRODUCER_STALE_EPOCH, streams::PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO,
     streams::PRODUCER_SEQUENCE_GAP, streams::READERS_BUSY, streams::WRITERS_BUSY,
     streams::BODY_TIMEOUT,

@@ -132,10 +132,13 @@ impl<S: LogStore> StoreLog<S> {
     ) -> Result<AppendAck, LogError> {
         let place = self.appends.join();
         place.reached().await;
+        // Item seqs when asked (`core::streams::producer`): chunk `i` has seq `p.seq + i`.
+        let item_seqs = producer.is_some_and(|p| p.item_seqs);
         let producer = producer.map(|p| ProducerHeaders {
             id: p.id.clone(),
             epoch: p.epoch,
             seq: p.seq,
+            items: p.item_seqs.then_some(chunks.len() as u64),
         });
         for _ in 0..LOG_COMMIT_ATTEMPTS_MAX {
             let remembered = self.written.borrow_mut().take();
@@ -149,12 +152,13 @@ impl<S: LogStore> StoreLog<S> {
             if !fresh && !matches!(decision, ItemAppendDecision::Append { .. }) {
                 continue; // answer only from the stored head
             }
-            let next = match decision {
-                ItemAppendDecision::Append { next } => next,
+            let (next, skip) = match decision {
+                ItemAppendDecision::Append { next, skip } => (next, skip as usize),
                 ItemAppendDecision::Duplicate => {
                     return Ok(AppendAck {
                         offset: position_offset(current.length),
                         duplicate: true,
+                        item_seqs,
                     })
                 }
                 ItemAppendDecision::StaleEpoch { current_epoch } => {
@@ -180,7 +184,7 @@ impl<S: LogStore> StoreLog<S> {
             let expected = head.map(|h| h.version);
             if self
                 .store
-                .commit(expected, chunks, &next, cancel)
+                .commit(expected, &chunks[skip..], &next, cancel)
                 .await
                 .map_err(LogError::Retryable)?
             {
@@ -189,6 +193,7 @@ impl<S: LogStore> StoreLog<S> {
                 return Ok(AppendAck {
                     offset,
                     duplicate: false,
+                    item_seqs,
                 });
             }
         }
@@ -279,6 +284,11 @@ impl<S: LogStore> SessionLog for StoreLog<S> {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<AppendAck, LogError>> {
         Box::pin(self.append_now(chunks, producer, cancel))
+    }
+
+    /// Item seqs are the core's rule here (`decide_item_append`), whenever a stamp asks.
+    fn gives_item_seqs(&self) -> bool {
+        true
     }
 
     fn read<'a>(

@@ -2,11 +2,17 @@
 //! ([`super::publish`]) and for hosts that run their own model stream (`toChatResponse`,
 //! [`super::external`]).
 //!
-//! - **Fenced** (a producer `(id, epoch)`): each chunk is its own producer batch, seq = its index
-//!   among the chunks this sender was given (a chunk keeps its seq and text across retries), with
-//!   at most `LOG_APPENDS_IN_FLIGHT_MAX` appends in flight. A replay under the same `(id, epoch)`
-//!   is deduplicated chunk by chunk by the log; a stale epoch ends the sender (`Fenced`). The
-//!   first append goes alone (it may create the stream).
+//! - **Fenced** (a producer `(id, epoch)`): each chunk has its own seq, its index among the chunks
+//!   this sender was given (a chunk keeps its seq and text across retries). A replay under the
+//!   same `(id, epoch)` is deduplicated chunk by chunk by the log; a stale epoch ends the sender
+//!   (`Fenced`). The first append goes alone, one chunk (it may create the stream, and its ack
+//!   says whether the log gives item seqs), or, to a log known to give them
+//!   (`SessionLog::gives_item_seqs`), with everything queued. Then, to a log with item seqs
+//!   (`ports::log`: chunk `i` of an append has seq `seq + i`), one append at a time carries
+//!   everything queued while the one before was on its way (up to `LOG_APPEND_CHUNKS_MAX` chunks
+//!   and `LOG_APPEND_BATCH_BYTES_MAX` bytes): the chunks of one burst are one request and one
+//!   transaction, each with the seq it would have had alone. To any other log, each chunk is its
+//!   own producer batch, at most `LOG_APPENDS_IN_FLIGHT_MAX` in flight.
 //! - **Unfenced** (no producer): one append at a time (order is all the log can go by), carrying
 //!   everything queued so far as one batch. A retried append that had in fact been stored is
 //!   stored twice: only a producer makes retries safe.
@@ -26,8 +32,8 @@ use std::task::{Context, Poll, Waker};
 use serde_json::Value;
 
 use turnkeep_core::limits::{
-    LOG_APPENDS_IN_FLIGHT_MAX, LOG_APPEND_ATTEMPTS_MAX, LOG_APPEND_RETRY_BACKOFF_MS,
-    LOG_CHUNKS_QUEUED_MAX,
+    LOG_APPENDS_IN_FLIGHT_MAX, LOG_APPEND_ATTEMPTS_MAX, LOG_APPEND_BATCH_BYTES_MAX,
+    LOG_APPEND_CHUNKS_MAX, LOG_APPEND_RETRY_BACKOFF_MS, LOG_CHUNKS_QUEUED_MAX,
 };
 use turnkeep_core::projection::merge_queued;
 use turnkeep_ports::chat::{Clock, Sleep};
@@ -84,6 +90,9 @@ struct State {
     in_flight: usize,
     /// An append was acknowledged: the stream exists and knows this producer.
     acknowledged: bool,
+    /// The last acknowledgement said the log gives item seqs (fenced appends may carry several
+    /// chunks).
+    item_seqs: bool,
     /// No more chunks will be pushed.
     closed: bool,
     ended: Option<SendEnd>,
@@ -118,6 +127,7 @@ impl LogSender {
                 next_seq: first_seq,
                 in_flight: 0,
                 acknowledged: false,
+                item_seqs: false,
                 closed: false,
                 ended: None,
                 wakers: Vec::new(),
@@ -235,10 +245,12 @@ impl LogSender {
 
     /// One append until the first is acknowledged (it may create the stream, and appends that
     /// all find it missing would race to create it and then arrive out of order), then up to
-    /// `LOG_APPENDS_IN_FLIGHT_MAX` when fenced.
+    /// `LOG_APPENDS_IN_FLIGHT_MAX` when fenced without item seqs (with them, one append carries
+    /// what those would).
     fn in_flight_max(&self) -> usize {
+        let st = self.state.borrow();
         match self.options.producer {
-            Some(_) if self.state.borrow().acknowledged => LOG_APPENDS_IN_FLIGHT_MAX,
+            Some(_) if st.acknowledged && !st.item_seqs => LOG_APPENDS_IN_FLIGHT_MAX,
             _ => 1,
         }
     }
@@ -295,20 +307,29 @@ impl LogSender {
         .await
     }
 
-    /// The next append: a retry first (it holds an earlier seq), else the oldest queued chunk
-    /// (fenced: it gets the next seq now) or everything queued (unfenced).
+    /// The next append: a retry first (it holds earlier seqs), else the oldest queued chunk
+    /// (fenced: it gets the next seq now), what is queued (fenced, to a log with item seqs: each
+    /// chunk the next seq) or everything queued (unfenced).
     fn next_to_send(&self) -> Option<Pending> {
         let mut st = self.state.borrow_mut();
         if let Some(pending) = st.retry.pop_front() {
             return Some(pending);
         }
+        let item_seqs = match st.acknowledged {
+            true => st.item_seqs,
+            false => self.log.gives_item_seqs(),
+        };
         let texts: Vec<String> = match self.options.producer {
+            Some(_) if item_seqs => take_batch(&mut st.queue)?,
             Some(_) => vec![st.queue.pop_front()?.to_string()],
             None if st.queue.is_empty() => return None,
             None => st.queue.drain(..).map(|c| c.to_string()).collect(),
         };
         let seq = st.next_seq;
-        st.next_seq += 1;
+        st.next_seq += match self.options.producer {
+            Some(_) => texts.len() as u64,
+            None => 1,
+        };
         Some(Pending {
             texts,
             seq,
@@ -321,6 +342,7 @@ impl LogSender {
             id: p.id.clone(),
             epoch: p.epoch,
             seq: pending.seq,
+            item_seqs: true,
         });
         let backoff_ms = u64::from(pending.attempts) * LOG_APPEND_RETRY_BACKOFF_MS;
         pending.attempts += 1;
@@ -345,8 +367,10 @@ impl LogSender {
             return self.end_with(SendEnd::Lapsed);
         };
         match result {
-            Ok(_) => {
-                self.state.borrow_mut().acknowledged = true;
+            Ok(ack) => {
+                let mut st = self.state.borrow_mut();
+                st.acknowledged = true;
+                st.item_seqs = ack.item_seqs;
                 return;
             }
             Err(LogError::StaleEpoch { current_epoch }) => {
@@ -375,4 +399,24 @@ impl LogSender {
             None => st.retry.push_back(pending),
         }
     }
+}
+
+/// The oldest queued chunks, as texts, up to `LOG_APPEND_CHUNKS_MAX` of them and
+/// `LOG_APPEND_BATCH_BYTES_MAX` bytes (the first always, however large); `None` when none is queued.
+fn take_batch(queue: &mut VecDeque<Value>) -> Option<Vec<String>> {
+    let mut texts = vec![queue.pop_front()?.to_string()];
+    let mut bytes = texts[0].len();
+    while texts.len() < LOG_APPEND_CHUNKS_MAX {
+        let Some(next) = queue.front() else {
+            break;
+        };
+        let text = next.to_string();
+        if bytes + text.len() > LOG_APPEND_BATCH_BYTES_MAX {
+            break;
+        }
+        bytes += text.len();
+        texts.push(text);
+        queue.pop_front();
+    }
+    Some(texts)
 }

@@ -64,7 +64,7 @@ test('POST /api/ask: the demo auth runs first, hints must match the site, ungrou
   const ungrounded = await ask('zyzzyva quokka');
   assert.equal(ungrounded.status, 422);
   assert.deepEqual(await ungrounded.json(), {
-    error: { version: 1, code: 'ASK_NO_GROUNDED_SOURCES', message: 'No grounded sources were found for this question.', retryable: false },
+    error: { code: 'ASK_NO_GROUNDED_SOURCES', message: 'No grounded sources were found for this question.', retryable: false },
   });
 });
 

@@ -22,7 +22,7 @@ pub const SECURITY_HEADERS: &[(&str, &str)] = &[
         "access-control-expose-headers",
         "Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, \
          Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, \
-         Producer-Expected-Seq, Producer-Received-Seq, ETag, Content-Type, Location",
+         Producer-Seq-Count, Producer-Expected-Seq, Producer-Received-Seq, ETag, Content-Type, Location",
     ),
 ];
 
@@ -35,7 +35,8 @@ pub const PREFLIGHT_HEADERS: &[(&str, &str)] = &[
     (
         "access-control-allow-headers",
         "Authorization, Content-Type, If-None-Match, Stream-Seq, Stream-TTL, Stream-Expires-At, \
-         Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, Stream-Forked-From, \
+         Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, Producer-Seq-Count, \
+         Stream-Forked-From, \
          Stream-Fork-Offset, Stream-Fork-Sub-Offset",
     ),
     ("access-control-max-age", "86400"),

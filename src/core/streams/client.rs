@@ -66,6 +66,12 @@ pub fn append_reply(status: u16, header: impl Fn(&str) -> Option<String>) -> App
     }
 }
 
+/// Whether an append's answer gave the request's items their own seqs: a server with item seqs
+/// (`super::producer`) echoes `Producer-Seq-Count`; any other leaves it out.
+pub fn gave_item_seqs(header: impl Fn(&str) -> Option<String>) -> bool {
+    header("producer-seq-count").is_some()
+}
+
 /// What a read's answer means (the body of a 200 is the caller's to parse).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadReply {

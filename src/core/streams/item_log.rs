@@ -33,9 +33,11 @@ pub struct LogHead {
 /// What an append may do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ItemAppendDecision {
-    /// Store the items at `head.length..`, then commit `next` (version + 1).
+    /// Store the items but the first `skip` (item seqs: those are stored already, see
+    /// `super::producer`) at `head.length..`, then commit `next` (version + 1).
     Append {
         next: LogHead,
+        skip: u64,
     },
     /// This producer batch was stored before; nothing to do.
     Duplicate,
@@ -54,7 +56,8 @@ pub enum ItemAppendDecision {
     Refused(&'static str),
 }
 
-/// Decides appending `items` items to the log at `head`, as producer `producer` if given.
+/// Decides appending `items` items to the log at `head`, as producer `producer` if given (with
+/// item seqs, `producer.items` must be `items`).
 pub fn decide_item_append(
     head: &LogHead,
     items: u64,
@@ -75,14 +78,23 @@ pub fn decide_item_append(
         length,
         producers: head.producers.clone(),
     };
+    let mut skip = 0;
     if let Some(p) = producer {
+        if p.items.is_some_and(|n| n != items) {
+            return ItemAppendDecision::Refused("Producer-Seq-Count is not the count of the items");
+        }
         let known = head.producers.get(&p.id);
         if check_producer_capacity(head.producers.len(), known.is_some()).is_err() {
             return ItemAppendDecision::ProducerTableFull;
         }
         match validate_producer(known, p) {
-            ProducerDecision::Accepted { next: state } => {
+            ProducerDecision::Accepted {
+                next: state,
+                skip: stored,
+            } => {
                 next.producers.insert(p.id.clone(), state);
+                next.length -= stored;
+                skip = stored;
             }
             ProducerDecision::Duplicate { .. } => return ItemAppendDecision::Duplicate,
             ProducerDecision::StaleEpoch { current_epoch } => {
@@ -96,7 +108,7 @@ pub fn decide_item_append(
             }
         }
     }
-    ItemAppendDecision::Append { next }
+    ItemAppendDecision::Append { next, skip }
 }
 
 /// The offset after `position` items.
@@ -160,13 +172,14 @@ mod tests {
             id: id.into(),
             epoch,
             seq,
+            items: None,
         }
     }
 
     /// Applies a decision the way a store commits one.
     fn apply(head: &LogHead, decision: &ItemAppendDecision) -> LogHead {
         match decision {
-            ItemAppendDecision::Append { next } => next.clone(),
+            ItemAppendDecision::Append { next, .. } => next.clone(),
             _ => head.clone(),
         }
     }
@@ -203,10 +216,49 @@ mod tests {
     }
 
     #[test]
+    fn item_seqs_give_each_item_its_seq_and_store_only_what_is_new() {
+        let with_items = |seq: u64, items: u64| ProducerHeaders {
+            items: Some(items),
+            ..stamp("p", 0, seq)
+        };
+        let head = LogHead::default();
+        let ItemAppendDecision::Append {
+            next: head,
+            skip: 0,
+        } = decide_item_append(&head, 3, Some(&with_items(0, 3)))
+        else {
+            panic!("seqs 0..=2 go in");
+        };
+        assert_eq!((head.length, head.producers["p"].last_seq), (3, 2));
+        // A retry cut differently (seqs 1..=4): 1 and 2 are stored, 3 and 4 are new.
+        let ItemAppendDecision::Append { next, skip: 2 } =
+            decide_item_append(&head, 4, Some(&with_items(1, 4)))
+        else {
+            panic!("seqs 3 and 4 go in");
+        };
+        assert_eq!((next.length, next.producers["p"].last_seq), (5, 4));
+        assert_eq!(
+            decide_item_append(&head, 2, Some(&with_items(1, 2))),
+            ItemAppendDecision::Duplicate
+        );
+        assert_eq!(
+            decide_item_append(&head, 1, Some(&with_items(4, 1))),
+            ItemAppendDecision::SequenceGap {
+                expected: 3,
+                received: 4
+            }
+        );
+        assert!(matches!(
+            decide_item_append(&head, 2, Some(&with_items(3, 3))),
+            ItemAppendDecision::Refused(_)
+        ));
+    }
+
+    #[test]
     fn heads_round_trip_and_offsets_order_like_positions() {
         let mut head = LogHead::default();
         for (i, id) in ["a", "b"].iter().enumerate() {
-            if let ItemAppendDecision::Append { next } =
+            if let ItemAppendDecision::Append { next, .. } =
                 decide_item_append(&head, 2, Some(&stamp(id, i as u64, 0)))
             {
                 head = next;

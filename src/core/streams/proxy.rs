@@ -24,6 +24,7 @@ const FORWARDED_REQUEST_HEADERS: &[&str] = &[
     "producer-id",
     "producer-epoch",
     "producer-seq",
+    "producer-seq-count",
 ];
 
 /// Answer headers never passed back: the runtime re-frames the body (so its length and encoding

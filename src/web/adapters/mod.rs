@@ -21,6 +21,8 @@ pub mod log_store;
 #[cfg(any(feature = "server", feature = "ask"))]
 pub mod models;
 #[cfg(feature = "server")]
+pub mod observers;
+#[cfg(feature = "server")]
 pub mod session_log;
 #[cfg(feature = "server")]
 pub mod session_storage;
@@ -44,4 +46,4 @@ pub use session_log::{JsSessionLog, MemorySessionLogHandle};
 #[cfg(feature = "server")]
 pub use session_storage::JsSessionStorage;
 #[cfg(feature = "server")]
-pub use tool::{tool_error_text, JsTool};
+pub use tool::{tool_error_text, JsTool, ToolRules};

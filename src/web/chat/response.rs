@@ -3,17 +3,23 @@
 //! when a reader asks. Cancelling the body interrupts the turn (`ResponseCancelled`).
 
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use wasm_bindgen::prelude::*;
 use web_sys::ReadableStream;
 
 use super::stream::PullStream;
+use crate::core::coalesce::{Pacing, Urgency};
 use crate::core::protocol::BoundaryError;
 use crate::turn::{Cause, Line, LineEncoder, Turn, TurnSink};
 
 pub struct ResponseSink {
     stream: PullStream<Line>,
+    /// The line encoder (shared with the stream's encode step): it knows what the last line
+    /// showed, so it says how long a change may wait (`LineEncoder::urgency`).
+    encoder: Rc<RefCell<LineEncoder>>,
+    /// Weak: the turn holds the sink while it runs.
+    turn: Weak<Turn>,
 }
 
 /// What every response of this module instance did, summed (`__snapshotCountsForBench`):
@@ -52,18 +58,19 @@ fn count(change: impl FnOnce(&mut Counts)) {
 }
 
 impl ResponseSink {
-    /// The sink of `turn` and the stream to answer with.
-    pub fn open(turn: &Rc<Turn>) -> Result<(Rc<Self>, ReadableStream), JsValue> {
+    /// The sink of `turn` and the stream to answer with, paced by `pacing`.
+    pub fn open(turn: &Rc<Turn>, pacing: Pacing) -> Result<(Rc<Self>, ReadableStream), JsValue> {
         let sub = turn.submission();
         let encoder = LineEncoder::new(&sub.session_id, &sub.turn_id, turn.claim().generation())
             .map_err(|_| JsValue::from_str("claim cursor too large"))?;
-        let encoder = RefCell::new(encoder);
+        let encoder = Rc::new(RefCell::new(encoder));
+        let lines = encoder.clone();
         let reader = turn.clone();
         let encode = Box::new(move |line: Line, is_last: bool| {
             let ports = reader.ports();
             let controller = reader.controller();
             let confirmations = reader.confirmations();
-            let mut encoder = encoder.borrow_mut();
+            let mut encoder = lines.borrow_mut();
             let before = encoder.counts();
             let bytes = encoder.encode(
                 line,
@@ -89,15 +96,24 @@ impl ResponseSink {
                 turn.interrupt(Cause::ResponseCancelled);
             }
         });
-        let (stream, body) = PullStream::new(encode, on_cancel)?;
-        Ok((Rc::new(Self { stream }), body))
+        let (stream, body) = PullStream::new(encode, on_cancel, pacing)?;
+        let sink = Self {
+            stream,
+            encoder,
+            turn: Rc::downgrade(turn),
+        };
+        Ok((Rc::new(sink), body))
     }
 }
 
 impl TurnSink for ResponseSink {
     fn changed(&self) {
         count(|c| c.offered += 1);
-        self.stream.publish(Line::State);
+        let urgency = match self.turn.upgrade() {
+            Some(turn) => self.encoder.borrow().urgency(&turn.controller()),
+            None => Urgency::Prompt,
+        };
+        self.stream.publish(Line::State, urgency);
     }
 
     fn close(&self, last: Option<BoundaryError>) {
