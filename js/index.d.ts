@@ -953,13 +953,21 @@ export interface ChatStreamProxyOptions {
   target: ChatStreamTarget | ((request: Request) => ChatStreamTarget | Response | null | undefined | Promise<ChatStreamTarget | Response | null | undefined>);
   /** The server-side streams credentials added to every upstream request. */
   auth?: HeadersInit | ((request: Request) => HeadersInit | Promise<HeadersInit>);
+  /**
+   * Appends (POST) through the proxy, with the server's credentials: off unless given. Without
+   * it every method but GET and HEAD is 405 `STREAM_READ_ONLY`, before the target is resolved.
+   * With it, a POST the target resolver let through is asked about: `authorize(request, target)`
+   * (target: the stream URL the append goes to) returning `true` lets it through; a Response is
+   * answered as is; anything else is 403 `STREAM_WRITE_FORBIDDEN`; a throw is 500 (to `onError`).
+   */
+  writes?: { authorize: (request: Request, target: string) => boolean | Response | Promise<boolean | Response> };
   fetch?: (request: Request) => Promise<Response>;
   /** What was thrown, for the operator (never sent to the client). */
   onError?: (report: { code: string; cause: unknown }) => void;
 }
 
 /**
- * The chat-stream proxy: GET, HEAD and POST to the session's stream, body passed through
+ * The chat-stream proxy: GET and HEAD (and POST with `writes`) to the session's stream, body passed through
  * unbuffered, upstream failures as versioned diagnostics. Takes a Request or anything with `.req`.
  * Throws an Error with `code: 'STREAM_PROXY_INVALID_CONFIG'` for bad options.
  */

@@ -16,6 +16,7 @@
 use crate::core::checks::is_safe_id;
 use crate::core::diagnostics::{demo_routes, Row};
 use crate::core::protocol::TurnDiagnostic;
+use crate::core::streams::proxy::{decide_method, MethodDecision, ProxyFailure, Writes};
 
 use super::streams::route::{bearer, chat_stream_name, decode_component};
 
@@ -133,6 +134,15 @@ impl Diagnostic {
         Diagnostic::of(row).header("allow", allow)
     }
 
+    /// A refusal of the chat-stream proxy's, answered by the route before the proxy runs.
+    pub fn of_proxy(failure: ProxyFailure) -> Diagnostic {
+        let diagnostic = Diagnostic::of(failure.row());
+        match failure.allow() {
+            Some(allow) => diagnostic.header("allow", allow),
+            None => diagnostic,
+        }
+    }
+
     pub fn auth_required() -> Diagnostic {
         Diagnostic::of(demo_routes::AUTH_REQUIRED)
             .header("www-authenticate", "Bearer realm=\"turnkeep demo\"")
@@ -204,8 +214,10 @@ pub struct SessionStreamRead {
     pub create_missing: bool,
 }
 
-/// Decides the chat-stream route: read-only for browsers (turns write the log), demo auth, the
-/// session id, then the tenant's stream `chat/<tenant>/<sessionId>`.
+/// Decides the chat-stream route: read-only for browsers (turns write the log: the proxy it
+/// mounts has no `writes`, and a writing method is refused with the proxy's own read-only
+/// diagnostic before demo auth), demo auth, the session id, then the tenant's stream
+/// `chat/<tenant>/<sessionId>`.
 pub fn chat_stream_route(
     method: &str,
     authorization: Option<&str>,
@@ -214,8 +226,8 @@ pub fn chat_stream_route(
     if method == "OPTIONS" {
         return ChatStreamRoute::Preflight;
     }
-    if method != "GET" && method != "HEAD" {
-        return ChatStreamRoute::Refuse(Diagnostic::method_not_allowed("GET, HEAD"));
+    if let MethodDecision::Refuse(failure) = decide_method(method, Writes::Refused) {
+        return ChatStreamRoute::Refuse(Diagnostic::of_proxy(failure));
     }
     let (tenant, session_id) = match session_view_target(authorization, raw_session_id) {
         Ok(target) => target,

@@ -200,6 +200,10 @@ pub mod proxy {
     pub const METHOD_NOT_ALLOWED: Row = row(Proxy, 405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET, HEAD and POST are supported.", false);
     pub const INTERNAL: Row = row(Proxy, 500, "STREAM_PROXY_INTERNAL", "The stream request could not be served.", true);
     pub const FORBIDDEN: Row = row(Proxy, 403, "STREAM_FORBIDDEN", "This request may not read this stream.", false);
+    /// A writing method on a proxy without `writes` (the default).
+    pub const READ_ONLY: Row = row(Proxy, 405, "STREAM_READ_ONLY", "This stream proxy serves reads only: GET and HEAD.", false);
+    /// An append `writes.authorize` did not allow.
+    pub const WRITE_FORBIDDEN: Row = row(Proxy, 403, "STREAM_WRITE_FORBIDDEN", "This request may not write to this stream.", false);
     pub(crate) const CANCELLED: Row = row(Proxy, 499, "REQUEST_CANCELLED", "The stream request was cancelled.", true);
     pub(crate) const UNREACHABLE: Row = row(Proxy, 502, "STREAM_UPSTREAM_UNREACHABLE", "The stream server could not be reached.", true);
     pub(crate) const BAD_REQUEST: Row = row(Proxy, 400, "STREAM_REQUEST_INVALID", "The stream server refused the request as invalid.", false);
@@ -295,7 +299,7 @@ pub const ALL: &[Row] = &[
     sandbox::RESOURCE_INVALID, sandbox::CANCELLED, sandbox::INTERNAL, sandbox::INVALID_CONFIG,
     demo_routes::METHOD_NOT_ALLOWED_GET, demo_routes::METHOD_NOT_ALLOWED_GET_HEAD, demo_routes::AUTH_REQUIRED,
     demo_routes::SESSION_ID_INVALID, demo_routes::NOT_FOUND, demo_routes::SESSION_UNREADABLE,
-    proxy::METHOD_NOT_ALLOWED, proxy::INTERNAL, proxy::FORBIDDEN, proxy::CANCELLED,
+    proxy::METHOD_NOT_ALLOWED, proxy::READ_ONLY, proxy::INTERNAL, proxy::FORBIDDEN, proxy::WRITE_FORBIDDEN, proxy::CANCELLED,
     proxy::UNREACHABLE, proxy::BAD_REQUEST, proxy::NOT_FOUND, proxy::CONFLICT, proxy::GONE,
     proxy::TOO_LARGE, proxy::BUSY, proxy::STALE_EPOCH, proxy::UPSTREAM_AUTH,
     proxy::UPSTREAM_REFUSED, proxy::UPSTREAM_FAILED, proxy::INVALID_CONFIG,
