@@ -165,33 +165,38 @@ fn serve<T: 'static>(inner: &Rc<RefCell<Inner<T>>>, controller: &Controller) -> 
         return true;
     }
     let now = now_ms();
-    let (item, is_last) = match state.slot.take(now) {
-        Take::Item(item) => (item, state.slot.is_closed() && state.trailer.is_none()),
-        Take::Closed => match state.trailer.take() {
-            Some(item) => (item, true),
-            None => {
-                let retired = state.retire();
-                drop(guard);
-                drop(retired);
-                // A controller closed or errored meanwhile throws; nothing is left to do then.
-                let _ = controller.close();
-                return true;
+    loop {
+        let (item, is_last) = match state.slot.take(now) {
+            Take::Item(item) => (item, state.slot.is_closed() && state.trailer.is_none()),
+            Take::Closed => match state.trailer.take() {
+                Some(item) => (item, true),
+                None => {
+                    let retired = state.retire();
+                    drop(guard);
+                    drop(retired);
+                    // A controller closed or errored meanwhile throws; nothing is left to do then.
+                    let _ = controller.close();
+                    return true;
+                }
+            },
+            Take::NotBefore(due_ms) => {
+                arm(inner, state, due_ms, now);
+                return false;
             }
-        },
-        Take::NotBefore(due_ms) => {
-            arm(inner, state, due_ms, now);
-            return false;
-        }
-        Take::Empty => return false,
-    };
-    state.disarm();
-    let Some(chunk) = (state.encode)(item, is_last) else {
-        return false;
-    };
-    state.slot.sent(chunk.length() as usize, now);
-    drop(guard);
-    let _ = controller.enqueue_with_chunk(&chunk);
-    true
+            Take::Empty => return false,
+        };
+        state.disarm();
+        // An item that encodes to nothing (nothing new since the last chunk) gives way to what
+        // follows it: after a close, the trailer and then the close itself, which no later
+        // publish would ever come to deliver.
+        let Some(chunk) = (state.encode)(item, is_last) else {
+            continue;
+        };
+        state.slot.sent(chunk.length() as usize, now);
+        drop(guard);
+        let _ = controller.enqueue_with_chunk(&chunk);
+        return true;
+    }
 }
 
 /// Sets the timer for an item due at `due_ms`, unless one fires by then already. Where the host

@@ -33,6 +33,8 @@ pub use descriptor::{DEMO_KIND, OPENAI_COMPATIBLE_KIND};
 pub(crate) use openai::call_quietly;
 pub(crate) use openai::swallow_rejection;
 pub use openai::OpenAiModel;
+#[cfg(feature = "server")]
+pub(crate) use reader::ResultReader;
 
 use wasm_bindgen::prelude::*;
 
