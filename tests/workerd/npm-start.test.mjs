@@ -88,7 +88,9 @@ async function open(context, path) {
   const ended = async (request) => {
     if (!isStreamRead(request.url())) return;
     page.streams.open -= 1;
-    page.streams.ended.push([(await request.response())?.status() ?? 'failed', request.url()]);
+    // The response may be gone by the time it is asked for (its context closed): 'failed' then.
+    const response = await request.response().catch(() => null);
+    page.streams.ended.push([response?.status() ?? 'failed', request.url()]);
   };
   page.on('requestfinished', ended);
   page.on('requestfailed', ended);
