@@ -93,6 +93,10 @@ export interface ChatConnection {
   snapshot(): ChatSnapshot & { offset: string | null };
   /** The transport cursor: where the next read starts (null at the start). */
   readonly offset: string | null;
+  /** A turn was accepted through another route: a reader waiting for the stream reads at once. */
+  nudge(): void;
+  /** The versioned diagnostic of a refused request to a turnkeep route, as the error to throw. */
+  failure(status: number, body: string): ChatConnectionError;
   /** One idempotent teardown: ends every reader, the read and any send in flight. */
   close(): void;
   stop(): void;
@@ -159,5 +163,81 @@ export class UIMessageChunkMapper {
 export class UIMessageStreamReader {
   constructor();
   push(bytes: Uint8Array): { chunks: UIMessageChunk[]; done: boolean };
+  free(): void;
+}
+
+// ---- TanStack AI's connection adapter over the connection ----
+
+/** A TanStack AI stream chunk: an AG-UI event as the session log holds it. */
+export type TanStackChunk = Record<string, unknown> & { type: string };
+
+/** An AG-UI interrupt (a call waiting for a person; `id` is its confirmation token). */
+export interface TanStackInterrupt {
+  id: string;
+  reason: 'approval_required';
+  toolCallId: string;
+  expiresAt?: string;
+  metadata: { kind: 'approval'; toolName: string; input: Record<string, unknown> };
+}
+
+/** What `hydrate` restores: TanStack's `ChatHydrationResult`. */
+export interface TanStackHydration {
+  /** TanStack UI messages (a snapshot's `nativeMessages`). */
+  messages: unknown[];
+  /** The running turn; null when none runs or when calls wait for a person. */
+  activeRun: { runId: string } | null;
+  interrupts: { runId: string; pending: TanStackInterrupt[] } | null;
+}
+
+/** TanStack AI's `SubscribeConnectionAdapter` (`useChat({ connection })`), plus `stop()`. */
+export interface TanStackConnection {
+  subscribe(abortSignal?: AbortSignal): AsyncIterable<TanStackChunk>;
+  send(
+    messages: unknown[],
+    data?: Record<string, unknown>,
+    abortSignal?: AbortSignal,
+    runContext?: {
+      threadId: string;
+      runId: string;
+      parentRunId?: string;
+      resume?: Array<{ interruptId: string; status: 'resolved' | 'cancelled'; payload?: unknown }>;
+      clientTools?: Array<{ name: string; description: string; parameters: unknown }>;
+      forwardedProps?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    },
+  ): Promise<void>;
+  joinRun(runId: string, abortSignal?: AbortSignal): AsyncIterable<TanStackChunk>;
+  hydrate(threadId: string, options?: { limit?: number; before?: string }): Promise<TanStackHydration>;
+  /** Stops whatever turn runs in the thread, from any tab (TanStack's own `stop()` only stops listening). */
+  stop(options?: { signal?: AbortSignal }): Promise<{ version: 1; turnId: string; state: 'stopping' | 'ended' | 'idle'; outcome?: string }>;
+}
+
+/**
+ * `toTanStackConnection(connection, { api, threadId? })`: the adapter over the page's one
+ * connection and the chat route (`createUIMessageChatHandler` at `api`, which takes AG-UI
+ * `RunAgentInput` bodies). Seed the connection (`initialMessages`, `initialOffset`,
+ * `initialRunId`) from the server's snapshot so its live read starts after it.
+ */
+export function toTanStackConnection(
+  connection: ChatConnection,
+  options: {
+    api: string;
+    /** The session id; else the one TanStack passes to `send` / `hydrate`. */
+    threadId?: string;
+    headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+    credentials?: RequestCredentials;
+    fetch?: typeof globalThis.fetch;
+  },
+): TanStackConnection;
+
+/** `hydrate`'s rule: a projection snapshot as `{ messages, activeRun, interrupts }`. */
+export function toTanStackHydration(snapshot: Pick<ChatSnapshot, 'messages'> & Partial<ChatSnapshot>): TanStackHydration;
+
+/** `joinRun`'s rule: the answer so far rebuilt (`start()`), then the log's chunks until the run ends. */
+export class TanStackRunJoin {
+  constructor(snapshot: Pick<ChatSnapshot, 'messages'> & Partial<ChatSnapshot>, threadId: string, runId: string, nowMs: number);
+  start(): TanStackChunk[];
+  feed(chunk: unknown): TanStackChunk | undefined;
+  readonly ended: boolean;
   free(): void;
 }

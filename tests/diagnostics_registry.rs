@@ -142,7 +142,8 @@ fn every_declared_row_is_listed() {
         .lines()
         .filter(|l| {
             let l = l.trim_start();
-            (l.starts_with("pub const ") || l.starts_with("pub(crate) const ")) && l.contains(": Row =")
+            (l.starts_with("pub const ") || l.starts_with("pub(crate) const "))
+                && l.contains(": Row =")
         })
         .count();
     assert_eq!(declared, ALL.len());

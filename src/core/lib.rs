@@ -2,6 +2,7 @@
 //! module imports web-sys, js-sys, wasm-bindgen or worker, reads a clock, draws randomness or
 //! does I/O. Time (`now_ms`) and ids are always arguments.
 
+pub mod agui;
 pub mod ask;
 pub mod chat;
 pub mod checks;
