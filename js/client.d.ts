@@ -1,6 +1,6 @@
 // Types of `turnkeep/client`: the browser client (the live connection, the one projection and
 // its markup, the turn protocol). The shared types are `turnkeep`'s (index.d.ts).
-import type { ChatSnapshot, LogConfirmation, Message, TurnDiagnostic, TurnSnapshotEvent, UIMessage } from './index.js';
+import type { ChatSnapshot, LogConfirmation, Message, TanStackChunk, TanStackHydration, TurnDiagnostic, TurnSnapshotEvent, UIMessage } from './index.js';
 
 export {
   version,
@@ -32,6 +32,7 @@ export {
   renderChatHtml,
   renderChatMessages,
   toUIMessages,
+  toTanStackHydration,
 } from './index.js';
 export type * from './index.js';
 
@@ -168,27 +169,6 @@ export class UIMessageStreamReader {
 
 // ---- TanStack AI's connection adapter over the connection ----
 
-/** A TanStack AI stream chunk: an AG-UI event as the session log holds it. */
-export type TanStackChunk = Record<string, unknown> & { type: string };
-
-/** An AG-UI interrupt (a call waiting for a person; `id` is its confirmation token). */
-export interface TanStackInterrupt {
-  id: string;
-  reason: 'approval_required';
-  toolCallId: string;
-  expiresAt?: string;
-  metadata: { kind: 'approval'; toolName: string; input: Record<string, unknown> };
-}
-
-/** What `hydrate` restores: TanStack's `ChatHydrationResult`. */
-export interface TanStackHydration {
-  /** TanStack UI messages (a snapshot's `nativeMessages`). */
-  messages: unknown[];
-  /** The running turn; null when none runs or when calls wait for a person. */
-  activeRun: { runId: string } | null;
-  interrupts: { runId: string; pending: TanStackInterrupt[] } | null;
-}
-
 /** TanStack AI's `SubscribeConnectionAdapter` (`useChat({ connection })`), plus `stop()`. */
 export interface TanStackConnection {
   subscribe(abortSignal?: AbortSignal): AsyncIterable<TanStackChunk>;
@@ -229,9 +209,6 @@ export function toTanStackConnection(
     fetch?: typeof globalThis.fetch;
   },
 ): TanStackConnection;
-
-/** `hydrate`'s rule: a projection snapshot as `{ messages, activeRun, interrupts }`. */
-export function toTanStackHydration(snapshot: Pick<ChatSnapshot, 'messages'> & Partial<ChatSnapshot>): TanStackHydration;
 
 /** `joinRun`'s rule: the answer so far rebuilt (`start()`), then the log's chunks until the run ends. */
 export class TanStackRunJoin {

@@ -11,10 +11,12 @@ use std::rc::Rc;
 
 use serde_json::{json, Value};
 use turn_support::*;
-use turnkeep::core::agui::{decode_run_input, hydration, is_run_input, RunJoin};
+use turnkeep::core::agui::{
+    decode_run_input, hydration, is_run_input, prefers_json, AgUiStream, RunJoin,
+};
 use turnkeep::core::projection::Projection;
 use turnkeep::core::ui::{Approval, UiTurn};
-use turnkeep::turn::{admit, open, run, Interrupt, Turn};
+use turnkeep::turn::{admit, open, resolve, run, Interrupt, Resolution, ResolveRequest, Turn};
 
 // ---- The request ----------------------------------------------------------------------------
 
@@ -164,6 +166,35 @@ fn conversation(inputs: &[&str]) -> Session {
     session
 }
 
+/// `conversation`, then the last call's confirmation decided and its continuation run.
+fn decided(inputs: &[&str], approve: bool) -> Session {
+    let session = conversation(inputs);
+    let token = session
+        .saved()
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().flatten())
+        .last()
+        .map(|c| format!("confirm-{}", c.id))
+        .expect("a call");
+    let request = ResolveRequest {
+        session_id: SESSION.into(),
+        token,
+        approve,
+        reason: None,
+    };
+    let ports = session.ports(true, 5);
+    let chat = chat_setup(SESSION);
+    let turn = block_on(&session.world, async {
+        match resolve(&ports, &chat, &request, &LIMITS, &Interrupt::new()).await {
+            Ok(Resolution::Continue(turn)) => turn,
+            _ => panic!("the decision wins"),
+        }
+    });
+    block_on(&session.world, run(turn, Rc::new(Sink::default())));
+    session.world.advance(1_000);
+    session
+}
+
 #[test]
 fn hydrate_restores_a_waiting_approval_as_the_interrupt_the_run_ended_with() {
     let session = conversation(&["hello", "/confirm 5"]);
@@ -256,5 +287,178 @@ fn a_run_joined_at_any_point_rebuilds_the_answer_then_follows_it() {
         // The run over before the join: the answer, and the join is over.
         let (join, _) = RunJoin::start(&whole, SESSION, run_id, 9);
         assert!(join.is_ended());
+    }
+}
+
+// ---- A run as AG-UI events, over real turns -------------------------------------------------
+
+/// The sequence rules AG-UI's verifier holds a stream to (`@ag-ui/client` 1.0 `verifyEvents`),
+/// and its schemas' required fields; the real client judges the same streams in
+/// tests/js/agui-http-agent.test.mjs.
+fn check_agui(events: &[Value], context: &str) {
+    assert_eq!(
+        events.first().map(|e| &e["type"]),
+        Some(&json!("RUN_STARTED")),
+        "{context}"
+    );
+    let mut texts: Vec<String> = Vec::new();
+    let mut calls: Vec<String> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        let id = |k: &str| {
+            e[k].as_str()
+                .unwrap_or_else(|| panic!("{context} #{i}: {k} in {e}"))
+                .to_owned()
+        };
+        match e["type"].as_str().unwrap() {
+            "RUN_STARTED" => assert_eq!(i, 0, "{context}"),
+            "TEXT_MESSAGE_START" => {
+                assert_eq!(
+                    e["role"], "assistant",
+                    "{context} #{i}: no echo of the input"
+                );
+                assert!(
+                    !texts.contains(&id("messageId")),
+                    "{context} #{i}: started twice"
+                );
+                texts.push(id("messageId"));
+            }
+            "TEXT_MESSAGE_CONTENT" => {
+                assert!(
+                    texts.contains(&id("messageId")),
+                    "{context} #{i}: content of a closed message"
+                );
+                assert!(!id("delta").is_empty(), "{context} #{i}");
+            }
+            "TEXT_MESSAGE_END" => {
+                let m = id("messageId");
+                assert!(
+                    texts.contains(&m),
+                    "{context} #{i}: end of a closed message"
+                );
+                texts.retain(|t| *t != m);
+            }
+            "TOOL_CALL_START" => {
+                id("toolCallName");
+                assert!(
+                    e.get("toolName").is_none(),
+                    "{context} #{i}: toolName is not AG-UI"
+                );
+                calls.push(id("toolCallId"));
+            }
+            "TOOL_CALL_ARGS" => assert!(calls.contains(&id("toolCallId")), "{context} #{i}"),
+            "TOOL_CALL_END" => {
+                let c = id("toolCallId");
+                assert!(calls.contains(&c), "{context} #{i}: end of a closed call");
+                calls.retain(|t| *t != c);
+            }
+            "TOOL_CALL_RESULT" => {
+                id("messageId");
+                id("toolCallId");
+                id("content");
+            }
+            "CUSTOM" => assert!(!id("name").starts_with("turnkeep."), "{context} #{i}"),
+            "RUN_FINISHED" => {
+                assert_eq!(i, events.len() - 1, "{context}: nothing after the end");
+                assert!(
+                    texts.is_empty() && calls.is_empty(),
+                    "{context}: closed before the end"
+                );
+                for key in ["finishReason", "usage"] {
+                    assert!(e.get(key).is_none(), "{context}: {key} is not AG-UI");
+                }
+            }
+            other => panic!("{context} #{i}: {other} is not written"),
+        }
+        if let Some(t) = e.get("timestamp") {
+            assert!(t.is_u64(), "{context} #{i}: an integer timestamp");
+        }
+    }
+    assert_eq!(
+        events.last().map(|e| &e["type"]),
+        Some(&json!("RUN_FINISHED")),
+        "{context}"
+    );
+}
+
+#[test]
+fn every_run_of_a_log_is_a_valid_agui_stream_and_says_what_the_log_says() {
+    for approve in [true, false] {
+        every_run_valid(&decided(
+            &["hello", "/tool cats", "/words 12", "/confirm 9"],
+            approve,
+        ));
+    }
+    // A run that ends waiting: its interrupt, as the log has it.
+    let session = conversation(&["/confirm 9"]);
+    let chunks = session.log_store.chunks();
+    let ended = chunks
+        .iter()
+        .rev()
+        .find(|c| c["type"] == "RUN_FINISHED")
+        .unwrap();
+    let mut stream = AgUiStream::new(ended["runId"].as_str().unwrap());
+    let mut events = Vec::new();
+    for chunk in &chunks {
+        stream.feed(chunk, &mut events);
+    }
+    check_agui(&events, "paused");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        ended["outcome"],
+        "the interrupt as the log has it"
+    );
+}
+
+fn every_run_valid(session: &Session) {
+    let chunks = session.log_store.chunks();
+    let mut runs = 0;
+    for start in chunks.iter().filter(|c| c["type"] == "RUN_STARTED") {
+        runs += 1;
+        let run_id = start["runId"].as_str().unwrap();
+        let mut stream = AgUiStream::new(run_id);
+        let mut events = Vec::new();
+        for chunk in &chunks {
+            stream.feed(chunk, &mut events);
+        }
+        assert!(stream.is_ended(), "{run_id}");
+        check_agui(&events, run_id);
+        // What the run said of its answer's text, the events say.
+        let text: String = chunks
+            .iter()
+            .skip_while(|c| c != &start)
+            .take_while(|c| c["type"] != "RUN_FINISHED")
+            .filter(|c| {
+                c["type"] == "TEXT_MESSAGE_CONTENT" && !c["messageId"].as_str().unwrap().is_empty()
+            })
+            .filter(|c| {
+                chunks.iter().any(|s| {
+                    s["type"] == "TEXT_MESSAGE_START"
+                        && s["messageId"] == c["messageId"]
+                        && s["role"] == "assistant"
+                })
+            })
+            .map(|c| c["delta"].as_str().unwrap())
+            .collect();
+        let said: String = events
+            .iter()
+            .filter(|e| e["type"] == "TEXT_MESSAGE_CONTENT")
+            .map(|e| e["delta"].as_str().unwrap())
+            .collect();
+        assert_eq!(said, text, "{run_id}");
+    }
+    assert_eq!(runs, 5, "four turns and a continuation");
+}
+
+#[test]
+fn a_client_asks_for_the_202_answer_by_accepting_json_only() {
+    for (accept, json_answer) in [
+        (Some("application/json"), true),
+        (Some("application/json, text/plain"), true),
+        (Some("text/event-stream"), false),
+        (Some("text/event-stream, application/json"), false),
+        (Some("*/*"), false),
+        (None, false),
+    ] {
+        assert_eq!(prefers_json(accept), json_answer, "{accept:?}");
     }
 }

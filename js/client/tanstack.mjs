@@ -10,7 +10,8 @@
 //
 // - subscribe(signal): the connection's chunks from its offset (a seeded connection starts where
 //   its seed ends: no history is replayed into TanStack's live subscription);
-// - send(messages, data, signal, runContext): POSTs a RunAgentInput to `api`; resolves once the
+// - send(messages, data, signal, runContext): POSTs a RunAgentInput to `api` asking for JSON (the
+//   route answers 202 instead of the run's events, which come over the connection); resolves once the
 //   turn is admitted (202); its events arrive through subscribe;
 // - joinRun(runId, signal): the running turn's answer so far rebuilt, then the log's chunks,
 //   ending at the run's end;
@@ -70,7 +71,7 @@ export function toTanStackConnection(connection, { api, threadId, headers, crede
       };
       const response = await request(api, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(runContext.headers ?? {}) },
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...(runContext.headers ?? {}) },
         body: JSON.stringify(body),
         signal,
       });

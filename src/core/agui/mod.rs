@@ -9,11 +9,16 @@
 //!   `{ messages, activeRun, interrupts }`) and the chunks that rebuild a running turn's answer
 //!   for a client that joins it late (`joinRun`), both from the log's one projection.
 //!
-//! The log itself already holds AG-UI events (`core::projection::chunks`): a client following
-//! it live reads them as they are.
+//! - [`events`]: one run of the log as strict AG-UI events, the answer of a `RunAgentInput` to a
+//!   client that reads it (`HttpAgent`).
+//!
+//! The log itself already holds AG-UI events (`core::projection::chunks`): TanStack's client,
+//! following it live, reads them as they are.
 
+pub mod events;
 pub mod hydrate;
 pub mod request;
 
+pub use events::{prefers_json, AgUiStream};
 pub use hydrate::{hydration, RunJoin};
 pub use request::{decode_run_input, is_run_input};

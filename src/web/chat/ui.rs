@@ -115,8 +115,10 @@ async fn handle(
                 let run = decode_run_input(&body).map_err(|_| BoundaryError::InvalidRunInput)?;
                 named.session_id = Some(run.session_id.clone());
                 let id = run.session_id;
-                return super::agui::run(host, &context, id, run.turn, deadline, keep_alive, named)
-                    .await;
+                return super::agui::run(
+                    host, request, &context, id, run.turn, deadline, keep_alive, named,
+                )
+                .await;
             }
             let ui = decode_ui_request(&body).map_err(|_| BoundaryError::InvalidUiRequest)?;
             named.session_id = Some(ui.session_id.clone());
