@@ -1,5 +1,5 @@
 // Benchmark of a whole chat turn (a script, not a test): `node bench/turn.mjs [turns]`.
-// Needs pkg/ (bash scripts/build.sh). Everything below is measured in this one process, the
+// Needs pkg/ and the test build pkg-worker-test/ (bash scripts/build.sh). Everything below is measured in this one process, the
 // handlers interleaved turn by turn, a new session per turn, the same JS echo model (an
 // AgentsKit-style adapter for the baseline, a `stream()` model for turnkeep; one async generator
 // behind both), the same in-memory CAS storage (JSON text) and a memory that keeps nothing.
@@ -300,11 +300,14 @@ table(
   ],
 );
 
-// 3. Snapshot counts over one fresh turn of each length.
-const counts = () => glue.__snapshotCountsForBench();
+// 3. Snapshot counts over one fresh turn of each length. The counter is in the test build only
+// (pkg-worker-test/; the npm wasm has none), so this runs `turnkeep` over that build: counts, not
+// times, are read here.
+const { testBuildApi: counted } = await import('../tests/support/test-hooks.mjs');
+const counts = () => counted.__snapshotCountsForBench();
 const rows3 = [];
 for (const turn of [SHORT, LONG]) {
-  const { handler } = turnkeepHandler(pkg);
+  const { handler } = turnkeepHandler(counted);
   const before = counts();
   const r = await timeTurn(handler, turn.input);
   const after = counts();

@@ -29,6 +29,10 @@ export {
   isAssistantContentCandidate,
 } from '../pkg/turnkeep.js';
 export * from './protocol.mjs';
+import { checkAssistantContentPart } from '../pkg/turnkeep.js';
+import { assistantContentPartSchema } from './content-part.mjs';
+/** AgentsKit's `AssistantContentPartSchema`: `safeParse` / `parse` over the core's part rules. */
+export const AssistantContentPartSchema = assistantContentPartSchema(checkAssistantContentPart);
 
 // The chat handler (Rust, over Web Request/Response/ReadableStream), and the same pipeline
 // speaking the AI SDK's UI message stream (`useChat`'s stock DefaultChatTransport).
@@ -60,8 +64,9 @@ export { createChatStreamProxy } from '../pkg/turnkeep.js';
 // the browser's createChatConnection (no streams server needed).
 export { createSessionLogHandler } from '../pkg/turnkeep.js';
 
-// Chat definitions and model descriptors (plain JS, checked at definition time).
-export { defineChat, createDemoModel, createOpenAICompatibleModel } from './chat.mjs';
+// Chat definitions (the Rust reader) and model descriptors (plain JS), checked at definition time.
+export { defineChat } from './define.mjs';
+export { createDemoModel, createOpenAICompatibleModel } from './chat.mjs';
 
 // The node:http bridge (no imports of its own, so every entry can carry it; useful in Node).
 export { toNodeHandler } from './node-bridge.mjs';

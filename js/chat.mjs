@@ -1,20 +1,15 @@
-// defineChat and the model factories (design §8). Plain JS on purpose: a definition is checked
-// when the host builds it (at module load, typically), so a bad config fails at deploy time with
-// `code: 'SERVER_INVALID_CONFIG'` instead of on the first turn. The wasm side checks the same
-// rules again when a handler resolves the definition (src/web/adapters), since a host may
-// hand-build these objects.
+// The model factories (README.md, "Models"). Plain JS on purpose: `turnkeep/ask` shares them
+// without the chat server's wasm, and a descriptor is checked when the host builds it (at module
+// load, typically), so a bad config fails at deploy time with `code: 'SERVER_INVALID_CONFIG'`
+// instead of on the first turn. The wasm side checks the same rules again when a handler reads
+// the descriptor (src/web/adapters/models/descriptor.rs), since a host may hand-build one.
+// `defineChat` is define.mjs (the one definition reader, in Rust).
 //
-// Limits mirror src/core/limits.rs (TOOL_NAME_CHARS_MAX, TOOLS_PER_CHAT_MAX, ...).
+// Limits mirror src/core/limits.rs (DEMO_CHUNK_DELAY_MS_MAX, MODEL_*_CHARS_MAX).
 
 export const DEMO_MODEL_KIND = 'turnkeep.demo';
 export const OPENAI_COMPATIBLE_MODEL_KIND = 'turnkeep.openai-compatible';
 
-const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const TOOL_DESCRIPTION_CHARS_MAX = 4_096;
-const TOOLS_PER_CHAT_MAX = 128;
-const TOOL_ITERATIONS_MAX = 50;
-const TOOL_ITERATIONS_MAX_DEFAULT = 5;
 const DEMO_CHUNK_DELAY_MS_DEFAULT = 20;
 const DEMO_CHUNK_DELAY_MS_MAX = 60_000;
 const MODEL_BASE_URL_CHARS_MAX = 2_048;
@@ -23,41 +18,7 @@ const MODEL_API_KEY_CHARS_MAX = 4_096;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
 /**
- * A chat definition: what `resolveDefinition(context)` returns to `createChatHandler`.
- * @returns a frozen `{ id, revision, model, memory, tools, maxToolIterations, initialMessages,
- *   conversation? }` (`conversation`, a statechart, is checked where it is used, in Rust)
- * @throws Error with `code: 'SERVER_INVALID_CONFIG'` naming the first bad field
- */
-export function defineChat(options) {
-  const where = 'defineChat';
-  if (!isObject(options)) invalid(where, 'options must be an object');
-  const { id, revision, model, memory, tools = [], maxToolIterations = TOOL_ITERATIONS_MAX_DEFAULT, initialMessages = [], conversation } = options;
-  if (typeof id !== 'string' || !SAFE_ID.test(id)) invalid(where, 'id must be a SafeId (1 to 128 of A-Z a-z 0-9 . _ : -, starting alphanumeric)');
-  if (!Number.isSafeInteger(revision) || revision < 1) invalid(where, 'revision must be a positive safe integer');
-  checkModel(where, model);
-  if (!isObject(memory) || typeof memory.load !== 'function' || typeof memory.save !== 'function') {
-    invalid(where, 'memory must be an object with load() and save() (e.g. createMemoryChatMemory())');
-  }
-  const checkedTools = checkTools(where, tools);
-  if (!Number.isSafeInteger(maxToolIterations) || maxToolIterations < 0 || maxToolIterations > TOOL_ITERATIONS_MAX) {
-    invalid(where, `maxToolIterations must be an integer from 0 to ${TOOL_ITERATIONS_MAX}`);
-  }
-  if (!Array.isArray(initialMessages)) invalid(where, 'initialMessages must be an array of messages');
-  if (conversation !== undefined && !isObject(conversation)) invalid(where, 'conversation must be a statechart object when given');
-  return Object.freeze({
-    id,
-    revision,
-    model,
-    memory,
-    tools: checkedTools,
-    maxToolIterations,
-    initialMessages: Object.freeze([...initialMessages]),
-    ...(conversation === undefined ? {} : { conversation }),
-  });
-}
-
-/**
- * The deterministic demo model (design §8): no network, `chunkDelayMs` between chunks.
+ * The deterministic demo model (its scripts: src/core/chat/demo.rs): no network, `chunkDelayMs` between chunks.
  * @param {{ chunkDelayMs?: number }} [options] default 20, at most 60000
  */
 export function createDemoModel(options = {}) {
@@ -95,41 +56,6 @@ export function createOpenAICompatibleModel(options) {
   const descriptor = { kind: OPENAI_COMPATIBLE_MODEL_KIND, baseUrl: baseUrl.replace(/\/+$/, ''), model, includeUsage };
   if (apiKey !== undefined) Object.defineProperty(descriptor, 'apiKey', { value: apiKey, enumerable: false });
   return Object.freeze(descriptor);
-}
-
-function checkModel(where, model) {
-  if (!isObject(model)) invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel(), an object with stream() or an AgentsKit adapter');
-  if (model.kind === DEMO_MODEL_KIND) {
-    createDemoModel({ chunkDelayMs: model.chunkDelayMs }); // re-check a hand-built descriptor
-  } else if (model.kind === OPENAI_COMPATIBLE_MODEL_KIND) {
-    createOpenAICompatibleModel(model);
-  } else if (typeof model.kind === 'string' && model.kind.startsWith('turnkeep.')) {
-    invalid(where, `model.kind ${JSON.stringify(model.kind)} is not a model this version knows`);
-  } else if (typeof model.stream !== 'function' && typeof model.createSource !== 'function') {
-    invalid(where, 'model must be createDemoModel(), createOpenAICompatibleModel(), an object with stream(request, { signal }) or an AgentsKit adapter (createSource)');
-  }
-}
-
-function checkTools(where, tools) {
-  if (!Array.isArray(tools)) invalid(where, 'tools must be an array');
-  if (tools.length > TOOLS_PER_CHAT_MAX) invalid(where, `at most ${TOOLS_PER_CHAT_MAX} tools are allowed`);
-  const names = new Set();
-  tools.forEach((tool, i) => {
-    const at = `tools[${i}]`;
-    if (!isObject(tool)) invalid(where, `${at} must be an object`);
-    if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) invalid(where, `${at}.name must be 1 to 64 of A-Z a-z 0-9 _ -`);
-    if (names.has(tool.name)) invalid(where, `${at}.name ${JSON.stringify(tool.name)} is used by another tool`);
-    names.add(tool.name);
-    if (typeof tool.description !== 'string' || tool.description.length > TOOL_DESCRIPTION_CHARS_MAX) {
-      invalid(where, `${at}.description must be a string of at most ${TOOL_DESCRIPTION_CHARS_MAX} characters`);
-    }
-    if (!isObject(tool.parameters) || Array.isArray(tool.parameters)) invalid(where, `${at}.parameters must be a JSON Schema object`);
-    if (tool.requiresConfirmation !== undefined && typeof tool.requiresConfirmation !== 'boolean') {
-      invalid(where, `${at}.requiresConfirmation must be a boolean when given`);
-    }
-    if (typeof tool.execute !== 'function') invalid(where, `${at}.execute must be a function (args, { signal, toolCallId, idempotencyKey? })`);
-  });
-  return Object.freeze([...tools]);
 }
 
 function isObject(value) {

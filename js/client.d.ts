@@ -16,6 +16,7 @@ export {
   createAssistantContentEncoder,
   decodeAssistantContent,
   isAssistantContentCandidate,
+  AssistantContentPartSchema,
   TURN_PROTOCOL,
   TURN_PROTOCOL_VERSION,
   SESSION_PROTOCOL,

@@ -287,6 +287,17 @@ export type DecodeAssistantContentResult =
 
 /** Reads an envelope, also one still being streamed (`complete: false`). Never throws. */
 export function decodeAssistantContent(input: unknown): DecodeAssistantContentResult;
+
+/** AgentsKit's `AssistantContentPartSchema` (a zod schema there): the part rules of the envelope. */
+export interface AssistantContentPartSchemaLike {
+  /** The part, canonical (unknown keys dropped) and frozen, or why it is not one. */
+  safeParse(value: unknown):
+    | { success: true; data: Readonly<AssistantContentPart> }
+    | { success: false; error: Error & { issues: { path: string[]; message: string }[] } };
+  /** The part, or throws the `safeParse` error. */
+  parse(value: unknown): Readonly<AssistantContentPart>;
+}
+export const AssistantContentPartSchema: AssistantContentPartSchemaLike;
 /** A string that starts like an envelope (`\u001e`). */
 export function isAssistantContentCandidate(input: unknown): input is string;
 
@@ -411,7 +422,7 @@ export class MemorySessionStorage implements SessionStorage {
 
 export function createMemorySessionStorage(): MemorySessionStorage;
 
-// ---- Chat handler (design §6, §8) ----
+// ---- Chat handler ----
 
 /** Canonical messages of one chat, loaded before a turn and saved after it. */
 export interface ChatMemory {
@@ -434,6 +445,8 @@ export function createMemoryChatMemory(): MemoryChatMemory;
 /** A chunk a host model yields. */
 export type ModelChunk =
   | { type: 'text'; text: string }
+  /** The model's reasoning (kept in the message's `metadata.reasoning`, never in its text). */
+  | { type: 'reasoning'; text: string }
   | { type: 'tool-call'; index: number; id?: string; name?: string; argsDelta?: string }
   | {
       type: 'finish';
@@ -444,6 +457,39 @@ export type ModelChunk =
 export interface ModelRequest {
   messages: Message[];
   tools: { name: string; description: string; parameters: Record<string, unknown>; requiresConfirmation: boolean }[];
+  /** The definition's call settings, only those set. */
+  settings: CallSettings;
+}
+
+/** A definition's call settings, in the AI SDK's names (what every model call is made with). */
+export interface CallSettings {
+  /** The system instructions, sent before the conversation (AgentsKit's `systemPrompt`). At most 65536 characters. */
+  instructions?: string;
+  /** 0 to 2. */
+  temperature?: number;
+  /** 1 to 1000000. */
+  maxOutputTokens?: number;
+  /** 0 to 1. */
+  topP?: number;
+  /** At most 16 non-empty strings of at most 256 characters. */
+  stopSequences?: string[];
+  /** Must name one of the definition's tools (`{ type: 'tool', toolName }`). */
+  toolChoice?: 'auto' | 'none' | 'required' | { type: 'auto' | 'none' | 'required' } | { type: 'tool'; toolName: string };
+  /** Per provider (`{ anthropic: {...} }`), bounded JSON: AI SDK models only. */
+  providerOptions?: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * An AI SDK language model: `LanguageModelV2`, `V3` or `V4` of `@ai-sdk/provider` (every
+ * `@ai-sdk/*` provider's model, `workers-ai-provider`'s, `ai/test`'s mocks), told apart by
+ * `specificationVersion` and driven through `doStream` (turnkeep needs no `ai` at run time).
+ */
+export interface AiSdkLanguageModel {
+  readonly specificationVersion: 'v2' | 'v3' | 'v4';
+  readonly provider?: string;
+  readonly modelId?: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  doStream(options: any): PromiseLike<{ stream: ReadableStream<any> | AsyncIterable<any> }>;
 }
 
 /** Any object with `stream(request, { signal })` is a model. */
@@ -479,22 +525,62 @@ export interface AgentsKitStreamChunk {
 /** An AgentsKit adapter (`AdapterFactory`): `createSource(request)` returns `{ stream, abort }`. */
 export interface AgentsKitAdapter {
   createSource(request: {
+    /** The definition's `systemPrompt` first (as AgentsKit's controller puts it), then the conversation. */
     messages: ChatMessage[];
-    context?: { tools?: { name: string; description?: string; schema?: Record<string, unknown>; requiresConfirmation?: boolean }[] };
+    context?: {
+      systemPrompt?: string;
+      temperature?: number;
+      maxTokens?: number;
+      tools?: { name: string; description?: string; schema?: Record<string, unknown>; requiresConfirmation?: boolean }[];
+    };
   }): { stream(): AsyncIterableIterator<AgentsKitStreamChunk>; abort(): void };
 }
 
-export type ChatModel = DemoModel | OpenAICompatibleModel | HostModel | AgentsKitAdapter;
+export type ChatModel = AiSdkLanguageModel | DemoModel | OpenAICompatibleModel | HostModel | AgentsKitAdapter;
 
-/** A tool the model may call. JSON Schema `parameters`; `execute` must honour `signal`. */
+/**
+ * A Standard Schema object (a zod 4 schema, ...): `~standard.validate` checks a call's input
+ * before `execute` (which gets its `value`), and `~standard.jsonSchema.input()` is what the model
+ * is told (Standard JSON Schema; a schema without it is refused).
+ */
+export interface StandardSchemaLike {
+  readonly '~standard': {
+    validate(value: unknown): unknown;
+    jsonSchema?: { input(options: { target: string }): unknown };
+  };
+}
+
+/**
+ * A tool the model may call. `parameters` is a JSON Schema object (the input is checked against
+ * it before `execute`: what breaks it never runs, the model reads why) or a Standard Schema
+ * object; `execute` must honour `signal`.
+ */
 export interface ChatTool {
   /** 1 to 64 of A-Z a-z 0-9 _ - */
   name: string;
   description: string;
-  parameters: Record<string, unknown>;
+  parameters: Record<string, unknown> | StandardSchemaLike;
+  /** (AgentsKit's tools have `schema`.) */
+  schema?: undefined;
   /** A person must approve each call (`client.confirmation.resolve`) before it runs. */
   requiresConfirmation?: boolean;
   execute(args: Record<string, unknown>, context: ToolContext): unknown;
+}
+
+/** An AgentsKit `ToolDefinition`: `schema`, `execute(args, { messages, call })` (async iterables joined). */
+export interface AgentsKitTool {
+  name: string;
+  description?: string;
+  schema?: Record<string, unknown> | StandardSchemaLike;
+  /** (turnkeep's tools have `parameters`.) */
+  parameters?: undefined;
+  requiresConfirmation?: boolean;
+  execute(
+    args: Record<string, unknown>,
+    context: { messages: ChatMessage[]; call: ToolCall } & ToolContext,
+  ): unknown;
+  tags?: string[];
+  category?: string;
 }
 
 export interface ToolContext {
@@ -508,10 +594,14 @@ export interface ToolContext {
   idempotencyKey?: SafeId;
 }
 
-export interface ChatDefinitionOptions {
+/** `defineChat`'s options: an option it does not know is a config error naming it. */
+export interface ChatDefinitionOptions extends Omit<CallSettings, 'instructions'> {
   id: SafeId;
-  revision: number;
+  /** Defaults to 1. */
+  revision?: number;
   model: ChatModel;
+  /** The system instructions every model call starts with (AgentsKit's `systemPrompt`). */
+  instructions?: string;
   memory: ChatMemory;
   tools?: readonly ChatTool[];
   /** 0 to 50, default 5. */
@@ -521,9 +611,9 @@ export interface ChatDefinitionOptions {
   conversation?: ConversationDefinition;
 }
 
-export interface ChatDefinition {
+export interface ChatDefinition extends Readonly<Omit<ChatDefinitionOptions, 'tools' | 'initialMessages' | 'maxToolIterations'>> {
   readonly id: SafeId;
-  readonly revision: number;
+  readonly revision?: number;
   readonly model: ChatModel;
   readonly memory: ChatMemory;
   readonly tools: readonly ChatTool[];
@@ -532,8 +622,13 @@ export interface ChatDefinition {
   readonly conversation?: ConversationDefinition;
 }
 
-/** Throws an Error with `code: 'SERVER_INVALID_CONFIG'` naming the first bad field. */
+/**
+ * Reads a definition with the one reader `createChatHandler` uses: turnkeep's options, or
+ * AgentsKit Chat's definition (returned as it is, frozen). Throws an Error with
+ * `code: 'SERVER_INVALID_CONFIG'` naming the first bad, unknown or unsupported option.
+ */
 export function defineChat(options: ChatDefinitionOptions): ChatDefinition;
+export function defineChat<T extends AgentsKitChatDefinition>(definition: T): Readonly<T>;
 
 /** An AgentsKit `ChatMemory`: `save` is handed AgentsKit Messages (`createdAt` a Date). */
 export interface AgentsKitChatMemory {
@@ -541,22 +636,49 @@ export interface AgentsKitChatMemory {
   save(messages: ChatMessage[], options?: { signal?: AbortSignal }): unknown;
 }
 
+/** An AgentsKit `AgentEvent`, as `chat.observers` are told them. */
+export type AgentsKitEvent =
+  | { type: 'llm:start'; messageCount: number }
+  | { type: 'llm:first-token'; latencyMs: number }
+  | { type: 'llm:end'; content: string; usage?: { promptTokens: number; completionTokens: number }; durationMs: number }
+  | { type: 'tool:start'; name: string; args: Record<string, unknown> }
+  | { type: 'tool:end'; name: string; result: string; durationMs: number }
+  | { type: 'memory:load'; messageCount: number }
+  | { type: 'memory:save'; messageCount: number }
+  | { type: 'error'; error: Error };
+
 /**
- * AgentsKit Chat's `ChatDefinition`, as `resolveDefinition` may return it. `memory` is required
- * (turnkeep saves every conversation); tools are turnkeep tools (`parameters`, `execute(args,
- * { signal })`); conversation statecharts are not supported.
+ * AgentsKit Chat's `ChatDefinition`, as `resolveDefinition` (or `defineChat`) takes it. `memory`
+ * is required (turnkeep saves every conversation). `chat.skills`, `retriever`, `onMessage`,
+ * `onToolCall` and `authorizeToolCall` are refused with a config error (README, "AgentsKit Chat
+ * compatibility").
  */
 export interface AgentsKitChatDefinition {
   id: SafeId;
   /** Defaults to 1. */
   revision?: number;
   chat: {
-    adapter: AgentsKitAdapter;
+    /** An AgentsKit adapter, or any model turnkeep takes (an AI SDK model, ...). */
+    adapter: ChatModel;
     memory: AgentsKitChatMemory;
-    tools?: readonly ChatTool[];
+    tools?: readonly (AgentsKitTool | ChatTool)[];
     maxToolIterations?: number;
     initialMessages?: readonly (ChatMessage | Message)[];
+    systemPrompt?: string;
+    temperature?: number;
+    maxTokens?: number;
+    observers?: readonly { name: string; on(event: AgentsKitEvent): void | Promise<void> }[];
+    onError?(error: Error): void;
+    /** Checks an AgentsKit tool's input against its `schema` before it runs. */
+    validateArgs?(
+      schema: Record<string, unknown>,
+      args: Record<string, unknown>,
+    ): { valid: boolean; errors?: { path: string; message: string }[]; message?: string };
   };
+  conversation?: ConversationDefinition;
+  /** Read by AgentsKit's renderers, not its server: accepted, no effect here. */
+  components?: unknown;
+  choiceSubmission?: unknown;
 }
 
 /** The deterministic demo model (no network). `chunkDelayMs` 0 to 60000, default 20. */
@@ -600,6 +722,12 @@ export interface ChatHandlerOptions<Context = unknown> {
   onError?(error: unknown, info: { stage: FaultStage; sessionId?: SafeId; turnId?: SafeId }): void;
   /** How long a tool confirmation stays approvable, default 300000 (5 min). */
   confirmationTtlMs?: number;
+  /**
+   * The snapshot stream's byte budget (a positive integer, default 32768): after a line of `b`
+   * bytes the next waits `b / snapshotBytesPerSecond`, at least one frame and never more than
+   * 225 ms from a change's arrival (README, "Bytes on the wire: how snapshots are paced").
+   */
+  snapshotBytesPerSecond?: number;
 }
 
 /** Where a fault happened (`onError`). */
@@ -668,6 +796,21 @@ export interface UIMessageChatHandler {
  * `code: 'SERVER_INVALID_CONFIG'` for bad options.
  */
 export function createUIMessageChatHandler<Context = unknown>(options: ChatHandlerOptions<Context>): UIMessageChatHandler;
+
+/**
+ * A session log in the host's database (`turnkeep/redis`, `turnkeep/postgres`, any
+ * `SessionLog`) served read-only over the Durable Streams read protocol (`?offset=`,
+ * `live=long-poll|sse`), so a page's `createChatConnection` follows the session without a
+ * streams server. `log(request)` says which log the request may read, after the host's own
+ * authorization: a log, a `Response` to answer with (a refusal), or nothing (404). An SSE read
+ * lasts `sseMs` (default 60000), then the client reads again from its offset. Throws an Error
+ * with `code: 'SERVER_INVALID_CONFIG'` for bad options.
+ */
+export function createSessionLogHandler(options: {
+  log(request: Request): SessionLog | Response | null | undefined | Promise<SessionLog | Response | null | undefined>;
+  onError?(error: unknown): void;
+  sseMs?: number;
+}): (request: Request) => Promise<Response>;
 
 /** A conversation (a projection's or `ChatMemory`'s messages) as `UIMessage[]`, for `useChat({ messages })`. */
 export function toUIMessages(messages: Message[], confirmations?: LogConfirmation[]): UIMessage[];
@@ -760,8 +903,9 @@ export class StoreSessionLog implements SessionLog {
 }
 export function createStoreSessionLog(options: { store: SessionLogStore }): StoreSessionLog;
 
-/** What a UI draws: message text, and one card per tool call. */
+/** What a UI draws: a message's reasoning (drawn collapsed), its text, and one card per tool call. */
 export type RenderPart =
+  | { type: 'reasoning'; messageId: string; role: MessageRole; text: string; status: MessageStatus }
   | { type: 'text'; messageId: string; role: MessageRole; text: string; status: MessageStatus }
   | {
       type: 'tool';
@@ -839,13 +983,21 @@ export interface ChatStreamProxyOptions {
   target: ChatStreamTarget | ((request: Request) => ChatStreamTarget | Response | null | undefined | Promise<ChatStreamTarget | Response | null | undefined>);
   /** The server-side streams credentials added to every upstream request. */
   auth?: HeadersInit | ((request: Request) => HeadersInit | Promise<HeadersInit>);
+  /**
+   * Appends (POST) through the proxy, with the server's credentials: off unless given. Without
+   * it every method but GET and HEAD is 405 `STREAM_READ_ONLY`, before the target is resolved.
+   * With it, a POST the target resolver let through is asked about: `authorize(request, target)`
+   * (target: the stream URL the append goes to) returning `true` lets it through; a Response is
+   * answered as is; anything else is 403 `STREAM_WRITE_FORBIDDEN`; a throw is 500 (to `onError`).
+   */
+  writes?: { authorize: (request: Request, target: string) => boolean | Response | Promise<boolean | Response> };
   fetch?: (request: Request) => Promise<Response>;
   /** What was thrown, for the operator (never sent to the client). */
   onError?: (report: { code: string; cause: unknown }) => void;
 }
 
 /**
- * The chat-stream proxy: GET, HEAD and POST to the session's stream, body passed through
+ * The chat-stream proxy: GET and HEAD (and POST with `writes`) to the session's stream, body passed through
  * unbuffered, upstream failures as versioned diagnostics. Takes a Request or anything with `.req`.
  * Throws an Error with `code: 'STREAM_PROXY_INVALID_CONFIG'` for bad options.
  */

@@ -9,10 +9,17 @@
 #                 projection): what a page loads.
 #   pkg-ask/      `turnkeep/ask`: feature `ask` (the Ask service, the BM25 retriever).
 #   pkg-sandbox/  `turnkeep/sandbox`: feature `sandbox` (the MCP ui:// sandbox).
-#   pkg-worker/   the demo Worker's build: features `cloudflare` — the Worker entry and the two
-#                 Durable Objects in Rust (src/cloudflare, workers-rs), instantiated by
-#                 js/cloudflare/worker.mjs — and `test-hooks` (the `__...ForTest` exports tests/js
-#                 drives the adapters through). Not shipped on npm.
+#   pkg-worker/   the demo Worker `wrangler deploy` publishes: feature `cloudflare` — the Worker
+#                 entry and the two Durable Objects in Rust (src/cloudflare, workers-rs),
+#                 instantiated by js/cloudflare/worker.mjs. No test hooks. Not shipped on npm.
+#   pkg-worker-test/  the test build: the same Worker plus feature `test-hooks` (the `__...ForTest`
+#                 exports tests/js drives the adapters through, `__snapshotCountsForBench`, the
+#                 Worker's `/__test/*` routes, hold points and counting allocator), loaded by its
+#                 own entry, tests/support/test-hooks-worker.mjs (workerd) and
+#                 tests/support/test-hooks.mjs (Node). Never published.
+#
+# `scripts/build.sh --shipping` builds only what ships (the npm modules and the demo Worker), as
+# `npm start` needs; without it the test build is built too, as `npm test` needs.
 #
 # Why one build per entry rather than one wasm behind several entries: an entry cannot drop code
 # from a shared .wasm (`npm run size` prints each). Why wasm-bindgen plus a thin entry rather than
@@ -36,10 +43,17 @@ say() { printf '[build] %s\n' "$*"; }
 die() { printf '[build] ERROR: %s\n' "$*" >&2; exit 1; }
 command -v wasm-bindgen >/dev/null || die "wasm-bindgen not found: run scripts/setup.sh first."
 
-# The demo's Ask corpus (README and ARCHITECTURE by section), compiled into the Worker build.
+# The demo's Ask corpus (README, CONTRIBUTING and ARCHITECTURE by section), compiled into the
+# Worker build.
 node scripts/docs-corpus.mjs || die "scripts/docs-corpus.mjs failed."
 
 target_dir="${CARGO_TARGET_DIR:-target}"
+shipping_only=false
+case "${1:-}" in
+  "") ;;
+  --shipping) shipping_only=true ;;
+  *) die "unknown argument $1 (scripts/build.sh [--shipping])" ;;
+esac
 
 # build_one OUT_DIR TARGET_DIR PROFILE FEATURES
 build_one() {
@@ -81,13 +95,24 @@ drop_default_wasm_url() {
 }
 
 # All with profile `release` (opt-level "s"): "z" is smaller and measured slower for each npm
-# build (README, "Sizes: one wasm per entry").
+# build (docs/figures.md, "Sizes").
 build_one pkg "$target_dir" release server
 build_one pkg-client "$target_dir/client" release client
 build_one pkg-ask "$target_dir/ask" release ask
 build_one pkg-sandbox "$target_dir/sandbox" release sandbox
 # Profile `worker` (Cargo.toml): opt-level "z", measured smaller for the same CPU.
-build_one pkg-worker "$target_dir/worker" worker "cloudflare,test-hooks"
+build_one pkg-worker "$target_dir/worker" worker cloudflare
+# The test build: the same profile, so tests measure the Worker as it deploys, plus the hooks.
+# Its dependencies are the Worker's, compiled the same: a first build starts from a copy of the
+# Worker's target dir (seconds) instead of compiling them all again (minutes).
+if [ "$shipping_only" = false ]; then
+  if [ ! -d "$target_dir/worker-test" ] && [ -d "$target_dir/worker" ]; then
+    cp -a "$target_dir/worker" "$target_dir/worker-test"
+  fi
+  build_one pkg-worker-test "$target_dir/worker-test" worker "cloudflare,test-hooks"
+fi
+# The Worker's JS dependency (workers-ai-provider, for the `AI` binding), beside its wasm.
+node scripts/worker-deps.mjs || die "scripts/worker-deps.mjs failed."
 # The demo Worker's static assets (wrangler.toml [assets]): the npm package's browser client
 # (js/client/, pkg-client/), and the demo page's script, so the page runs the same projection
 # and connection rules.

@@ -4,7 +4,7 @@
 // (default 4, so 200 kill points), restarting on one persisted directory, and checks every
 // session after each restart (tests/support/crash-restart.mjs says what). Prints a line per
 // kill and a summary; exits 1 on any violation, printing it and the seed to replay.
-// Build first (`bash scripts/build.sh`): it runs pkg-worker/ as it is.
+// Build first (`bash scripts/build.sh`): it runs the test build, pkg-worker-test/, as it is.
 import { parseArgs } from 'node:util';
 import { runCrashCycles } from '../tests/support/crash-restart.mjs';
 import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';

@@ -10,8 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# Pre-built here, not as a wrangler [build] command (that would run twice at start).
-bash scripts/build.sh
+# Pre-built here, not as a wrangler [build] command (that would run twice at start); only what
+# ships (the test build is for npm test).
+bash scripts/build.sh --shipping
 # Offline and quiet: no metrics, no error reports, no Cloudflare request-metadata fetch.
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 host=127.0.0.1 port="${PORT:-8787}" state="${STATE_DIR:-.state}"

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Abort and load storm against the demo Worker in workerd:
 // `node scripts/storm.mjs [--turns 500] [--sessions 50] [--seed X] [--rounds 2] [--direct] [--ops read,stop,...] [--settle-ms N]`
-// Starts `wrangler dev` (pkg-worker/ as built: run `bash scripts/build.sh` first) — or, with
+// Starts `wrangler dev` of the Worker's test build (pkg-worker-test/ as built, for its memory
+// report: run `bash scripts/build.sh` first) — or, with
 // `--direct`, the workerd binary alone (tests/support/workerd-serve.mjs: no wrangler proxy in
 // front) — on a fresh directory and runs the storm of tests/support/storm.mjs `rounds` times on new sessions, then
 // prints per round: violations (leaked leases, lost or doubled messages), time to the first
@@ -11,7 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isolateMemory, runStorm, STORM_VARS, workerdRss } from '../tests/support/storm.mjs';
-import { startWranglerDev } from '../tests/support/wrangler-dev.mjs';
+import { startWranglerDev, TEST_HOOKS_WORKER } from '../tests/support/wrangler-dev.mjs';
 import { serveWorkerd } from '../tests/support/workerd-serve.mjs';
 import { removeDir, tempDir } from '../tests/support/temp-dir.mjs';
 
@@ -28,7 +29,7 @@ const { values } = parseArgs({
 });
 const [turns, sessions, seed, rounds] = [values.turns, values.sessions, values.seed, values.rounds].map(Number);
 const dir = tempDir('turnkeep-storm-');
-const dev = values.direct ? await directWorkerd() : await startWranglerDev({ persistDir: dir, vars: STORM_VARS });
+const dev = values.direct ? await directWorkerd() : await startWranglerDev({ persistDir: dir, vars: STORM_VARS, script: TEST_HOOKS_WORKER });
 const mib = (bytes) => `${(bytes / 1048576).toFixed(1)} MiB`;
 try {
   for (let round = 0; round < rounds; round += 1) {
@@ -63,6 +64,6 @@ try {
 
 /** workerd serving the Worker with no proxy in front, shaped like `startWranglerDev`'s result. */
 async function directWorkerd() {
-  const served = await serveWorkerd({ persistDir: dir, vars: STORM_VARS, verbose: true });
+  const served = await serveWorkerd({ persistDir: dir, vars: STORM_VARS, verbose: true, entry: TEST_HOOKS_WORKER });
   return { url: served.baseUrl, pid: served.pid, output: served.log, stop: served.stop };
 }

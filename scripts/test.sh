@@ -3,8 +3,9 @@
 #   1. setup (toolchain, npm deps, Chromium, Redis, PostgreSQL)   2. cargo test on the host (the
 #      whole workspace) and the purity check of the host-independent crates (scripts/purity.sh),
 #      then the seeded simulations at 10,000 seeds each (cargo profile `sim`: optimized, no LTO)
-#   3. build the npm wasm modules (pkg/, pkg-client/, pkg-ask/, pkg-sandbox/) and pkg-worker/, size
-#      report    4. wasm-pack test (Node and headless Chromium)
+#   3. build the npm wasm modules (pkg/, pkg-client/, pkg-ask/, pkg-sandbox/), the demo Worker
+#      (pkg-worker/) and its test build (pkg-worker-test/), size report
+#   4. wasm-pack test (Node and headless Chromium)
 #   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
 #   6. node --test tests/stores/ (turnkeep/redis and turnkeep/postgres against real servers)
 #   7. the example apps (tests/examples/: Next.js edge, SvelteKit on Cloudflare)
@@ -42,7 +43,7 @@ step "seeded simulations at scale (profile sim: optimized, no LTO): 10,000 seeds
 TURNKEEP_SIM_SEEDS=10000 TURNKEEP_LEASE_SEEDS=10000 \
   cargo test --profile sim --test turn_simulation --test confirm_simulation --test session_lease
 
-step "build pkg/, pkg-client/, pkg-ask/, pkg-sandbox/ (npm, one per entry) and pkg-worker/ (demo Worker), and their sizes"
+step "build pkg/, pkg-client/, pkg-ask/, pkg-sandbox/ (npm, one per entry), pkg-worker/ (demo Worker) and pkg-worker-test/ (its test build), and what ships"
 bash scripts/build.sh
 node scripts/size.mjs
 

@@ -250,12 +250,18 @@ fn hydrate_restores_a_waiting_approval_as_the_interrupt_the_run_ended_with() {
 /// fed the join's chunks, holds what the log holds at the run's end, and the join ends there.
 #[test]
 fn a_run_joined_at_any_point_rebuilds_the_answer_then_follows_it() {
-    let session = conversation(&["hello", "/tool cats", "/words 12", "/confirm 9"]);
+    let session = conversation(&[
+        "hello",
+        "/tool cats",
+        "/think cats",
+        "/words 12",
+        "/confirm 9",
+    ]);
     let chunks = session.log_store.chunks();
     let starts: Vec<usize> = (0..chunks.len())
         .filter(|&i| chunks[i]["type"] == "RUN_STARTED")
         .collect();
-    assert_eq!(starts.len(), 4);
+    assert_eq!(starts.len(), 5);
     for from in starts {
         let run_id = chunks[from]["runId"].as_str().unwrap();
         let to = from
@@ -384,7 +390,13 @@ fn check_agui(events: &[Value], context: &str) {
 fn every_run_of_a_log_is_a_valid_agui_stream_and_says_what_the_log_says() {
     for approve in [true, false] {
         every_run_valid(&decided(
-            &["hello", "/tool cats", "/words 12", "/confirm 9"],
+            &[
+                "hello",
+                "/tool cats",
+                "/think cats",
+                "/words 12",
+                "/confirm 9",
+            ],
             approve,
         ));
     }
@@ -446,7 +458,7 @@ fn every_run_valid(session: &Session) {
             .collect();
         assert_eq!(said, text, "{run_id}");
     }
-    assert_eq!(runs, 5, "four turns and a continuation");
+    assert_eq!(runs, 6, "five turns and a continuation");
 }
 
 #[test]

@@ -78,15 +78,36 @@ fn chunks_translate_as_the_table_says() {
         ]),
     );
     check(
-        "reasoning, tool results, unknown types and empty text add nothing",
+        "tool results, unknown types and empty text or reasoning add nothing",
         &[
-            json!({ "type": "reasoning", "content": "hmm" }),
             json!({ "type": "tool_result", "toolCall": { "id": "c1" } }),
             json!({ "type": "future-thing" }),
             json!({ "type": "text", "content": "" }),
             json!({ "type": "text" }),
+            json!({ "type": "reasoning", "content": "" }),
         ],
         Ok(vec![finish(FinishReason::Stop, None)]),
+    );
+    check(
+        "reasoning is reasoning text, beside the text",
+        &[
+            json!({ "type": "reasoning", "content": "hmm, " }),
+            json!({ "type": "reasoning", "content": "cats" }),
+            json!({ "type": "text", "content": "Cats." }),
+        ],
+        Ok(vec![
+            ModelChunk::Reasoning("hmm, ".into()),
+            ModelChunk::Reasoning("cats".into()),
+            text("Cats."),
+            finish(FinishReason::Stop, None),
+        ]),
+    );
+    check(
+        "a reasoning chunk whose content is not a string fails",
+        &[json!({ "type": "reasoning", "content": 3 })],
+        Err(AgentsKitChunkError::Invalid(
+            "a text or reasoning chunk's content must be a string",
+        )),
     );
     check(
         "nothing after done is read",

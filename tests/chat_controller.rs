@@ -26,6 +26,7 @@ fn spec(name: &str, requires_confirmation: bool) -> ToolSpec {
         description: format!("{name} tool"),
         parameters: json!({"type": "object"}),
         requires_confirmation,
+        host_validates: false,
     }
 }
 
@@ -33,6 +34,7 @@ fn config(max_tool_iterations: u32) -> ChatConfig {
     ChatConfig {
         tools: vec![spec("lookup", false), spec("transfer", true)],
         max_tool_iterations,
+        ..Default::default()
     }
 }
 
@@ -551,4 +553,61 @@ impl IntoChunk for DemoStep {
             DemoStep::Fail => panic!("not a chunk"),
         }
     }
+}
+
+#[test]
+fn reasoning_grows_beside_the_text_and_survives_a_stop() {
+    let (mut c, mut ids) = started("hi");
+    let before = c.revision();
+    c.on_chunk(ModelChunk::Reasoning("think ".into()));
+    c.on_chunk(ModelChunk::Reasoning("hard".into()));
+    assert!(c.revision() > before, "reasoning is an observable change");
+    c.on_chunk(ModelChunk::Text("answer".into()));
+    let assistant = &c.state().messages[1];
+    assert_eq!(
+        (assistant.content.as_str(), assistant.reasoning()),
+        ("answer", "think hard")
+    );
+    assert_eq!(
+        assistant.metadata.as_ref().and_then(|m| m.get("reasoning")),
+        Some(&serde_json::json!("think hard"))
+    );
+    assert_eq!(c.on_model_end(NOW_MS, &mut ids), Action::Done);
+    // A call stopped while it only reasoned keeps its reasoning (a message with neither goes).
+    let (mut c, _) = started("hi");
+    c.on_chunk(ModelChunk::Reasoning("half a thought".into()));
+    c.stop();
+    assert_eq!(c.state().messages.len(), 2);
+    assert_eq!(c.state().messages[1].reasoning(), "half a thought");
+    assert_eq!(c.state().messages[1].status, MessageStatus::Complete);
+}
+
+#[test]
+fn reasoning_beyond_its_limit_ends_the_turn() {
+    let (mut c, _) = started("hi");
+    let big = "x".repeat(turnkeep::core::limits::REASONING_BYTES_MAX);
+    assert_eq!(c.on_chunk(ModelChunk::Reasoning(big)), Action::Continue);
+    assert_eq!(c.on_chunk(ModelChunk::Reasoning("y".into())), Action::Done);
+    assert_eq!(c.state().error, Some(ChatError::ResponseTooLarge));
+}
+
+#[test]
+fn the_call_settings_reach_every_model_request() {
+    let mut settings = turnkeep::core::chat::CallSettings::default();
+    settings
+        .set(
+            turnkeep::core::chat::Setting::Instructions,
+            "instructions",
+            &serde_json::json!("Be brief."),
+        )
+        .expect("valid");
+    let config = ChatConfig {
+        settings: settings.clone(),
+        ..config(5)
+    };
+    let mut c = ChatController::new(config, Vec::new());
+    let Ok(Action::CallModel(request)) = c.send("hi", NOW_MS, &mut counter_ids()) else {
+        panic!("CallModel")
+    };
+    assert_eq!(request.settings, settings);
 }

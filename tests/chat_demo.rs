@@ -1,4 +1,4 @@
-//! The demo model's table (design §8), played through the real controller.
+//! The demo model's table (`core::chat::demo`), played through the real controller.
 #![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 mod chat_support;
@@ -171,6 +171,8 @@ fn commands() {
         ("/words x", DemoCommand::Echo),
         ("/words 1.5", DemoCommand::Echo),
         ("/tool  a b ", DemoCommand::Tool("a b".into())),
+        ("/think  cats ", DemoCommand::Think("cats".into())),
+        ("/think", DemoCommand::Echo),
         ("/confirm 0", DemoCommand::Confirm(0)),
         (
             "/confirm 9007199254740991",
@@ -240,5 +242,36 @@ fn demo_tools_answer_as_the_table_says() {
             .map(|t| (t.name.as_str(), t.requires_confirmation))
             .collect::<Vec<_>>(),
         [("lookup", false), ("transfer", true)]
+    );
+}
+
+#[test]
+fn think_streams_reasoning_then_its_answer() {
+    use turnkeep::core::chat::FinishReason;
+    let user = turnkeep::core::protocol::decode_messages(&serde_json::json!([
+        { "id": "u", "role": "user", "content": "/think cats", "status": "complete", "createdAt": "2026-07-11T03:00:00.000Z" }
+    ]))
+    .expect("valid");
+    let steps = demo_script(&ModelRequest::new(user, Vec::new()));
+    let chunk = |step: &DemoStep| match step {
+        DemoStep::Chunk(c) => c.clone(),
+        DemoStep::Fail => panic!("no failure"),
+    };
+    let chunks: Vec<ModelChunk> = steps.iter().map(chunk).collect();
+    let reasoning = |s: &str| ModelChunk::Reasoning(s.into());
+    let text = |s: &str| ModelChunk::Text(s.into());
+    assert_eq!(
+        chunks,
+        vec![
+            reasoning("Thinking"),
+            reasoning(" about"),
+            reasoning(" cats."),
+            text("answer:"),
+            text(" cats"),
+            ModelChunk::Finish {
+                reason: FinishReason::Stop,
+                usage: Some(Usage::new(2, 5))
+            },
+        ]
     );
 }

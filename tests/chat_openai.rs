@@ -31,6 +31,7 @@ fn fixture(name: &str) -> &'static [u8] {
 fn chunk_json(c: &ModelChunk) -> Value {
     match c {
         ModelChunk::Text(t) => json!({ "text": t }),
+        ModelChunk::Reasoning(t) => json!({ "reasoning": t }),
         ModelChunk::ToolCall {
             index,
             id,
@@ -96,6 +97,7 @@ fn a_recorded_tool_call_stream_drives_the_controller_to_one_call() {
         description: String::new(),
         parameters: json!({"type": "object"}),
         requires_confirmation: false,
+        host_validates: false,
     };
     let mut c = ChatController::new(
         ChatConfig {
@@ -340,8 +342,9 @@ fn request_body_maps_roles_tool_calls_and_tools() {
         description: "Looks up.".into(),
         parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
         requires_confirmation: false,
+        host_validates: false,
     }];
-    let request = ModelRequest { messages, tools };
+    let request = ModelRequest::new(messages, tools);
     let options = OpenAiRequestOptions {
         model: "m-1".into(),
         include_usage: true,
@@ -368,10 +371,7 @@ fn request_body_maps_roles_tool_calls_and_tools() {
     assert_eq!(body.to_string(), expected.to_string());
     // Without tools or usage, those keys are absent.
     let bare = request_body(
-        &ModelRequest {
-            messages: vec![],
-            tools: vec![],
-        },
+        &ModelRequest::new(vec![], vec![]),
         &OpenAiRequestOptions {
             model: "m".into(),
             include_usage: false,
@@ -403,4 +403,64 @@ fn a_failure_inside_one_read_keeps_the_chunks_before_it() {
     assert_eq!(split.failure(), None);
     assert_eq!(split.push(&body[cut..]), Err(OpenAiError::InvalidChunk));
     assert_eq!(split.failure(), Some(OpenAiError::InvalidChunk));
+}
+
+#[test]
+fn request_body_carries_the_settings_the_wire_has() {
+    use turnkeep::core::chat::{CallSettings, Setting};
+    let messages = decode_messages(&json!([
+        {"id": "u", "role": "user", "content": "hi", "status": "complete", "createdAt": "2026-07-11T03:00:00.000Z"}
+    ]))
+    .expect("valid");
+    let tools = vec![ToolSpec {
+        name: "lookup".into(),
+        description: "Looks up.".into(),
+        parameters: json!({"type": "object"}),
+        requires_confirmation: false,
+        host_validates: false,
+    }];
+    let mut settings = CallSettings::default();
+    for (setting, value) in [
+        (Setting::Instructions, json!("Be brief.")),
+        (Setting::Temperature, json!(0.25)),
+        (Setting::MaxOutputTokens, json!(64)),
+        (Setting::TopP, json!(0.5)),
+        (Setting::StopSequences, json!(["END", "STOP"])),
+        (
+            Setting::ToolChoice,
+            json!({"type": "tool", "toolName": "lookup"}),
+        ),
+        (
+            Setting::ProviderOptions,
+            json!({"openai": {"store": false}}),
+        ),
+    ] {
+        settings.set(setting, "x", &value).expect("valid");
+    }
+    let request = ModelRequest {
+        messages,
+        tools,
+        settings,
+    };
+    let options = OpenAiRequestOptions {
+        model: "m".into(),
+        include_usage: false,
+    };
+    let body = request_body(&request, &options);
+    assert_eq!(
+        body.to_string(),
+        json!({
+            "model": "m",
+            "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+            "stream": true,
+            "tools": [{"type": "function", "function": {"name": "lookup", "description": "Looks up.", "parameters": {"type": "object"}}}],
+            "tool_choice": {"type": "function", "function": {"name": "lookup"}},
+            "temperature": 0.25,
+            "max_tokens": 64,
+            "top_p": 0.5,
+            "stop": ["END", "STOP"]
+        })
+        .to_string(),
+        "providerOptions have no place on this wire"
+    );
 }

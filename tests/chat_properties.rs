@@ -79,6 +79,7 @@ fn tools() -> Vec<ToolSpec> {
             description: String::new(),
             parameters: json!({"type": "object"}),
             requires_confirmation: *name == "transfer",
+            host_validates: false,
         })
         .collect()
 }
@@ -89,7 +90,7 @@ proptest! {
     #[test]
     fn any_input_sequence_is_safe(max in 0u32..4, inputs in proptest::collection::vec(input(), 0..80)) {
         let mut ids = counter_ids();
-        let mut c = ChatController::new(ChatConfig { tools: tools(), max_tool_iterations: max }, Vec::new());
+        let mut c = ChatController::new(ChatConfig { tools: tools(), max_tool_iterations: max, ..Default::default() }, Vec::new());
         c.send("go", NOW_MS, &mut ids).expect("first send");
         let mut tool_ids: Vec<String> = vec!["a".into(), "zzz".into()];
         for input in inputs {
@@ -145,7 +146,7 @@ proptest! {
     #[test]
     fn text_chunks_are_appends(texts in proptest::collection::vec("[a-z é]{0,4}", 1..20)) {
         let mut ids = counter_ids();
-        let mut c = ChatController::new(ChatConfig { tools: tools(), max_tool_iterations: 1 }, Vec::new());
+        let mut c = ChatController::new(ChatConfig { tools: tools(), max_tool_iterations: 1, ..Default::default() }, Vec::new());
         c.send("go", NOW_MS, &mut ids).expect("first send");
         let last = c.state().messages.len() - 1;
         for text in texts {

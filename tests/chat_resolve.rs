@@ -25,10 +25,12 @@ fn config() -> ChatConfig {
         description: String::new(),
         parameters: json!({"type": "object"}),
         requires_confirmation,
+        host_validates: false,
     };
     ChatConfig {
         tools: vec![spec("lookup", false), spec("transfer", true)],
         max_tool_iterations: 5,
+        ..Default::default()
     }
 }
 

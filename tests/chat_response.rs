@@ -29,10 +29,16 @@ struct Recording {
     in_flight_max: Cell<usize>,
     stamps: RefCell<Vec<(Option<ProducerStamp>, usize)>>,
     die_at_seq: Cell<Option<u64>>,
+    /// Gives item seqs when asked (turnkeep's logs do); off: the protocol as written.
+    item_seqs: bool,
 }
 
 impl Recording {
     fn new(world: &Rc<World>) -> Rc<Self> {
+        Self::with_item_seqs(world, true)
+    }
+
+    fn with_item_seqs(world: &Rc<World>, item_seqs: bool) -> Rc<Self> {
         let store = MemoryLogStore::new();
         Rc::new(Self {
             inner: StoreLog::new(store.clone(), Rc::new(SimSleep(world.clone()))),
@@ -42,6 +48,7 @@ impl Recording {
             in_flight_max: Cell::new(0),
             stamps: RefCell::default(),
             die_at_seq: Cell::new(None),
+            item_seqs,
         })
     }
 
@@ -58,20 +65,22 @@ impl SessionLog for Recording {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<AppendAck, LogError>> {
         Box::pin(async move {
-            if let (Some(p), Some(die)) = (producer, self.die_at_seq.get()) {
-                if p.seq >= die {
+            let stamp = producer.map(|p| ProducerStamp {
+                item_seqs: p.item_seqs && self.item_seqs,
+                ..p.clone()
+            });
+            if let (Some(p), Some(die)) = (&stamp, self.die_at_seq.get()) {
+                if p.seq + chunks.len() as u64 > die {
                     return Err(LogError::Failed(PortError::new("executor died")));
                 }
             }
-            self.stamps
-                .borrow_mut()
-                .push((producer.cloned(), chunks.len()));
+            self.stamps.borrow_mut().push((stamp.clone(), chunks.len()));
             self.in_flight.set(self.in_flight.get() + 1);
             self.in_flight_max
                 .set(self.in_flight_max.get().max(self.in_flight.get()));
             turnkeep::ports::chat::Sleep::sleep(&self.sleep, 5).await;
             self.in_flight.set(self.in_flight.get() - 1);
-            self.inner.append(chunks, producer, cancel).await
+            self.inner.append(chunks, stamp.as_ref(), cancel).await
         })
     }
 
@@ -298,7 +307,7 @@ fn the_native_batch_holds_the_complete_state_and_reconciles_ids() {
 #[test]
 fn fenced_each_chunk_is_its_own_batch_with_its_index_at_most_five_in_flight() {
     let world = World::new();
-    let log = Recording::new(&world);
+    let log = Recording::with_item_seqs(&world, false);
     let many: Vec<Value> = (0..40)
         .map(|i| json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"a1","delta":format!("w{i} ")}))
         .collect();
@@ -323,11 +332,64 @@ fn fenced_each_chunk_is_its_own_batch_with_its_index_at_most_five_in_flight() {
     assert_eq!(log.chunks().len(), 44);
 }
 
+/// The chunk seqs of every append that reached the log: `seq..seq + n` with item seqs, `seq`
+/// for a one-chunk batch; each seq once (an append retried after an overtaking one counted once).
+fn chunk_seqs(stamps: &[(Option<ProducerStamp>, usize)]) -> Vec<u64> {
+    let mut seqs: Vec<u64> = stamps
+        .iter()
+        .flat_map(|(s, n)| {
+            let s = s.as_ref().unwrap();
+            assert!(s.item_seqs || *n == 1, "several chunks, one seq: {s:?}");
+            s.seq..s.seq + *n as u64
+        })
+        .collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    seqs
+}
+
+#[test]
+fn with_item_seqs_a_burst_is_one_append_and_every_chunk_keeps_its_seq() {
+    let world = World::new();
+    let log = Recording::new(&world);
+    let many: Vec<Value> = (0..40)
+        .map(|i| json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"a1","delta":format!("w{i} ")}))
+        .collect();
+    let r = respond(
+        &world,
+        &log,
+        producer(3),
+        &[user_message()],
+        &Chunks::new(many),
+    );
+    assert!(matches!(r, Ok(40)), "{r:?}");
+    let stamps = log.stamps.borrow();
+    // The same seq for each chunk as one chunk per append gives (the test above).
+    assert_eq!(chunk_seqs(&stamps), (0..44).collect::<Vec<_>>());
+    assert_eq!(
+        stamps[0].1, 1,
+        "the first append alone: its ack tells item seqs"
+    );
+    assert!(
+        stamps.len() < 44 / 2,
+        "{} appends for 44 chunks",
+        stamps.len()
+    );
+    assert_eq!(log.in_flight_max.get(), 1, "one append at a time");
+    assert_eq!(log.chunks().len(), 44);
+}
+
 #[test]
 fn a_replay_under_the_same_producer_appends_only_what_is_missing() {
+    for item_seqs in [false, true] {
+        replay_appends_only_what_is_missing(item_seqs);
+    }
+}
+
+fn replay_appends_only_what_is_missing(item_seqs: bool) {
     let world = World::new();
     // The uninterrupted run, for comparison.
-    let whole = Recording::new(&world);
+    let whole = Recording::with_item_seqs(&world, item_seqs);
     respond(
         &world,
         &whole,
@@ -337,7 +399,7 @@ fn a_replay_under_the_same_producer_appends_only_what_is_missing() {
     )
     .unwrap();
 
-    let log = Recording::new(&world);
+    let log = Recording::with_item_seqs(&world, item_seqs);
     log.die_at_seq.set(Some(9)); // the first executor stored seqs 0..=8, then died
     let died = respond(
         &world,

@@ -20,7 +20,7 @@ use turnkeep::core::chat::{
 };
 use turnkeep::core::protocol::{MessageStatus, ToolCallStatus};
 use turnkeep::ports::chat::{
-    CancelToken, Clock, Ids, ModelAdapter, ModelStream, Sleep, Tool, ToolContext,
+    CancelToken, Clock, Ids, ModelAdapter, ModelStream, Sleep, Tool, ToolContext, ToolFailure,
 };
 use turnkeep::ports::{LocalFuture, PortError};
 use turnkeep::turn::{run_turn, DemoModel, DemoTool, TurnPorts, TOOL_FAILED};
@@ -254,7 +254,7 @@ impl Tool for SlowTool {
         &self,
         _: Map<String, Value>,
         context: ToolContext,
-    ) -> LocalFuture<'_, Result<String, PortError>> {
+    ) -> LocalFuture<'_, Result<String, ToolFailure>> {
         let cancel = context.cancel;
         *self.seen_cancel.borrow_mut() = Some(cancel.clone());
         Box::pin(async move {
@@ -273,6 +273,7 @@ fn stop_while_a_tool_runs_cancels_the_tool_and_marks_the_call() {
             description: String::new(),
             parameters: json!({}),
             requires_confirmation: false,
+            host_validates: false,
         },
         seen_cancel: RefCell::new(None),
     };
@@ -305,8 +306,8 @@ impl Tool for Broken {
         &self,
         _: Map<String, Value>,
         _: ToolContext,
-    ) -> LocalFuture<'_, Result<String, PortError>> {
-        Box::pin(async { Err(PortError::new("stack trace with secrets")) })
+    ) -> LocalFuture<'_, Result<String, ToolFailure>> {
+        Box::pin(async { Err(PortError::new("stack trace with secrets").into()) })
     }
 }
 
@@ -323,6 +324,7 @@ fn failures_end_in_clear_states_without_leaking_port_messages() {
         description: String::new(),
         parameters: json!({}),
         requires_confirmation: false,
+        host_validates: false,
     });
     let r = run(&CallsSlowTool, &[&broken], "go", &CancelToken::new());
     let call = &r.result.messages[1].tool_calls.as_ref().expect("calls")[0];

@@ -235,7 +235,16 @@ impl Sim {
             return;
         };
         for record in stuck {
-            let _ = reconcile(&ports, &chat, SESSION, &record.token, None, &deadline).await;
+            let _ = reconcile(
+                &ports,
+                &chat,
+                SESSION,
+                &record.token,
+                None,
+                &LIMITS_SIM,
+                &deadline,
+            )
+            .await;
         }
     }
 

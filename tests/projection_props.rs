@@ -94,6 +94,68 @@ fn check_log(chunks: &[Value]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Reasoning spans as AG-UI's verifier wants them: content only inside an open span, no span
+/// opened twice, each closed (`REASONING_MESSAGE_END`, `REASONING_END`) before its message's
+/// text, tool calls or end, and before the run ends; each under its assistant message.
+fn check_reasoning_spans(chunks: &[Value]) -> Result<(), TestCaseError> {
+    let mut open: HashMap<String, String> = HashMap::new(); // span id -> parent message id
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut started: HashSet<String> = HashSet::new();
+    for chunk in chunks {
+        let kind = chunk["type"].as_str().unwrap_or_default();
+        let id = chunk["messageId"].as_str().unwrap_or_default().to_owned();
+        match kind {
+            "TEXT_MESSAGE_START" => {
+                started.insert(id);
+            }
+            "REASONING_START" => {
+                let parent = chunk["parentMessageId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                prop_assert!(
+                    started.contains(&parent),
+                    "reasoning before its message started: {}",
+                    chunk
+                );
+                prop_assert!(
+                    seen.insert(id.clone()),
+                    "a reasoning span opened twice: {}",
+                    id
+                );
+                open.insert(id, parent);
+            }
+            "REASONING_MESSAGE_START" => {
+                prop_assert!(open.contains_key(&id) && chunk["role"] == "reasoning")
+            }
+            "REASONING_MESSAGE_CONTENT" => {
+                prop_assert!(open.contains_key(&id), "reasoning content outside its span")
+            }
+            "REASONING_MESSAGE_END" => prop_assert!(open.contains_key(&id)),
+            "REASONING_END" => prop_assert!(open.remove(&id).is_some()),
+            "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" => {
+                prop_assert!(
+                    !open.values().any(|p| *p == id),
+                    "text of {} while its reasoning is open",
+                    id
+                )
+            }
+            "TOOL_CALL_START" => {
+                let parent = chunk["parentMessageId"].as_str().unwrap_or_default();
+                prop_assert!(
+                    !open.values().any(|p| p == parent),
+                    "a tool call while the reasoning is open"
+                );
+            }
+            "RUN_FINISHED" | "RUN_ERROR" => {
+                prop_assert!(open.is_empty(), "the run ended with reasoning open")
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn parse_status(status: &str) -> ToolCallStatus {
     turnkeep::core::projection::chunks::parse_tool_status(status).expect("a known status")
 }
@@ -116,6 +178,8 @@ enum Step {
     User(&'static str),
     Assistant,
     Text(&'static str),
+    /// Reasoning text of the streaming assistant message (`metadata.reasoning`).
+    Reasoning(&'static str),
     Call(&'static str),
     /// Move call `n` (counted from the newest) a step on: pending → running → complete/error,
     /// or pending → requires_confirmation.
@@ -130,6 +194,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => proptest::sample::select(&["hi", "what now?", "é漢 \n"][..]).prop_map(Step::User),
         1 => Just(Step::Assistant),
         4 => proptest::sample::select(&["a", " word", "", "\n", "é"][..]).prop_map(Step::Text),
+        2 => proptest::sample::select(&["hm", " so", "", "ü"][..]).prop_map(Step::Reasoning),
         2 => proptest::sample::select(&["lookup", "transfer"][..]).prop_map(Step::Call),
         3 => (0usize..3, any::<bool>()).prop_map(|(n, ok)| Step::Advance(n, ok)),
         2 => (0usize..3).prop_map(Step::Answer),
@@ -175,6 +240,16 @@ fn apply(messages: &mut Vec<Message>, step: &Step, counter: &mut usize) {
                 .filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming)
             {
                 m.content.push_str(text);
+            }
+        }
+        Step::Reasoning(text) => {
+            if let Some(m) = messages
+                .last_mut()
+                .filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming)
+            {
+                if !text.is_empty() {
+                    m.append_reasoning(text);
+                }
             }
         }
         Step::Call(name) => {
@@ -284,12 +359,13 @@ proptest! {
     fn turnkeep_logs_project_the_same_at_every_cut(steps in proptest::collection::vec(step(), 0..40)) {
         let (chunks, messages, _) = encoded_turn(&steps);
         check_log(&chunks)?;
+        check_reasoning_spans(&chunks)?;
         let mut projection = Projection::new();
         projection.feed_all(&chunks);
         // The run's end closes what is still streaming; otherwise the log says the state.
         // A trailing assistant message with nothing in it yet is not published.
         let mut messages = messages;
-        if messages.last().is_some_and(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming && m.content.is_empty() && m.tool_calls.is_none()) {
+        if messages.last().is_some_and(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming && m.content.is_empty() && m.reasoning().is_empty() && m.tool_calls.is_none()) {
             messages.pop();
         }
         let expected: Vec<Message> = messages

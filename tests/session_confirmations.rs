@@ -1,4 +1,4 @@
-//! Confirmation records (wire facts §6): two-step transitions, idempotent replays, typed errors.
+//! Confirmation records (AgentsKit's two-step confirmations): two-step transitions, idempotent replays, typed errors.
 #![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 
 use serde_json::{json, Map, Value};

@@ -1,4 +1,4 @@
-//! Session envelope decode (wire facts §3): golden fixtures, the check order of the reference
+//! Session envelope decode (`agentskit.chat.session` v1): golden fixtures, the check order of the reference
 //! decoder, the v0 migration, field limits and canonical serialization.
 #![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 

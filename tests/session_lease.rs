@@ -1,4 +1,4 @@
-//! Turn lease (wire facts §5 steps 7 and cleanup 4): claim, busy, replay, release, and the
+//! Turn lease (the claim before a turn runs, the release at its cleanup): claim, busy, replay, release, and the
 //! seeded simulation of racing clients with storage faults, clock jumps and crashes
 //! (tests/lease_sim) over 10,000 seeds, with the proofs that it catches broken storage and
 //! broken lease rules.
@@ -490,7 +490,10 @@ fn the_simulation_catches_a_lease_that_never_lapses() {
 /// of its own last write as the chat handler does, can clear the lease of a newer request for
 /// the same turn id (a retry sent after the first request's lease lapsed): the release matches
 /// the lease by turn id only. The simulation found this with reloading holders (seed 6, 30%
-/// lost acknowledgements); holders are fenced since, and this keeps the finding proven.
+/// lost acknowledgements); holders are fenced since (`turn::HeldLease`), and this keeps the
+/// finding proven. It trips invariant 1 either way: storage holds another lease than the client
+/// believes it holds, or (when the reloading holder's save adopted the newer claim's lease) two
+/// clients hold one.
 #[test]
 fn the_simulation_catches_a_holder_that_reloads_before_releasing() {
     let config = Config {
@@ -501,6 +504,6 @@ fn the_simulation_catches_a_holder_that_reloads_before_releasing() {
     assert_caught(
         "a release without the holder's fence",
         failure,
-        "holds live lease",
+        "live lease",
     );
 }

@@ -1,4 +1,4 @@
-//! Resume rules (wire facts §3 "Resume"): missing → new session; every incompatibility is a
+//! Resume rules (AgentsKit's, for a stored session): missing → new session; every incompatibility is a
 //! distinct typed error.
 #![cfg(not(target_arch = "wasm32"))] // host-only: wasm-pack test builds every test file for wasm32
 

@@ -16,7 +16,8 @@ use serde_json::{json, Map};
 use turnkeep::core::chat::{
     Action, ChatConfig, ChatController, FinishReason, ModelChunk, ToolSpec, Usage,
 };
-use turnkeep::core::protocol::{encode_turn_event_line, Envelope, EventBody, TurnEvent};
+use turnkeep::core::coalesce::Urgency;
+use turnkeep::core::protocol::{encode_turn_event_line, Envelope, EventBody, Message, TurnEvent};
 use turnkeep::core::sequence::TurnSequencer;
 use turnkeep::core::session::{Confirmation, ConfirmationStatus};
 use turnkeep::ports::chat::{Clock, Ids};
@@ -120,6 +121,7 @@ fn tools() -> Vec<ToolSpec> {
             description: String::new(),
             parameters: json!({"type": "object"}),
             requires_confirmation: *name == "transfer",
+            host_validates: false,
         })
         .collect()
 }
@@ -172,6 +174,8 @@ struct Pair {
     turn_id: String,
     clocks: (Ticking, Ticking),
     ids: (Counting, Counting),
+    /// The messages the last line showed.
+    shown: Option<Vec<Message>>,
 }
 
 impl Pair {
@@ -184,6 +188,7 @@ impl Pair {
             turn_id,
             clocks: (Ticking(Cell::new(NOW_MS)), Ticking(Cell::new(NOW_MS))),
             ids: (Counting(Cell::new(0)), Counting(Cell::new(0))),
+            shown: None,
         }
     }
 
@@ -193,6 +198,17 @@ impl Pair {
         c: &ChatController,
         confirmations: &[Confirmation],
     ) -> Result<(), TestCaseError> {
+        // Paced only what is paceable: never a change a reader must see within a frame.
+        if self.encoder.urgency(c) == Urgency::Paced {
+            let messages = &c.state().messages;
+            prop_assert!(
+                only_more_text(self.shown.as_deref(), messages),
+                "paced: {:?} -> {:?}",
+                self.shown,
+                messages
+            );
+        }
+        self.shown = Some(c.state().messages.clone());
         let line = self
             .encoder
             .encode(
@@ -216,6 +232,26 @@ impl Pair {
         prop_assert_eq!(line, expected);
         Ok(())
     }
+}
+
+/// The reference of `Urgency::Paced`: the messages are those the last line showed, or the last
+/// one's content grew from text it had then, and nothing else changed.
+fn only_more_text(shown: Option<&[Message]>, now: &[Message]) -> bool {
+    let Some(shown) = shown else {
+        return false;
+    };
+    if shown == now {
+        return true;
+    }
+    let (Some((was, before)), Some((is, same))) = (shown.split_last(), now.split_last()) else {
+        return false;
+    };
+    let mut grown = was.clone();
+    grown.content = is.content.clone();
+    before == same
+        && !was.content.is_empty()
+        && is.content.starts_with(&was.content)
+        && &grown == is
 }
 
 fn apply(
@@ -255,7 +291,7 @@ proptest! {
         let mut ids = counter_ids();
         let mut history = Vec::new();
         for (number, (inputs, shown)) in turns.into_iter().enumerate() {
-            let config = ChatConfig { tools: tools(), max_tool_iterations: 2 };
+            let config = ChatConfig { tools: tools(), max_tool_iterations: 2, ..Default::default() };
             let mut c = ChatController::new(config, history);
             let shown = confirmations(shown);
             let mut pair = Pair::new(number);
@@ -283,6 +319,7 @@ fn a_streaming_turn_encodes_only_the_growing_message() {
             ChatConfig {
                 tools: Vec::new(),
                 max_tool_iterations: 0,
+                ..Default::default()
             },
             Vec::new(),
         );
@@ -295,6 +332,7 @@ fn a_streaming_turn_encodes_only_the_growing_message() {
         ChatConfig {
             tools: Vec::new(),
             max_tool_iterations: 0,
+            ..Default::default()
         },
         history,
     );
@@ -310,8 +348,46 @@ fn a_streaming_turn_encodes_only_the_growing_message() {
         pair.check(false, &c, &[]).expect("same line");
     }
     let streamed = pair.encoder.counts();
+    // And each of those lines but the first text was paced (more text of a shown answer).
+    c.on_chunk(ModelChunk::Text(" more".into()));
+    assert_eq!(pair.encoder.urgency(&c), Urgency::Paced);
+    c.on_model_end(NOW_MS, &mut ids);
+    assert_eq!(
+        pair.encoder.urgency(&c),
+        Urgency::Prompt,
+        "the answer complete"
+    );
     // Per line while streaming: the growing assistant message encoded, the three before it reused.
     assert_eq!(streamed.lines, 201);
     assert_eq!(streamed.messages_encoded - first.messages_encoded, 200);
     assert_eq!(streamed.messages_reused - first.messages_reused, 600);
+}
+
+#[test]
+fn an_answers_first_text_is_prompt_and_its_growth_paced() {
+    let mut ids = counter_ids();
+    let config = ChatConfig {
+        tools: Vec::new(),
+        max_tool_iterations: 0,
+        ..Default::default()
+    };
+    let mut c = ChatController::new(config, Vec::new());
+    let mut pair = Pair::new(1);
+    c.send("hi", NOW_MS, &mut ids).expect("send");
+    assert_eq!(pair.encoder.urgency(&c), Urgency::Prompt, "no line yet");
+    pair.check(false, &c, &[]).expect("same line");
+    assert_eq!(pair.encoder.urgency(&c), Urgency::Paced, "nothing changed");
+    c.on_chunk(ModelChunk::Text("a".into()));
+    assert_eq!(pair.encoder.urgency(&c), Urgency::Prompt, "the first text");
+    pair.check(false, &c, &[]).expect("same line");
+    c.on_chunk(ModelChunk::Text(" b".into()));
+    c.on_chunk(ModelChunk::Text(" c".into()));
+    assert_eq!(pair.encoder.urgency(&c), Urgency::Paced, "more text");
+    c.on_chunk(ModelChunk::Finish {
+        reason: FinishReason::Stop,
+        usage: Some(Usage::new(1, 2)),
+    });
+    assert_eq!(pair.encoder.urgency(&c), Urgency::Paced, "and the usage");
+    c.on_model_end(NOW_MS, &mut ids);
+    assert_eq!(pair.encoder.urgency(&c), Urgency::Prompt, "a status");
 }

@@ -73,6 +73,7 @@ fn producer(epoch: u64, seq: u64) -> ProducerHeaders {
         id: "writer".to_owned(),
         epoch,
         seq,
+        items: None,
     }
 }
 
@@ -503,4 +504,115 @@ fn every_rejection_has_a_message_and_code() {
         assert!(!r.to_string().is_empty());
         assert!([400, 409, 413, 429].contains(&r.status()));
     }
+}
+
+/// Item seqs (`Producer-Seq-Count`, turnkeep's extension): each JSON item has its own seq; a
+/// batch overlapping what is stored appends only the new items; the count must match the items.
+#[test]
+fn item_seqs_give_each_json_item_its_seq() {
+    let stored = ProducerState {
+        epoch: 2,
+        last_seq: 4,
+    };
+    let json = StreamForAppend {
+        producer_state: Some(&stored),
+        known_producers: 1,
+        ..open_stream("application/json")
+    };
+    let items = |seq: u64, n: u64| ProducerHeaders {
+        items: Some(n),
+        ..producer(2, seq)
+    };
+    let body = br#"[{"n":5},{"n":6},{"n":7}]"#;
+    fn with<'a>(p: &'a ProducerHeaders, body: &'a [u8]) -> AppendRequest<'a> {
+        AppendRequest {
+            producer: Some(p),
+            ..request(Some("application/json"), body)
+        }
+    }
+    // Seqs 5..=7, next after 4: all three stored, the highest seq and the count echoed.
+    let next = items(5, 3);
+    let commit = check("next three", &json, &with(&next, body), Expect::Commit(200)).unwrap();
+    assert_eq!(
+        commit.data,
+        AppendData::Json(vec![
+            r#"{"n":5}"#.into(),
+            r#"{"n":6}"#.into(),
+            r#"{"n":7}"#.into()
+        ])
+    );
+    assert_eq!(
+        commit.producer,
+        Some(ProducerState {
+            epoch: 2,
+            last_seq: 7
+        })
+    );
+    assert!(commit
+        .producer_headers
+        .contains(&("Producer-Seq", "7".into())));
+    assert!(commit
+        .producer_headers
+        .contains(&("Producer-Seq-Count", "3".into())));
+    // Seqs 3..=5: 3 and 4 are stored, only the item with seq 5 goes in.
+    let overlap = items(3, 3);
+    let commit = check("overlap", &json, &with(&overlap, body), Expect::Commit(200)).unwrap();
+    assert_eq!(commit.data, AppendData::Json(vec![r#"{"n":7}"#.into()]));
+    assert_eq!(
+        commit.producer,
+        Some(ProducerState {
+            epoch: 2,
+            last_seq: 5
+        })
+    );
+    // Seqs 2..=4: all stored.
+    check(
+        "duplicate",
+        &json,
+        &with(&items(2, 3), body),
+        Expect::Producer(204),
+    );
+    // Seqs 6..: a gap after 4.
+    check(
+        "gap",
+        &json,
+        &with(&items(6, 3), body),
+        Expect::Producer(409),
+    );
+    // Two declared, three sent; and a byte stream takes one item only.
+    check(
+        "count mismatch",
+        &json,
+        &with(&items(5, 2), body),
+        Expect::Rejected(400, "streams.v1.producer_seq_count_invalid"),
+    );
+    let bytes = StreamForAppend {
+        producer_state: Some(&stored),
+        known_producers: 1,
+        ..open_stream("text/plain")
+    };
+    let two = items(5, 2);
+    check(
+        "bytes, two items",
+        &bytes,
+        &AppendRequest {
+            producer: Some(&two),
+            ..request(Some("text/plain"), b"xy")
+        },
+        Expect::Rejected(400, "streams.v1.producer_seq_count_invalid"),
+    );
+    // Without the header the protocol as written: one seq for the batch.
+    let plain = producer(2, 5);
+    let commit = check("one seq", &json, &with(&plain, body), Expect::Commit(200)).unwrap();
+    assert_eq!(
+        commit.producer,
+        Some(ProducerState {
+            epoch: 2,
+            last_seq: 5
+        })
+    );
+    assert!(!commit
+        .producer_headers
+        .iter()
+        .any(|(k, _)| *k == "Producer-Seq-Count"));
 }

@@ -29,6 +29,7 @@ fn headers(epoch: u64, seq: u64) -> ProducerHeaders {
         id: "writer-1".to_owned(),
         epoch,
         seq,
+        items: None,
     }
 }
 
@@ -159,5 +160,37 @@ fn capacity_refuses_only_new_ids_at_the_limit() {
     assert_eq!(
         (err.status(), err.code()),
         (429, "streams.v1.producer_table_full")
+    );
+}
+
+#[test]
+fn producer_seq_count_is_parsed_with_the_other_headers() {
+    use turnkeep::core::streams::producer::{with_seq_count, ProducerHeaderError};
+    let parsed = |count: Option<&str>| {
+        let p = parse_producer_headers(Some("p"), Some("1"), Some("10")).unwrap();
+        with_seq_count(p, count)
+    };
+    assert_eq!(parsed(None).unwrap().unwrap().items, None);
+    assert_eq!(parsed(Some("3")).unwrap().unwrap().items, Some(3));
+    assert_eq!(parsed(Some("3")).unwrap().unwrap().last_seq(), 12);
+    let max = limits::STREAM_PRODUCER_SEQ_COUNT_MAX.to_string();
+    assert!(parsed(Some(&max)).is_ok());
+    for bad in ["0", "-1", "1.5", "", "1001", "x"] {
+        assert_eq!(
+            parsed(Some(bad)),
+            Err(ProducerHeaderError::InvalidSeqCount),
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        with_seq_count(None, Some("2")),
+        Err(ProducerHeaderError::InvalidSeqCount),
+        "a count without the producer headers"
+    );
+    let near_max = parse_producer_headers(Some("p"), Some("0"), Some("9007199254740990")).unwrap();
+    assert_eq!(
+        with_seq_count(near_max, Some("3")),
+        Err(ProducerHeaderError::InvalidSeqCount),
+        "the last seq would pass 2^53-1"
     );
 }

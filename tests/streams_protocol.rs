@@ -605,6 +605,7 @@ fn producer(id: &str, epoch: u64, seq: u64) -> ProducerHeaders {
         id: id.to_owned(),
         epoch,
         seq,
+        items: None,
     }
 }
 

@@ -521,7 +521,7 @@ fn a_storage_failure_after_the_claim_leaves_a_processing_record_that_reconciliat
     let (stuck, early) = block_on(bench.world(), async {
         (
             list_stuck(&ports, chat, SESSION, &deadline).await.unwrap(),
-            reconcile(&ports, chat, SESSION, &token, None, &deadline).await,
+            reconcile(&ports, chat, SESSION, &token, None, &LIMITS, &deadline).await,
         )
     });
     assert!(stuck.is_empty());
@@ -538,8 +538,8 @@ fn a_storage_failure_after_the_claim_leaves_a_processing_record_that_reconciliat
     let (stuck, done, again) = block_on(bench.world(), async {
         (
             list_stuck(&ports, chat, SESSION, &deadline).await.unwrap(),
-            reconcile(&ports, chat, SESSION, &token, None, &deadline).await,
-            reconcile(&ports, chat, SESSION, &token, None, &deadline).await,
+            reconcile(&ports, chat, SESSION, &token, None, &LIMITS, &deadline).await,
+            reconcile(&ports, chat, SESSION, &token, None, &LIMITS, &deadline).await,
         )
     });
     assert_eq!(stuck.len(), 1);
@@ -569,14 +569,32 @@ fn a_host_may_reconcile_into_another_final_state_but_not_a_pending_one() {
     let ports = bench.ports();
     let deadline = Interrupt::new();
     let pending = block_on(bench.world(), async {
-        reconcile(&ports, &bench.chat, SESSION, &token, None, &deadline).await
+        reconcile(
+            &ports,
+            &bench.chat,
+            SESSION,
+            &token,
+            None,
+            &LIMITS,
+            &deadline,
+        )
+        .await
     });
     assert_eq!(
         pending,
         Err(ReconcileError::NotStuck(ConfirmationStatus::Pending))
     );
     let unknown = block_on(bench.world(), async {
-        reconcile(&ports, &bench.chat, SESSION, "confirm-x", None, &deadline).await
+        reconcile(
+            &ports,
+            &bench.chat,
+            SESSION,
+            "confirm-x",
+            None,
+            &LIMITS,
+            &deadline,
+        )
+        .await
     });
     assert_eq!(unknown, Err(ReconcileError::NotFound));
     // A claim whose continuation never ran (the process died right after the claim).
@@ -599,6 +617,7 @@ fn a_host_may_reconcile_into_another_final_state_but_not_a_pending_one() {
             SESSION,
             &token,
             Some(ConfirmationStatus::Approving),
+            &LIMITS,
             &deadline,
         )
         .await;
@@ -608,6 +627,7 @@ fn a_host_may_reconcile_into_another_final_state_but_not_a_pending_one() {
             SESSION,
             &token,
             Some(ConfirmationStatus::Rejected),
+            &LIMITS,
             &deadline,
         )
         .await;

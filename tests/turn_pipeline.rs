@@ -276,6 +276,7 @@ fn a_newer_epoch_fences_the_old_writer_and_nothing_of_it_is_stored() {
         id: "chat-turn:s1:t1".into(),
         epoch: generation + 2,
         seq: 0,
+        item_seqs: false,
     };
     let foreign = serde_json::json!({"type": "CUSTOM", "name": "newer-claim"}).to_string();
     block_on(

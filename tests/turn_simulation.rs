@@ -1,4 +1,5 @@
-//! The seeded simulation of whole turns (design §7 "Determinism"): several clients of one
+//! The seeded simulation of whole turns (everything a turn does runs in a virtual clock, so a seed
+//! replays it exactly): several clients of one
 //! session submit, stop, leave and crash, over storage and a session log that lose
 //! acknowledgements and fail writes, while the clock jumps between their actions. After every
 //! schedule the invariants must hold:

@@ -14,7 +14,7 @@ use turn_support::*;
 use turnkeep::core::projection::Projection;
 use turnkeep::core::protocol::Part;
 use turnkeep::core::ui::{
-    decode_ui_request, turn_answer, ui_messages, ui_route, Approval, ToolConfirmations, UiRoute,
+    decode_ui_request, run_answer, turn_answer, ui_messages, ui_route, Approval, ToolConfirmations, UiRoute,
     UiStream, UiTurn,
 };
 use turnkeep::turn::{admit, open, resolve, run, Interrupt, Resolution, ResolveRequest, Turn};
@@ -468,24 +468,27 @@ fn a_failed_turn_ends_with_an_error_chunk() {
 #[test]
 fn a_stream_joined_at_any_point_rebuilds_then_continues() {
     let session = conversation(
-        &["hello", "/tool cats", "/words 12", "/confirm 9"],
+        &["hello", "/tool cats", "/think cats", "/words 12", "/confirm 9"],
         Some(true),
     );
     let chunks = session.log_store.chunks();
     for (from, to) in runs(&chunks) {
         let whole = text_by_id(&map_run(&chunks, from, to));
+        let thought = reasoning_of(&map_run(&chunks, from, to));
         for cut in from + 1..=to {
             let mut projection = Projection::new();
             projection.feed_all(&chunks[..cut]);
-            let messages = projection.to_messages();
             let confirmations = ToolConfirmations::from_log(projection.confirmations());
-            let (mut ui, mut out) = UiStream::rebuild(turn_answer(&messages), &confirmations);
+            let run_id = chunks[from]["runId"].as_str().unwrap();
+            let answer = run_answer(&projection, confirmations.has_token(run_id));
+            let (mut ui, mut out) = UiStream::rebuild(&answer, &confirmations);
             ui.follow_run(chunks[from]["runId"].as_str().unwrap());
             for chunk in &chunks[cut..=to] {
                 ui.feed(chunk, &mut out);
             }
             assert!(ui.is_ended(), "cut {cut}");
             check_order(&out, cut);
+            assert_eq!(reasoning_of(&out), thought, "cut {cut}: the reasoning, once");
             // What the rebuilt stream says of each text part is what the whole run said of it
             // (a continuation's rebuilt stream also holds the steps before it).
             let joined = text_by_id(&out);
@@ -498,6 +501,36 @@ fn a_stream_joined_at_any_point_rebuilds_then_continues() {
             }
         }
     }
+}
+
+/// The reasoning the stream shows, all its parts' deltas in order.
+fn reasoning_of(ui: &[Value]) -> String {
+    ui.iter()
+        .filter(|c| c["type"] == "reasoning-delta")
+        .map(|c| c["delta"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_thinking_turn_shows_its_reasoning_before_its_text() {
+    let session = conversation(&["/think cats"], None);
+    let chunks = session.log_store.chunks();
+    let (from, to) = runs(&chunks)[0];
+    let ui = map_run(&chunks, from, to);
+    let kinds = types(&ui);
+    let first = |k: &str| kinds.iter().position(|t| t == k).expect(k);
+    assert!(first("reasoning-start") < first("reasoning-delta"));
+    assert!(first("reasoning-end") < first("text-start"), "{kinds:?}");
+    assert!(!reasoning_of(&ui).is_empty());
+    let messages = ui_messages(&session.saved(), &ToolConfirmations::default());
+    let parts: Vec<&str> = messages[1]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(parts, ["step-start", "reasoning", "text"]);
+    assert_eq!(messages[1]["parts"][1]["text"], json!(reasoning_of(&ui)));
 }
 
 /// Each text part's id and whole text, in order of first appearance.

@@ -1,4 +1,4 @@
-//! The demo Worker's route table and demo auth (`cloudflare::routes`): every route of design §8,
+//! The demo Worker's route table and demo auth (`cloudflare::routes`): every route of README.md's "The demo Worker",
 //! the methods each answers, and the diagnostics of a bad tenant or session id.
 #![cfg(feature = "cloudflare")]
 
@@ -147,18 +147,11 @@ fn the_chat_stream_route_reads_the_tenants_own_stream() {
         ),
         // A preflight before anything else; browsers never write the log.
         ("OPTIONS", None, "s1", "preflight"),
-        (
-            "POST",
-            Some("Bearer t"),
-            "s1",
-            "405 REQUEST_METHOD_NOT_ALLOWED",
-        ),
-        (
-            "DELETE",
-            Some("Bearer t"),
-            "s1",
-            "405 REQUEST_METHOD_NOT_ALLOWED",
-        ),
+        // Browsers never write the log: the proxy's read-only refusal, before auth.
+        ("POST", Some("Bearer t"), "s1", "405 STREAM_READ_ONLY"),
+        ("POST", None, "s1", "405 STREAM_READ_ONLY"),
+        ("DELETE", Some("Bearer t"), "s1", "405 STREAM_READ_ONLY"),
+        ("PUT", Some("Bearer t"), "s1", "405 STREAM_READ_ONLY"),
         // Demo auth, then the session id.
         ("GET", None, "s1", "401 AUTH_REQUIRED"),
         ("GET", Some("Bearer a/b"), "s1", "401 AUTH_REQUIRED"),
@@ -189,4 +182,11 @@ fn the_chat_stream_route_reads_the_tenants_own_stream() {
     };
     assert_eq!(refusal.headers[0].0, "www-authenticate");
     assert!(refusal.body().contains(r#""version":1"#));
+    // A write is the proxy's read-only diagnostic, with what the route serves.
+    let ChatStreamRoute::Refuse(write) = chat_stream_route("POST", Some("Bearer t"), "s1") else {
+        panic!("a refusal");
+    };
+    assert_eq!(write.status, 405);
+    assert_eq!(write.headers, vec![("allow", "GET, HEAD".to_string())]);
+    assert!(write.body().contains(r#""code":"STREAM_READ_ONLY""#));
 }

@@ -1,6 +1,6 @@
 // The TypeScript baseline of bench/turn.mjs: a chat handler that does the job AgentsKit Chat's
-// `createChatHandler` does, step for step as the wire facts describe it (agentskit-wire.md §5,
-// written from those facts; none of AgentsKit's code). AgentsKit's packages are not on npm, so
+// `createChatHandler` does, step for step as AgentsKit's handler is described (its request checks,
+// claim, stream and cleanup; written from that description, none of AgentsKit's code). AgentsKit's packages are not on npm, so
 // this stands in for it. Where AgentsKit validates with zod schemas, this validates the same
 // rules by hand, which is cheaper: a baseline that errs on the fast side.
 //

@@ -1,5 +1,5 @@
 // A durable chat server for Node on Redis or Postgres: the demo page, the chat endpoint and a
-// session view, the same routes as the demo Worker (design §8) minus the Durable Streams routes.
+// session view, the same routes as the demo Worker (README.md, "The demo Worker") minus the Durable Streams routes.
 // Any number of these processes may serve the same sessions: the lease, the history and the
 // session log live in the database, so a stop sent to any process stops the turn wherever it runs.
 //

@@ -20,6 +20,10 @@ export {
   isAssistantContentCandidate,
 } from '../../pkg-client/turnkeep.js';
 export * from '../protocol.mjs';
+import { checkAssistantContentPart } from '../../pkg-client/turnkeep.js';
+import { assistantContentPartSchema } from '../content-part.mjs';
+/** AgentsKit's `AssistantContentPartSchema`: `safeParse` / `parse` over the core's part rules. */
+export const AssistantContentPartSchema = assistantContentPartSchema(checkAssistantContentPart);
 
 // The one projection and its markup, the same reducer the server publishes with.
 export { projectChatSnapshot, ChatProjection, renderChatHtml, renderChatMessages } from '../../pkg-client/turnkeep.js';

@@ -1,4 +1,5 @@
-// The SessionStorage conformance suite for JS-implemented adapters (wire facts §4).
+// The SessionStorage conformance suite for JS-implemented adapters (the contract:
+// src/ports/session.rs).
 // The Rust twin is `src/storage/conformance.rs`; case names are the same.
 //
 // A storage is `{ load(sessionId, signal?), save(snapshot, expectedCursor, signal?) }`:

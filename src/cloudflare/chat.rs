@@ -1,5 +1,6 @@
 //! `POST /api/chat` of the demo Worker: the chat pipeline (`crate::web::chat`) with a Rust host
-//! — demo auth, the demo definition (id `demo`, revision 1, the demo tools), storage and memory
+//! — demo auth, the demo definition (id `demo`, revision 1, the demo tools; the model: Workers
+//! AI when an `AI` binding is configured, else the demo model or `OPENAI_BASE_URL`'s), storage and memory
 //! in the session's `ChatSession` object, every turn published to its `SessionStream`
 //! (`chat/<tenant>/<sessionId>`), faults to the console. No JS callback is involved.
 //!
@@ -17,6 +18,7 @@ use super::routes::demo_tenant;
 use super::session_ports::{chat_session, session_stream_log, SessionMemory, TenantSessionStorage};
 use super::streams::timing::configured_ms;
 use crate::core::chat::controller::ChatConfig;
+use crate::core::chat::CallSettings;
 use crate::core::limits;
 use crate::core::session::SessionIdentity;
 use crate::ports::chat::{Clock, Ids, ModelAdapter, Tool};
@@ -31,27 +33,56 @@ use crate::web::chat::{ChatHost, ChatLimits, Failure, RequestDeadline, SessionId
 const DEFINITION_ID: &str = "demo";
 const DEFINITION_REVISION: u64 = 1;
 
+/// What a real model is told about the demo (the demo model needs no instructions).
+const DEMO_INSTRUCTIONS: &str = "You are the turnkeep demo's assistant. Answer briefly. Call the \
+    lookup tool to look something up; the transfer tool moves an amount and needs a person's \
+    approval.";
+
 /// The demo Worker's chat host, built once per isolate.
 pub struct DemoChatHost {
     env: Env,
     model: Rc<dyn ModelAdapter>,
     tools: Rc<Vec<Box<dyn Tool>>>,
+    settings: CallSettings,
 }
 
 impl DemoChatHost {
     pub fn new(env: Env) -> Result<Self, JsValue> {
+        let (model, real) = demo_model(&env)?;
         let model: Rc<dyn ModelAdapter> =
-            Rc::from(model_from_js(&model_descriptor(&env)?).map_err(|m| JsValue::from_str(&m))?);
+            Rc::from(model_from_js(&model).map_err(|m| JsValue::from_str(&m))?);
         let tools = DemoTool::all()
             .into_iter()
             .map(|t| Box::new(t) as Box<dyn Tool>)
             .collect();
+        let settings = CallSettings {
+            instructions: real.then(|| DEMO_INSTRUCTIONS.to_owned()),
+            ..CallSettings::default()
+        };
         Ok(Self {
             env,
             model,
             tools: Rc::new(tools),
+            settings,
         })
     }
+}
+
+/// The name under which js/cloudflare/worker.mjs hands the Workers AI model to this host: an
+/// AI SDK model (`createWorkersAI({ binding: env.AI })(WORKERS_AI_MODEL)`, built in JS because
+/// `workers-ai-provider` is a JS package), present only when the `AI` binding is configured.
+pub const WORKERS_AI_MODEL_KEY: &str = "TURNKEEP_WORKERS_AI_MODEL";
+
+/// The Worker's chat model and whether it is a real one: the Workers AI model when the JS
+/// entry built one, else [`model_descriptor`]'s.
+pub fn demo_model(env: &Env) -> Result<(JsValue, bool), JsValue> {
+    let built = js_sys::Reflect::get(env.as_ref(), &JsValue::from_str(WORKERS_AI_MODEL_KEY))
+        .unwrap_or(JsValue::UNDEFINED);
+    if built.is_object() {
+        return Ok((built, true));
+    }
+    let real = setting(env, "OPENAI_BASE_URL").is_some_and(|u| !u.is_empty());
+    Ok((model_descriptor(env)?, real))
 }
 
 /// The demo model, or an OpenAI-compatible endpoint when `OPENAI_BASE_URL` is set (with
@@ -111,6 +142,7 @@ impl ChatHost for DemoChatHost {
             body_bytes_max: limits::BODY_BYTES_MAX_DEFAULT,
             ui_body_bytes_max: limits::UI_BODY_BYTES_MAX_DEFAULT,
             confirmation_ttl_ms: limits::CONFIRMATION_TTL_MS_DEFAULT,
+            snapshot_bytes_per_s: limits::SNAPSHOT_BYTES_PER_S_DEFAULT,
         }
     }
 
@@ -181,6 +213,7 @@ impl ChatHost for DemoChatHost {
                 config: ChatConfig {
                     tools: self.tools.iter().map(|t| t.spec().clone()).collect(),
                     max_tool_iterations: limits::TOOL_ITERATIONS_MAX_DEFAULT,
+                    settings: self.settings.clone(),
                 },
                 initial_messages: Vec::new(),
             };

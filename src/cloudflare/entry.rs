@@ -1,5 +1,5 @@
-//! The demo Worker's entry (workers-rs `#[event(fetch)]`): the route table of design §8
-//! (`routes.rs`), each route performed here. `wrangler dev` serves it on
+//! The demo Worker's entry (workers-rs `#[event(fetch)]`): the route table of `routes.rs`,
+//! each route performed here. `wrangler dev` serves it on
 //! http://127.0.0.1:8787 through the thin module `js/cloudflare/worker.mjs`.
 //!
 //! Each (tenant, session) lives in its own `ChatSession` object (named `<tenant>/<sessionId>`),

@@ -1,11 +1,12 @@
-//! The demo Worker's route table (design §8) and its demo authentication, as pure decisions.
+//! The demo Worker's route table (README.md, "The demo Worker") and its demo authentication, as
+//! pure decisions.
 //! `worker.rs` performs them. Tested on the host in `tests/worker_routes.rs`.
 //!
 //! | route | what |
 //! |---|---|
 //! | `GET /?session=<id>[&panes=3]` | the demo chat page, server-rendered (`page.rs`) |
-//! | `POST /api/chat` | the chat pipeline (demo model, or `OPENAI_BASE_URL`'s) |
-//! | `POST /api/ui/chat`, `GET /api/ui/chat/:id/stream`, `POST /api/ui/chat/:id/stop`, `GET /api/ui/chat/:id/messages` | the same pipeline speaking the AI SDK's UI message stream; `POST /api/ui/chat` also takes AG-UI `RunAgentInput` (TanStack AI's `toTanStackConnection`) |
+//! | `POST /api/chat` | the chat pipeline (Workers AI with an `AI` binding, else the demo model or `OPENAI_BASE_URL`'s) |
+//! | `POST /api/ui/chat`, `GET /api/ui/chat/:id/stream`, `POST /api/ui/chat/:id/stop`, `GET /api/ui/chat/:id/messages` | the same pipeline speaking the AI SDK's UI message stream; `POST /api/ui/chat` also takes AG-UI `RunAgentInput` (TanStack AI's `toTanStackConnection`, `HttpAgent`) |
 //! | `GET /api/sessions/:sessionId` | `{ messages, session, offset, renderParts, streamMessages, activeRunId }` |
 //! | `GET /api/chat/stream/:sessionId` | `createChatStreamProxy`: demo auth, then the session's stream, read from the Worker's own `SessionStream` object (no streams token) |
 //! | `/v1/stream/<name>` | the Durable Streams server (`streams::route`) |
@@ -15,6 +16,7 @@
 use crate::core::checks::is_safe_id;
 use crate::core::diagnostics::{demo_routes, Row};
 use crate::core::protocol::TurnDiagnostic;
+use crate::core::streams::proxy::{decide_method, MethodDecision, ProxyFailure, Writes};
 
 use super::streams::route::{bearer, chat_stream_name, decode_component};
 
@@ -132,6 +134,15 @@ impl Diagnostic {
         Diagnostic::of(row).header("allow", allow)
     }
 
+    /// A refusal of the chat-stream proxy's, answered by the route before the proxy runs.
+    pub fn of_proxy(failure: ProxyFailure) -> Diagnostic {
+        let diagnostic = Diagnostic::of(failure.row());
+        match failure.allow() {
+            Some(allow) => diagnostic.header("allow", allow),
+            None => diagnostic,
+        }
+    }
+
     pub fn auth_required() -> Diagnostic {
         Diagnostic::of(demo_routes::AUTH_REQUIRED)
             .header("www-authenticate", "Bearer realm=\"turnkeep demo\"")
@@ -203,8 +214,10 @@ pub struct SessionStreamRead {
     pub create_missing: bool,
 }
 
-/// Decides the chat-stream route: read-only for browsers (turns write the log), demo auth, the
-/// session id, then the tenant's stream `chat/<tenant>/<sessionId>`.
+/// Decides the chat-stream route: read-only for browsers (turns write the log: the proxy it
+/// mounts has no `writes`, and a writing method is refused with the proxy's own read-only
+/// diagnostic before demo auth), demo auth, the session id, then the tenant's stream
+/// `chat/<tenant>/<sessionId>`.
 pub fn chat_stream_route(
     method: &str,
     authorization: Option<&str>,
@@ -213,8 +226,8 @@ pub fn chat_stream_route(
     if method == "OPTIONS" {
         return ChatStreamRoute::Preflight;
     }
-    if method != "GET" && method != "HEAD" {
-        return ChatStreamRoute::Refuse(Diagnostic::method_not_allowed("GET, HEAD"));
+    if let MethodDecision::Refuse(failure) = decide_method(method, Writes::Refused) {
+        return ChatStreamRoute::Refuse(Diagnostic::of_proxy(failure));
     }
     let (tenant, session_id) = match session_view_target(authorization, raw_session_id) {
         Ok(target) => target,

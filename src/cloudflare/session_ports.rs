@@ -197,5 +197,6 @@ pub fn session_stream_log(env: &Env, tenant: &str, session_id: &str) -> Result<H
         .and_then(|f| f.dyn_into::<Function>().ok())
         .ok_or_else(|| PortError::new("the SessionStream stub has no fetch"))?;
     let url = format!("https://session-stream.internal{STREAM_PREFIX}{name}");
-    Ok(HttpLog::over(url, fetch, stub))
+    // The demo Worker's own SessionStream object gives item seqs (core::streams::producer).
+    Ok(HttpLog::over(url, fetch, stub).with_item_seqs())
 }

@@ -185,7 +185,7 @@ pub mod sandbox {
     pub const INVALID_CONFIG: Row = row(Sandbox, 500, "SANDBOX_INVALID_CONFIG", "The sandbox handler configuration is invalid.", false);
 }
 
-/// The demo Worker's own routes (design §8).
+/// The demo Worker's own routes (`cloudflare::routes`).
 #[rustfmt::skip]
 pub mod demo_routes {
     use super::*;
@@ -204,6 +204,10 @@ pub mod proxy {
     pub const METHOD_NOT_ALLOWED: Row = row(Proxy, 405, "REQUEST_METHOD_NOT_ALLOWED", "Only GET, HEAD and POST are supported.", false);
     pub const INTERNAL: Row = row(Proxy, 500, "STREAM_PROXY_INTERNAL", "The stream request could not be served.", true);
     pub const FORBIDDEN: Row = row(Proxy, 403, "STREAM_FORBIDDEN", "This request may not read this stream.", false);
+    /// A writing method on a proxy without `writes` (the default).
+    pub const READ_ONLY: Row = row(Proxy, 405, "STREAM_READ_ONLY", "This stream proxy serves reads only: GET and HEAD.", false);
+    /// An append `writes.authorize` did not allow.
+    pub const WRITE_FORBIDDEN: Row = row(Proxy, 403, "STREAM_WRITE_FORBIDDEN", "This request may not write to this stream.", false);
     pub(crate) const CANCELLED: Row = row(Proxy, 499, "REQUEST_CANCELLED", "The stream request was cancelled.", true);
     pub(crate) const UNREACHABLE: Row = row(Proxy, 502, "STREAM_UPSTREAM_UNREACHABLE", "The stream server could not be reached.", true);
     pub(crate) const BAD_REQUEST: Row = row(Proxy, 400, "STREAM_REQUEST_INVALID", "The stream server refused the request as invalid.", false);
@@ -267,6 +271,7 @@ pub mod streams {
     pub(crate) const PRODUCER_ID_TOO_LONG: Row = row(Streams, 400, "streams.v1.producer_id_too_long", "Producer-Id is too long", false);
     pub(crate) const PRODUCER_EPOCH_INVALID: Row = row(Streams, 400, "streams.v1.producer_epoch_invalid", "Producer-Epoch must be a non-negative integer no larger than 2^53-1", false);
     pub(crate) const PRODUCER_SEQ_INVALID: Row = row(Streams, 400, "streams.v1.producer_seq_invalid", "Producer-Seq must be a non-negative integer no larger than 2^53-1", false);
+    pub(crate) const PRODUCER_SEQ_COUNT_INVALID: Row = row(Streams, 400, "streams.v1.producer_seq_count_invalid", "Producer-Seq-Count must be the count of the append's JSON items (1 to 1000), with the other producer headers", false);
     pub(crate) const PRODUCER_TABLE_FULL: Row = row(Streams, 429, "streams.v1.producer_table_full", "this stream already tracks as many producers as it can", true);
     pub(crate) const PRODUCER_STALE_EPOCH: Row = row(Streams, 403, "streams.v1.producer_stale_epoch", "a newer producer epoch has written to this stream", false);
     pub(crate) const PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO: Row = row(Streams, 400, "streams.v1.producer_new_epoch_seq_not_zero", "a new producer epoch must start at Producer-Seq 0", false);
@@ -299,7 +304,7 @@ pub const ALL: &[Row] = &[
     sandbox::RESOURCE_INVALID, sandbox::CANCELLED, sandbox::INTERNAL, sandbox::INVALID_CONFIG,
     demo_routes::METHOD_NOT_ALLOWED_GET, demo_routes::METHOD_NOT_ALLOWED_GET_HEAD, demo_routes::AUTH_REQUIRED,
     demo_routes::SESSION_ID_INVALID, demo_routes::NOT_FOUND, demo_routes::SESSION_UNREADABLE,
-    proxy::METHOD_NOT_ALLOWED, proxy::INTERNAL, proxy::FORBIDDEN, proxy::CANCELLED,
+    proxy::METHOD_NOT_ALLOWED, proxy::READ_ONLY, proxy::INTERNAL, proxy::FORBIDDEN, proxy::WRITE_FORBIDDEN, proxy::CANCELLED,
     proxy::UNREACHABLE, proxy::BAD_REQUEST, proxy::NOT_FOUND, proxy::CONFLICT, proxy::GONE,
     proxy::TOO_LARGE, proxy::BUSY, proxy::STALE_EPOCH, proxy::UPSTREAM_AUTH,
     proxy::UPSTREAM_REFUSED, proxy::UPSTREAM_FAILED, proxy::INVALID_CONFIG,
@@ -315,7 +320,8 @@ pub const ALL: &[Row] = &[
     streams::FORK_OFFSET_WITHOUT_SOURCE, streams::FORK_SOURCE_MISSING,
     streams::FORK_SOURCE_DELETED, streams::FORK_TOO_DEEP,
     streams::PRODUCER_HEADERS_PARTIAL, streams::PRODUCER_ID_EMPTY, streams::PRODUCER_ID_TOO_LONG,
-    streams::PRODUCER_EPOCH_INVALID, streams::PRODUCER_SEQ_INVALID, streams::PRODUCER_TABLE_FULL,
+    streams::PRODUCER_EPOCH_INVALID, streams::PRODUCER_SEQ_INVALID,
+    streams::PRODUCER_SEQ_COUNT_INVALID, streams::PRODUCER_TABLE_FULL,
     streams::PRODUCER_STALE_EPOCH, streams::PRODUCER_NEW_EPOCH_SEQ_NOT_ZERO,
     streams::PRODUCER_SEQUENCE_GAP, streams::READERS_BUSY, streams::WRITERS_BUSY,
     streams::BODY_TIMEOUT,

@@ -1,6 +1,7 @@
-//! The deterministic core. Invariant (checked by `tests/core_purity.rs`): nothing below this
-//! module imports web-sys, js-sys, wasm-bindgen or worker, reads a clock, draws randomness or
-//! does I/O. Time (`now_ms`) and ids are always arguments.
+//! The deterministic core. Invariant: nothing below this module knows web-sys, js-sys,
+//! wasm-bindgen or worker (this crate cannot depend on them: `tests/tidy.rs` checks its whole
+//! dependency closure), reads a clock, draws randomness or does I/O (`scripts/purity.sh`,
+//! clippy with `src/clippy.toml`). Time (`now_ms`), ids and seeds are always arguments.
 
 pub mod agui;
 pub mod ask;

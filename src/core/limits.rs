@@ -138,6 +138,20 @@ pub const ID_RANDOM_POOL_BYTES: usize = 4_096;
 /// one allocation per this many bytes instead of one per line. A line over a quarter of it
 /// gets a buffer of its own.
 pub const RESPONSE_SLAB_BYTES: usize = 65_536;
+// ---- Snapshot pacing (src/core/coalesce.rs): when a chat response's next full snapshot may go.
+/// The byte budget of a snapshot stream by default (`createChatHandler({ snapshotBytesPerSecond
+/// })`): after a line of `b` bytes the next waits `b / budget` (within the bounds below), so a
+/// growing conversation gets fewer lines instead of a byte rate that grows with its square.
+pub const SNAPSHOT_BYTES_PER_S_DEFAULT: u64 = 32_768;
+/// One frame (60 Hz): the shortest pause between two lines, and the longest a change that is not
+/// more text of an answer already showing (its first text, a message, a tool call, a status)
+/// waits for its line.
+pub const SNAPSHOT_FRAME_MS: u64 = 16;
+/// The longest any change waits for its line, whatever the budget: while text arrives, a reader
+/// that keeps up gets a line at most this long after the oldest text it has not seen (at least 4
+/// lines a second), so each text reaches it within 250 ms with 25 ms left for the host's timers.
+/// Past `budget × this` bytes a line, this bound rules, not the budget.
+pub const SNAPSHOT_WAIT_MS_MAX: u64 = 225;
 /// The lease outlives the whole turn plus three cleanup budgets (settle, save, release).
 pub const fn lease_ms(turn_timeout_ms: u64, cleanup_timeout_ms: u64) -> u64 {
     turn_timeout_ms.saturating_add(cleanup_timeout_ms.saturating_mul(3))
@@ -224,6 +238,8 @@ pub const STREAM_FORK_RELEASE_HOPS_MAX: usize = 64;
 /// already this deep is answered 400 `streams.v1.fork_too_deep`. Equal to
 /// `STREAM_FORK_RELEASE_HOPS_MAX`, so that the release walk always reaches the chain's root.
 pub const STREAM_FORK_DEPTH_MAX: u32 = 64;
+/// Items one append with item seqs (`Producer-Seq-Count`, `core::streams::producer`) may carry.
+pub const STREAM_PRODUCER_SEQ_COUNT_MAX: u64 = 1_000;
 /// How long the server holds a producer append that arrived ahead of its predecessors (a seq
 /// gap) before answering 409: pipelined batches (the client keeps 5 in flight) often arrive out
 /// of order by a millisecond or two.
@@ -241,6 +257,26 @@ pub const TOOL_ARGS_BYTES_MAX: usize = 262_144;
 pub const TOOL_RESULT_BYTES_MAX: usize = 262_144;
 /// Text one model response may stream into its assistant message.
 pub const ASSISTANT_CONTENT_BYTES_MAX: usize = 1_048_576;
+/// Reasoning text one model response may stream (kept beside its text, `metadata.reasoning`).
+pub const REASONING_BYTES_MAX: usize = 1_048_576;
+/// Tool input checked against its JSON Schema: the issues reported (the rest are counted), the
+/// schema and value nodes one check may visit (`anyOf` / `oneOf` branches multiply them), and
+/// the text the model reads back.
+pub const TOOL_INPUT_ISSUES_MAX: usize = 8;
+pub const TOOL_INPUT_CHECK_STEPS_MAX: usize = 100_000;
+pub const TOOL_INPUT_ERROR_CHARS_MAX: usize = 2_000;
+/// One issue's message as a host's schema (Standard Schema) wrote it, before it is quoted.
+pub const TOOL_INPUT_ISSUE_CHARS_MAX: usize = 300;
+
+// ---- Call settings of a chat definition (`instructions`, `temperature`, ...).
+pub const CHAT_INSTRUCTIONS_CHARS_MAX: usize = 65_536;
+/// `temperature` is within `0..=MODEL_TEMPERATURE_MAX` (OpenAI's range; Anthropic's is 0..=1).
+pub const MODEL_TEMPERATURE_MAX: f64 = 2.0;
+pub const MODEL_OUTPUT_TOKENS_MAX: u64 = 1_000_000;
+pub const STOP_SEQUENCES_MAX: usize = 16;
+pub const STOP_SEQUENCE_CHARS_MAX: usize = 256;
+/// AgentsKit `chat.observers` one definition may list.
+pub const OBSERVERS_PER_CHAT_MAX: usize = 32;
 /// Demo model: largest `N` of `/words N`; a larger N is clamped to it.
 pub const DEMO_WORDS_MAX: u64 = 2_000;
 /// SSE (OpenAI-compatible streams): one line, and one event's joined `data` lines.
@@ -275,8 +311,15 @@ pub const DO_SESSION_JSON_BYTES_MAX: usize = 16_777_216;
 pub const DO_MESSAGES_JSON_BYTES_MAX: usize = 33_554_432;
 
 // ---- Session log (src/ports/log.rs, src/turn).
-/// Appends one turn keeps in flight to its session log (each chunk is its own producer batch).
+/// Appends one turn keeps in flight to a session log without item seqs (each chunk its own
+/// producer batch); a log with item seqs gets one at a time, each carrying what is queued.
 pub const LOG_APPENDS_IN_FLIGHT_MAX: usize = 5;
+/// Chunks one append to a log with item seqs carries at most (`turn::send`: what was queued while
+/// the append before was on its way); within `STREAM_PRODUCER_SEQ_COUNT_MAX`.
+pub const LOG_APPEND_CHUNKS_MAX: usize = 256;
+/// Bytes of chunk text one such append carries at most (a chunk larger goes alone); half of
+/// `STREAM_APPEND_BYTES_MAX`, so the JSON array always fits one request.
+pub const LOG_APPEND_BATCH_BYTES_MAX: usize = 524_288;
 /// Attempts of one append that failed in a retryable way (network, overload, an early seq gap).
 pub const LOG_APPEND_ATTEMPTS_MAX: u32 = 5;
 /// Pause before the n-th retry of an append: n times this.

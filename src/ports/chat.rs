@@ -6,12 +6,15 @@
 //! All futures are `LocalFuture`s: not `Send`, because wasm is single-threaded and a JS host
 //! object may stand behind any of these traits.
 
+use std::rc::Rc;
+
 use serde_json::{Map, Value};
 
 pub use super::CancelToken;
 use super::{LocalFuture, PortError};
+use turnkeep_core::chat::input_schema::InputIssues;
 use turnkeep_core::chat::model::{ModelChunk, ModelRequest, ToolSpec};
-use turnkeep_core::protocol::Message;
+use turnkeep_core::protocol::{Message, ToolCall};
 
 /// Where the canonical messages of a session live between turns.
 pub trait ChatMemory {
@@ -51,14 +54,31 @@ pub trait ModelStream {
 pub trait Tool {
     /// Name, description, JSON Schema of the arguments and whether it needs approval.
     fn spec(&self) -> &ToolSpec;
-    /// Runs the tool. `Ok` is the result text the model reads. An `Err` is recorded on the
-    /// call as a fixed "tool failed" text: its message is for logs only. `context.cancel` fires
-    /// when the turn stops; a tool should give up promptly then.
+    /// Runs the tool. `Ok` is the result text the model reads. A [`ToolFailure::Failed`] is
+    /// recorded on the call as a fixed "tool failed" text: its message is for logs only; a
+    /// [`ToolFailure::InvalidInput`] (input the host's own schema refused before running it)
+    /// is what the model reads. `context.cancel` fires when the turn stops; a tool should give
+    /// up promptly then.
     fn execute(
         &self,
         args: Map<String, Value>,
         context: ToolContext,
-    ) -> LocalFuture<'_, Result<String, PortError>>;
+    ) -> LocalFuture<'_, Result<String, ToolFailure>>;
+}
+
+/// Why a tool gave no result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolFailure {
+    /// It threw, rejected or returned what cannot be a result.
+    Failed(PortError),
+    /// Its input broke a schema the host checks (a Standard Schema object); it did not run.
+    InvalidInput(InputIssues),
+}
+
+impl From<PortError> for ToolFailure {
+    fn from(error: PortError) -> Self {
+        Self::Failed(error)
+    }
 }
 
 /// What a tool run is given besides its arguments.
@@ -72,6 +92,10 @@ pub struct ToolContext {
     /// most once per token; a tool whose effect must not happen twice even across a crash and a
     /// host's reconciliation can record this key with its effect and refuse a second one.
     pub idempotency_key: Option<String>,
+    /// The conversation when the tool runs (AgentsKit tools are handed it).
+    pub messages: Rc<[Message]>,
+    /// The call being run, as the conversation holds it.
+    pub call: Option<ToolCall>,
 }
 
 impl ToolContext {
@@ -81,6 +105,8 @@ impl ToolContext {
             cancel,
             tool_call_id: tool_call_id.to_owned(),
             idempotency_key: None,
+            messages: Rc::from(Vec::new()),
+            call: None,
         }
     }
 }

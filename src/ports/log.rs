@@ -1,4 +1,4 @@
-//! SessionLog: a session's append-only chunk log (design §5), the durable stream every client of
+//! SessionLog: a session's append-only chunk log, the durable stream every client of
 //! a session reads. turnkeep appends each turn to it as it runs; readers project it into
 //! messages with `turnkeep_core::projection`.
 //!
@@ -10,6 +10,11 @@
 //!   seen for `id` is refused (`StaleEpoch`, nothing stored); a `seq` already stored under the same
 //!   `(id, epoch)` is a duplicate (`Ok` with `duplicate: true`, nothing stored again); a `seq`
 //!   beyond the next expected one is a `SequenceGap`; a newer epoch starts again at seq 0.
+//! - Item seqs: a stamp may ask for them (`ProducerStamp::item_seqs`); a log that gives them (its
+//!   acks say `item_seqs`) gives chunk `i` of the append the seq `seq + i`, as if each chunk were
+//!   appended alone, in one step: only the chunks past the highest stored seq are stored. For one
+//!   chunk both readings agree, so a writer asks on every append and sends more than one chunk
+//!   per stamped append only to a log whose ack said yes.
 //! - `read(from, wait_ms)` returns the chunks after `from` in order, and the offset to read from
 //!   next. With `wait_ms > 0` and nothing new, it waits up to that long for an append (long-poll).
 //! - Offsets are opaque strings that sort like the positions they name; an empty log has none.
@@ -25,8 +30,11 @@ pub struct ProducerStamp {
     pub id: String,
     /// The writer's generation: a newer claim writes with a larger epoch and fences older ones.
     pub epoch: u64,
-    /// The batch's index within `(id, epoch)`, from 0 without gaps.
+    /// The batch's index within `(id, epoch)`, from 0 without gaps (with item seqs: its first
+    /// chunk's).
     pub seq: u64,
+    /// Asks for item seqs (see the module doc).
+    pub item_seqs: bool,
 }
 
 /// An acknowledged append.
@@ -36,6 +44,8 @@ pub struct AppendAck {
     pub offset: String,
     /// True when the producer batch was already stored; nothing was appended this time.
     pub duplicate: bool,
+    /// The log gave each chunk of this stamped append its own seq (it was asked to and can).
+    pub item_seqs: bool,
 }
 
 /// Where a read starts.
@@ -121,6 +131,13 @@ pub trait SessionLog {
         producer: Option<&'a ProducerStamp>,
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<AppendAck, LogError>>;
+
+    /// True when this log is known to give item seqs before any append (it was built for a
+    /// server that does): a writer may then send several chunks in its first stamped append
+    /// too. Its acks still say so on every append.
+    fn gives_item_seqs(&self) -> bool {
+        false
+    }
 
     /// Chunks after `from`; waits up to `wait_ms` for new ones when there are none yet.
     fn read<'a>(

@@ -1,4 +1,4 @@
-//! SessionStorage: the CAS port for the session envelope (design §4, wire facts §4).
+//! SessionStorage: the CAS port for the session envelope (AgentsKit's `SessionStorage` shape).
 //!
 //! The contract every adapter must keep (checked by `turnkeep_storage::conformance`):
 //! - `load(session_id)` returns the stored snapshot (an object, or the same as JSON text), or

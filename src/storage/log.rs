@@ -13,7 +13,7 @@
 //! (a turn) costs one round trip per append, the commit; the head is read again only when that
 //! commit lost (another writer appended) or the decision on it was anything but an append.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
@@ -22,7 +22,8 @@ use serde_json::Value;
 
 use turnkeep_core::limits::{LOG_COMMIT_ATTEMPTS_MAX, LOG_POLL_INTERVAL_MS, LOG_READ_ITEMS_MAX};
 use turnkeep_core::streams::item_log::{
-    decide_item_append, offset_position, position_offset, ItemAppendDecision, LogHead,
+    check_head_read, check_item_commit, decide_item_append, offset_position, position_offset,
+    ItemAppendDecision, LogHead, LogViolation,
 };
 use turnkeep_core::streams::producer::ProducerHeaders;
 use turnkeep_ports::chat::Sleep;
@@ -108,6 +109,9 @@ pub struct StoreLog<S> {
     /// The head this log's last commit wrote (`None`: read it from the store). Only appends
     /// touch it, one at a time; a stale one costs a lost compare-and-set, never a wrong answer.
     written: RefCell<Option<Option<LogHead>>>,
+    /// The highest head version this log's appends read or committed: a head read below it means
+    /// the store lost a commit (`check_head_read`).
+    seen_version: Cell<Option<u64>>,
 }
 
 impl<S: LogStore> StoreLog<S> {
@@ -117,6 +121,7 @@ impl<S: LogStore> StoreLog<S> {
             sleep,
             appends: Fifo::default(),
             written: RefCell::new(None),
+            seen_version: Cell::new(None),
         }
     }
 
@@ -132,29 +137,44 @@ impl<S: LogStore> StoreLog<S> {
     ) -> Result<AppendAck, LogError> {
         let place = self.appends.join();
         place.reached().await;
+        // Item seqs when asked (`core::streams::producer`): chunk `i` has seq `p.seq + i`.
+        let item_seqs = producer.is_some_and(|p| p.item_seqs);
         let producer = producer.map(|p| ProducerHeaders {
             id: p.id.clone(),
             epoch: p.epoch,
             seq: p.seq,
+            items: p.item_seqs.then_some(chunks.len() as u64),
         });
         for _ in 0..LOG_COMMIT_ATTEMPTS_MAX {
             let remembered = self.written.borrow_mut().take();
             let fresh = remembered.is_none();
             let head = match remembered {
                 Some(head) => head,
-                None => self.store.head(cancel).await.map_err(LogError::Retryable)?,
+                None => {
+                    let head = self.store.head(cancel).await.map_err(LogError::Retryable)?;
+                    let seen = check_head_read(self.seen_version.get(), head.as_ref());
+                    self.seen_version.set(seen.map_err(refused)?);
+                    head
+                }
             };
             let current = head.clone().unwrap_or_default();
-            let decision = decide_item_append(&current, chunks.len() as u64, producer.as_ref());
+            let items = chunks.len() as u64;
+            let decision = decide_item_append(&current, items, producer.as_ref());
             if !fresh && !matches!(decision, ItemAppendDecision::Append { .. }) {
                 continue; // answer only from the stored head
             }
-            let next = match decision {
-                ItemAppendDecision::Append { next } => next,
+            let (next, skip) = match decision {
+                ItemAppendDecision::Append { next, skip } => {
+                    let stored = items.saturating_sub(skip);
+                    check_item_commit(&current, stored, producer.as_ref(), &next)
+                        .map_err(refused)?;
+                    (next, skip as usize)
+                }
                 ItemAppendDecision::Duplicate => {
                     return Ok(AppendAck {
                         offset: position_offset(current.length),
                         duplicate: true,
+                        item_seqs,
                     })
                 }
                 ItemAppendDecision::StaleEpoch { current_epoch } => {
@@ -180,15 +200,17 @@ impl<S: LogStore> StoreLog<S> {
             let expected = head.map(|h| h.version);
             if self
                 .store
-                .commit(expected, chunks, &next, cancel)
+                .commit(expected, &chunks[skip..], &next, cancel)
                 .await
                 .map_err(LogError::Retryable)?
             {
                 let offset = position_offset(next.length);
+                self.seen_version.set(Some(next.version));
                 *self.written.borrow_mut() = Some(Some(next));
                 return Ok(AppendAck {
                     offset,
                     duplicate: false,
+                    item_seqs,
                 });
             }
         }
@@ -279,6 +301,11 @@ impl<S: LogStore> SessionLog for StoreLog<S> {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<AppendAck, LogError>> {
         Box::pin(self.append_now(chunks, producer, cancel))
+    }
+
+    /// Item seqs are the core's rule here (`decide_item_append`), whenever a stamp asks.
+    fn gives_item_seqs(&self) -> bool {
+        true
     }
 
     fn read<'a>(
@@ -437,3 +464,8 @@ impl LogStore for MemoryLogStore {
 
 /// The in-memory session log (**not durable**).
 pub type MemorySessionLog = StoreLog<MemoryLogStore>;
+
+/// A broken invariant as the log's answer: not retryable, the cause for the operator.
+fn refused(violation: LogViolation) -> LogError {
+    LogError::Failed(PortError::new(violation.to_string()))
+}

@@ -1,14 +1,15 @@
 //! Stage 1 of a turn: load the session, resume it, decide the claim and write it by CAS
-//! (design §3 step 5). Nothing runs a model or a tool before this returns a [`Claim`].
+//! (`core::session::claim_turn`, written by `commit::commit_session`). Nothing runs a model or a tool before this returns a [`Claim`].
 
+use super::commit::{abandon_claim, commit_session, Saved, WriteBudget};
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
-use super::race::{fired, join, race, Budget, Either};
+use super::race::join;
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::session::{
-    abandon_resolution, claim_turn, resume_session, ClaimDecision, Confirmation, ResumeError,
-    Resumed, SessionEnvelope, TurnOutcome,
+    check_reread, claim_turn, resume_session, ClaimDecision, Confirmation, ResumeError, Resumed,
+    SessionEnvelope, SessionWrite, TurnOutcome, WriteKind,
 };
 use turnkeep_ports::log::ReadFrom;
 use turnkeep_ports::{CancelToken, PortError};
@@ -45,6 +46,16 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
+    /// Checks this load against the earlier loads of the same request ([`check_reread`]: the
+    /// stored cursor never goes back) and moves `seen` on. A violation refuses the request as
+    /// internal, with the violation for the operator: nothing is decided on such a read.
+    pub(crate) fn check_after(&self, seen: &mut Option<u64>) -> Result<(), Refusal> {
+        *seen = check_reread(*seen, self.resumed.expected_cursor).map_err(|violation| {
+            Refusal::internal(Stage::SessionLoad, PortError::new(violation.to_string()))
+        })?;
+        Ok(())
+    }
+
     /// See [`Claim::resync`].
     pub(crate) fn resync(&self) -> bool {
         let envelope = &self.resumed.envelope;
@@ -83,8 +94,17 @@ pub async fn admit(
             ))
         }
     };
-    let expected_cursor = loaded.resumed.expected_cursor;
-    match write_claim(ports, &claimed, expected_cursor, limits, deadline).await? {
+    match write_claim(
+        ports,
+        &loaded.resumed,
+        &submission.turn_id,
+        &claimed,
+        now_ms,
+        limits,
+        deadline,
+    )
+    .await?
+    {
         true => Ok(Claim {
             envelope: claimed,
             log_tail: loaded.log_tail,
@@ -153,76 +173,42 @@ async fn log_tail(ports: &Ports, token: &CancelToken) -> Option<String> {
     }
 }
 
-/// The claim's one CAS write: `true` written, `false` lost to another writer (busy, never a
-/// retry loop). Not simply raced against the deadline: a claim still in flight when the
-/// deadline fires may land a moment later, and a lease no turn runs under would keep the
-/// session busy until it lapses. So after the deadline the write's answer is still awaited
-/// (within the cleanup budget) and a claim that went through is abandoned before the 408/499
-/// goes out.
+/// The claim's one CAS write, under the request's deadline (see [`WriteBudget::Deadline`]:
+/// a claim the deadline overtakes is abandoned if it landed): `true` written, `false` lost to
+/// another writer (busy, never a retry loop).
 pub(crate) async fn write_claim(
     ports: &Ports,
+    loaded: &Resumed,
+    turn_id: &str,
     claimed: &SessionEnvelope,
-    expected_cursor: Option<u64>,
+    at_ms: u64,
     limits: &TurnLimits,
     deadline: &Interrupt,
 ) -> Result<bool, Refusal> {
-    let value = claimed.to_value();
-    let mut save = Box::pin(
-        ports
-            .storage
-            .save(&value, expected_cursor, deadline.token()),
-    );
-    let written = match race(save.as_mut(), fired(deadline.token())).await {
-        Either::Left(written) => written,
-        Either::Right(()) => {
-            let late = Budget::new(ports.sleep.as_ref(), limits.cleanup_budget_ms);
-            if let Some(Ok(true)) = late.run(save).await {
-                abandon(ports, claimed, limits).await;
-            }
-            return Err(deadline
-                .cause()
-                .map_or(BoundaryError::Cancelled, |c| c.refusal())
-                .into());
-        }
+    let kind = WriteKind::Claim {
+        turn_id: turn_id.to_owned(),
     };
-    match written {
-        Ok(written) => Ok(written),
-        Err(e) if deadline.is_fired() => Err(Refusal {
-            error: deadline
-                .cause()
-                .map_or(BoundaryError::Cancelled, |c| c.refusal()),
-            replayed: None,
-            fault: Some(super::fault::Fault::new(Stage::SessionSave, e)),
-        }),
-        Err(e) => Err(Refusal::internal(Stage::SessionSave, e)),
+    let write = SessionWrite::on_loaded(
+        kind,
+        &loaded.envelope,
+        loaded.expected_cursor,
+        claimed.clone(),
+        at_ms,
+    );
+    let saved = commit_session(
+        &ports.session(limits),
+        write,
+        WriteBudget::Deadline(deadline),
+    )
+    .await;
+    match saved {
+        Ok(saved) => Ok(saved == Saved::Written),
+        Err(failure) => Err(failure.into_refusal()),
     }
 }
 
 /// Gives a claimed lease up without running the turn (a failure before the stream started):
-/// the lease is cleared by CAS at once, and the turn id stays free for a retry. A continuation's
-/// claimed confirmation goes back to `pending` in the same write (nothing ran, so the decision
-/// may be sent again). Bounded by the cleanup budget. A failure here is reported; the lease then
-/// lapses at its expiry (and a continuation's record stays in its processing state, for
-/// reconciliation).
+/// see [`super::commit::abandon_claim`].
 pub async fn abandon(ports: &Ports, claimed: &SessionEnvelope, limits: &TurnLimits) {
-    let Some(active) = &claimed.active_turn else {
-        return;
-    };
-    let Ok(next) = abandon_resolution(claimed, &active.turn_id, ports.clock.now_ms()) else {
-        return;
-    };
-    let value = next.to_value();
-    let budget = Budget::new(ports.sleep.as_ref(), limits.cleanup_budget_ms);
-    let saved = budget
-        .run(
-            ports
-                .storage
-                .save(&value, Some(claimed.cursor), budget.token()),
-        )
-        .await;
-    if let Some(Err(e)) = saved {
-        ports
-            .faults
-            .report(&super::fault::Fault::new(Stage::SessionSave, e));
-    }
+    abandon_claim(&ports.session(limits), claimed).await;
 }

@@ -19,9 +19,11 @@
 use std::rc::Rc;
 
 use super::admit::{abandon, load, write_claim, Claim};
+use super::commit::{commit_session, SaveFailure, Saved, WriteBudget};
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
+use super::lease::HeldLease;
 use super::open::{controller_over_history, Opened};
 use super::race::{fired, race, Either};
 use super::Turn;
@@ -32,8 +34,8 @@ use turnkeep_core::limits::{
 };
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::session::{
-    claim_resolution, decode_session_snapshot, settle_turn, ConfirmError, Confirmation,
-    ConfirmationStatus, ResolutionClaim, TurnOutcome, TurnSettlement,
+    claim_resolution, decode_session_snapshot, ConfirmError, Confirmation, ConfirmationStatus,
+    ResolutionClaim, TurnOutcome, TurnSettlement,
 };
 use turnkeep_ports::PortError;
 
@@ -95,8 +97,10 @@ pub async fn resolve_with(
     deadline: &Interrupt,
     wait: SettleWait,
 ) -> Result<Resolution, Refusal> {
+    let mut seen = None;
     for _attempt in 0..CONFIRMATION_CLAIM_ATTEMPTS_MAX {
         let loaded = load(ports, chat, &request.session_id, deadline).await?;
+        loaded.check_after(&mut seen)?;
         let resync = loaded.resync();
         let now_ms = ports.clock.now_ms();
         let envelope = &loaded.resumed.envelope;
@@ -127,8 +131,17 @@ pub async fn resolve_with(
             }
             Ok(ResolutionClaim::Claimed { envelope, record }) => (envelope, record),
         };
-        let expected = loaded.resumed.expected_cursor;
-        if !write_claim(ports, &claimed, expected, limits, deadline).await? {
+        let written = write_claim(
+            ports,
+            &loaded.resumed,
+            &request.token,
+            &claimed,
+            now_ms,
+            limits,
+            deadline,
+        )
+        .await?;
+        if !written {
             continue; // lost to another writer: read again
         }
         let claim = Claim {
@@ -225,25 +238,15 @@ async fn settle_orphan(
         proposed: &[],
     };
     let now_ms = ports.clock.now_ms();
-    let (next, _) = settle_turn(&claim.envelope, &record.token, settlement, now_ms)
+    let held = HeldLease::new(&record.token, claim.envelope);
+    let (write, _) = held
+        .release(settlement, now_ms)
         .map_err(|e| Refusal::internal(Stage::SessionSave, PortError::new(e.to_string())))?;
-    let value = next.to_value();
-    let budget = super::race::Budget::new(ports.sleep.as_ref(), limits.cleanup_budget_ms);
-    match budget
-        .run(
-            ports
-                .storage
-                .save(&value, Some(claim.envelope.cursor), budget.token()),
-        )
-        .await
-    {
-        Some(Ok(true)) => {}
-        Some(Ok(false)) => return Err(BoundaryError::SessionConflict.into()),
-        Some(Err(e)) => return Err(Refusal::internal(Stage::SessionSave, e)),
-        None => {
-            let late = PortError::new("session.save ran out of its cleanup budget");
-            return Err(Refusal::internal(Stage::SessionSave, late));
-        }
+    let next = write.next.clone();
+    let saved = commit_session(&ports.session(limits), write, WriteBudget::Cleanup).await;
+    match saved.map_err(SaveFailure::into_refusal)? {
+        Saved::Written => {}
+        Saved::Conflict => return Err(BoundaryError::SessionConflict.into()),
     }
     let finished = next
         .confirmations

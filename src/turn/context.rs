@@ -3,6 +3,7 @@
 
 use std::rc::Rc;
 
+use super::commit::SessionPorts;
 use super::fault::FaultReport;
 use turnkeep_core::chat::controller::ChatConfig;
 use turnkeep_core::protocol::Message;
@@ -25,6 +26,19 @@ pub struct Ports {
     pub ids: Rc<dyn Ids>,
     pub sleep: Rc<dyn Sleep>,
     pub faults: Rc<dyn FaultReport>,
+}
+
+impl Ports {
+    /// What the session's writes go through ([`super::commit::commit_session`]).
+    pub fn session(&self, limits: &TurnLimits) -> SessionPorts<'_> {
+        SessionPorts {
+            storage: self.storage.as_ref(),
+            clock: self.clock.as_ref(),
+            sleep: self.sleep.as_ref(),
+            faults: self.faults.as_ref(),
+            cleanup_budget_ms: limits.cleanup_budget_ms,
+        }
+    }
 }
 
 /// The bounds of one turn.

@@ -9,10 +9,10 @@ use serde_json::{Map, Value};
 
 use turnkeep_core::chat::demo::{demo_script, demo_tools, run_demo_tool, DemoStep};
 use turnkeep_core::chat::{ModelChunk, ModelRequest, ToolSpec};
-use turnkeep_ports::chat::{ModelAdapter, ModelStream, Sleep, Tool, ToolContext};
+use turnkeep_ports::chat::{ModelAdapter, ModelStream, Sleep, Tool, ToolContext, ToolFailure};
 use turnkeep_ports::{LocalFuture, PortError};
 
-/// The deterministic demo model (design §8).
+/// The deterministic demo model (`core::chat::demo` has its scripts).
 #[derive(Clone)]
 pub struct DemoModel {
     sleep: Option<Rc<dyn Sleep>>,
@@ -99,8 +99,8 @@ impl Tool for DemoTool {
         &self,
         args: Map<String, Value>,
         _context: ToolContext,
-    ) -> LocalFuture<'_, Result<String, PortError>> {
-        let result = run_demo_tool(&self.spec.name, &args).map_err(PortError::new);
+    ) -> LocalFuture<'_, Result<String, ToolFailure>> {
+        let result = run_demo_tool(&self.spec.name, &args).map_err(|e| PortError::new(e).into());
         Box::pin(async move { result })
     }
 }

@@ -10,12 +10,15 @@
 //! single pending snapshot slot) coalesces further.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use turnkeep_core::chat::controller::SendError;
 use turnkeep_core::chat::{
     Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome,
 };
-use turnkeep_ports::chat::{CancelToken, Clock, Ids, ModelAdapter, ModelStream, Tool, ToolContext};
+use turnkeep_ports::chat::{
+    CancelToken, Clock, Ids, ModelAdapter, ModelStream, Tool, ToolContext, ToolFailure,
+};
 use turnkeep_ports::PortError;
 
 use super::fault::Stage;
@@ -178,16 +181,31 @@ impl Turn<'_, '_> {
                 Some(tool) => {
                     self.controller.borrow_mut().on_tool_started(&invocation.id);
                     self.publish_if_changed();
+                    let (messages, call) = {
+                        let controller = self.controller.borrow();
+                        let messages = &controller.state().messages;
+                        let call = messages
+                            .iter()
+                            .flat_map(|m| m.tool_calls.iter().flatten())
+                            .find(|c| c.id == invocation.id)
+                            .cloned();
+                        (Rc::from(messages.as_slice()), call)
+                    };
                     let context = ToolContext {
                         cancel: self.stop.clone(),
                         tool_call_id: invocation.id.clone(),
                         idempotency_key: invocation.idempotency_key.clone(),
+                        messages,
+                        call,
                     };
                     let running = tool.execute(invocation.args, context);
                     match self.watch.until_stopped(running).await {
                         None => return Action::Done,
                         Some(Ok(text)) => Ok(text),
-                        Some(Err(e)) => {
+                        Some(Err(ToolFailure::InvalidInput(issues))) => {
+                            Err(issues.text(&invocation.name))
+                        }
+                        Some(Err(ToolFailure::Failed(e))) => {
                             (self.ports.report)(Stage::Tool, e);
                             Err(TOOL_FAILED.to_owned())
                         }

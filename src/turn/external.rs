@@ -1,5 +1,5 @@
-//! Sessions written by a host's own model stream (`toChatResponse`, seeds §"Authorizing the
-//! session response" and §"Fencing a reclaimed chat executor"), host-independent, and reading a
+//! Sessions written by a host's own model stream (`toChatResponse`: authorized, and fenced by a
+//! producer when the host gives one), host-independent, and reading a
 //! whole log into the one projection (`resolveChatSnapshot` and the native batch share it).
 //!
 //! [`open`]: the new messages' text echoes, then one native batch with the complete state (the

@@ -21,6 +21,7 @@
 //! and the demo model and tools as port adapters ([`demo_model`]).
 
 pub mod admit;
+pub mod commit;
 pub mod confirm;
 pub mod context;
 pub mod demo_model;
@@ -29,6 +30,7 @@ pub mod external;
 pub mod fault;
 pub mod follow;
 pub mod interrupt;
+pub mod lease;
 pub mod open;
 pub mod publish;
 pub mod race;
@@ -41,12 +43,14 @@ mod stop;
 pub mod stop_request;
 
 pub use admit::{abandon, admit, resume_refusal, Claim};
+pub use commit::{commit_session, SaveFailure, Saved, SessionPorts, WriteBudget};
 pub use confirm::{resolve, resolve_with, Resolution, ResolveRequest, SettleWait};
 pub use context::{ChatSetup, MessageExtras, Ports, Submission, TurnLimits};
 pub use demo_model::{DemoModel, DemoTool};
 pub use driver::{begin_turn, drive_turn, run_turn, TurnPorts, TOOL_FAILED};
 pub use fault::{Fault, FaultReport, IgnoreFaults, Refusal, Stage};
 pub use interrupt::{Cause, Interrupt};
+pub use lease::HeldLease;
 pub use open::{open, Opened};
 pub use reconcile::{list_stuck, reconcile, ReconcileError};
 pub use run::{run, Turn, TurnEnd, TurnSink};

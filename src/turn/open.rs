@@ -1,5 +1,5 @@
 //! Stage 2 of a turn: the conversation so far and the controller with the user's input sent
-//! (design §3 step 6). A failure here gives the claim up at once (see [`super::admit::abandon`]).
+//! (before any model or tool runs). A failure here gives the claim up at once (see [`super::admit::abandon`]).
 
 use super::admit::{abandon, Claim};
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};

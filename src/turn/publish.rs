@@ -1,4 +1,5 @@
-//! The publisher: a running turn's chunks to the session log (design §8 "Durable chat contracts").
+//! The publisher: a running turn's chunks to the session log (ARCHITECTURE.md, "Durable chat: the
+//! session log").
 //!
 //! Every controller state the driver offers is turned into chunks by the core's encoder (which
 //! projects what it emitted, so the log always projects to the controller's messages). The

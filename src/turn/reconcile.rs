@@ -7,14 +7,15 @@
 //! was claimed is never claimed again, so the tool ran at most once.
 
 use super::admit::load;
-use super::context::{ChatSetup, Ports};
+use super::commit::{commit_session, SaveFailure, Saved, WriteBudget};
+use super::context::{ChatSetup, Ports, TurnLimits};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
 use turnkeep_core::limits::CONFIRMATION_CLAIM_ATTEMPTS_MAX;
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::session::{
     reconcile_confirmation, stuck_confirmations, ConfirmError, Confirmation, ConfirmationStatus,
-    Reconciled,
+    Reconciled, SessionWrite, WriteKind,
 };
 use turnkeep_ports::PortError;
 
@@ -59,12 +60,15 @@ pub async fn reconcile(
     session_id: &str,
     token: &str,
     to: Option<ConfirmationStatus>,
+    limits: &TurnLimits,
     deadline: &Interrupt,
 ) -> Result<Confirmation, ReconcileError> {
+    let mut seen = None;
     for _attempt in 0..CONFIRMATION_CLAIM_ATTEMPTS_MAX {
         let loaded = load(ports, chat, session_id, deadline).await?;
-        let decided =
-            reconcile_confirmation(&loaded.resumed.envelope, token, to, ports.clock.now_ms());
+        loaded.check_after(&mut seen)?;
+        let now_ms = ports.clock.now_ms();
+        let decided = reconcile_confirmation(&loaded.resumed.envelope, token, to, now_ms);
         let (envelope, record) = match decided {
             Ok(Reconciled::Unchanged { record }) => return Ok(record),
             Ok(Reconciled::Transition { envelope, record }) => (envelope, record),
@@ -80,17 +84,15 @@ pub async fn reconcile(
                 return Err(Refusal::internal(Stage::SessionResume, cause).into());
             }
         };
-        let value = envelope.to_value();
+        let kind = WriteKind::Release {
+            turn_id: token.to_owned(),
+        };
         let expected = loaded.resumed.expected_cursor;
-        let written = deadline
-            .guard(async {
-                ports
-                    .storage
-                    .save(&value, expected, deadline.token())
-                    .await
-                    .map_err(|e| Refusal::internal(Stage::SessionSave, e))
-            })
-            .await?;
+        let base = &loaded.resumed.envelope;
+        let write = SessionWrite::on_loaded(kind, base, expected, envelope, now_ms);
+        let session = ports.session(limits);
+        let saved = commit_session(&session, write, WriteBudget::Deadline(deadline)).await;
+        let written = saved.map_err(SaveFailure::into_refusal)? == Saved::Written;
         if written {
             return Ok(record);
         }

@@ -1,4 +1,4 @@
-//! Stages 3 and 4 of a turn: run it, then clean up exactly once (design §3 steps 6-7).
+//! Stages 3 and 4 of a turn: run it, then clean up exactly once.
 //!
 //! Three things run side by side in one task: the driver (model and tools, feeding the
 //! controller), the publisher (the turn's chunks to the session log, at most a few appends in
@@ -17,10 +17,12 @@ use std::cell::{Cell, Ref, RefCell};
 use std::rc::Rc;
 
 use super::admit::Claim;
+use super::commit::{commit_session, Saved, WriteBudget};
 use super::context::{Ports, Submission, TurnLimits};
 use super::driver::{drive_turn, TurnPorts};
 use super::fault::{Fault, Stage};
 use super::interrupt::{Cause, Interrupt};
+use super::lease::HeldLease;
 use super::open::Opened;
 use super::publish::{Publisher, PumpEnd};
 use super::race::{fired, join, race, Budget, Either};
@@ -28,8 +30,8 @@ use super::stop_request::watch_for_stop;
 use turnkeep_core::chat::controller::{waiting_calls, Action, ChatController, ChatState};
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::session::{
-    claim_turn, final_status, records_for_waiting_calls, settle_turn, ClaimDecision, Confirmation,
-    SessionEnvelope, TurnOutcome, TurnSettlement,
+    final_status, records_for_waiting_calls, Confirmation, SessionWrite, TurnOutcome,
+    TurnSettlement,
 };
 use turnkeep_ports::chat::Tool;
 use turnkeep_ports::CancelToken;
@@ -324,10 +326,11 @@ async fn drive(turn: &Turn, sink: &dyn TurnSink, publisher: Option<&Publisher>) 
 async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnEnd {
     let ports = &turn.ports;
     let budget_ms = turn.limits.cleanup_budget_ms;
+    let claimed = HeldLease::new(&turn.submission.turn_id, turn.claim.envelope.clone());
     let held = if lease_lapsed(turn) {
-        retake_lease(turn).await
+        retake_lease(turn, &claimed).await
     } else {
-        Some(turn.claim.envelope.clone())
+        Some(claimed)
     };
     let Some(held) = held else {
         let lapsed = turnkeep_ports::PortError::new(
@@ -393,36 +396,21 @@ fn lease_lapsed(turn: &Turn) -> bool {
         .is_some_and(|active| now_ms >= active.expires_at)
 }
 
-/// Takes a lapsed lease back for its own turn: the same claim again (`claim_turn` re-claims an
-/// expired lease of the same turn id) saved by CAS on the turn's claim cursor. `Some(envelope)`
-/// when it won (nobody wrote the session since the claim), `None` when another writer did, the
-/// store failed, or the cleanup budget ran out.
-async fn retake_lease(turn: &Turn) -> Option<SessionEnvelope> {
-    let ports = &turn.ports;
-    let claimed = &turn.claim.envelope;
-    let decision = claim_turn(
-        claimed,
-        &turn.submission.turn_id,
-        ports.clock.now_ms(),
-        turn.limits.lease_ms,
-    );
-    let Ok(ClaimDecision::Claimed(next)) = decision else {
-        return None;
-    };
-    let written = save_session(turn, &next.to_value(), claimed.cursor).await;
-    (written == Some(true)).then_some(next)
+/// Takes a lapsed lease back for its own turn ([`HeldLease::retake`]), saved by CAS on the
+/// turn's claim cursor. `Some(lease)` when it won (nobody wrote the session since the claim),
+/// `None` when another writer did, the store failed (reported) or the cleanup budget ran out.
+async fn retake_lease(turn: &Turn, claimed: &HeldLease) -> Option<HeldLease> {
+    let at_ms = turn.ports.clock.now_ms();
+    let write = claimed.retake(at_ms, turn.limits.lease_ms)?;
+    let retaken = claimed.stored(&write);
+    (save_session(turn, write).await == Some(Saved::Written)).then_some(retaken)
 }
 
-/// The release CAS on `claimed` (the claim's envelope, or the one that took a lapsed lease
-/// back), with the turn's confirmations (proposals only when its messages were `saved`):
-/// `Some(true)` written, `Some(false)` lost to another writer (the lease had lapsed and was
-/// taken), `None` failed or ran out of budget.
-async fn release(
-    turn: &Turn,
-    claimed: &SessionEnvelope,
-    outcome: TurnOutcome,
-    saved: bool,
-) -> Option<bool> {
+/// The release CAS on `held` (the claim, or the lease taken back after it lapsed), with the
+/// turn's confirmations (proposals only when its messages were `saved`): `Some(true)` written,
+/// `Some(false)` lost to another writer (the lease had lapsed and was taken), `None` failed or
+/// ran out of budget.
+async fn release(turn: &Turn, held: &HeldLease, outcome: TurnOutcome, saved: bool) -> Option<bool> {
     let ports = &turn.ports;
     let proposed = turn.proposed.borrow().clone();
     let settlement = TurnSettlement {
@@ -430,13 +418,7 @@ async fn release(
         resolved: turn.claim.resolves.as_ref().map(|r| r.token.as_str()),
         proposed: if saved { &proposed } else { &[] },
     };
-    let (next, refused) = settle_turn(
-        claimed,
-        &turn.submission.turn_id,
-        settlement,
-        ports.clock.now_ms(),
-    )
-    .ok()?;
+    let (write, refused) = held.release(settlement, ports.clock.now_ms()).ok()?;
     for record in refused {
         let full = turnkeep_ports::PortError::new(format!(
             "the session holds {} unfinished confirmations: call {} gets none and cannot be approved",
@@ -445,32 +427,20 @@ async fn release(
         ));
         ports.faults.report(&Fault::new(Stage::SessionSave, full));
     }
-    save_session(turn, &next.to_value(), claimed.cursor).await
+    save_session(turn, write)
+        .await
+        .map(|saved| saved == Saved::Written)
 }
 
-/// One CAS save of the session envelope on `expected_cursor` within a cleanup budget:
-/// `Some(written)`, or `None` when the store failed (reported as a fault) or the budget ran out.
-async fn save_session(
-    turn: &Turn,
-    value: &serde_json::Value,
-    expected_cursor: u64,
-) -> Option<bool> {
-    let ports = &turn.ports;
-    let budget = Budget::new(ports.sleep.as_ref(), turn.limits.cleanup_budget_ms);
-    let saved = budget
-        .run(
-            ports
-                .storage
-                .save(value, Some(expected_cursor), budget.token()),
-        )
-        .await;
-    match saved {
-        Some(Ok(written)) => Some(written),
-        Some(Err(e)) => {
-            ports.faults.report(&Fault::new(Stage::SessionSave, e));
+/// A cleanup save of the session envelope: `None` when it failed (reported to the operator).
+async fn save_session(turn: &Turn, write: SessionWrite) -> Option<Saved> {
+    let session = turn.ports.session(&turn.limits);
+    match commit_session(&session, write, WriteBudget::Cleanup).await {
+        Ok(saved) => Some(saved),
+        Err(failure) => {
+            failure.report(turn.ports.faults.as_ref());
             None
         }
-        None => None,
     }
 }
 
@@ -491,7 +461,8 @@ pub(crate) fn closing_line(
     }
 }
 
-/// The turn's producer id on the session log (design §8): stable across claims of the turn.
+/// The turn's producer id on the session log: stable across claims of the turn (the epoch is
+/// the claim's generation).
 pub fn producer_id(submission: &Submission) -> String {
     format!("chat-turn:{}:{}", submission.session_id, submission.turn_id)
 }

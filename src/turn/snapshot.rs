@@ -1,5 +1,5 @@
 //! The lines of the sender's NDJSON response: full `server.turn.snapshot` events built from the
-//! controller's state when a reader takes one (design §3 step 6), and the closing diagnostic.
+//! controller's state when a reader takes one (never ahead of a reader that is not reading), and the closing diagnostic.
 //!
 //! A snapshot carries the whole conversation, so building each one from scratch costs the
 //! conversation's size per line. The encoder keeps every message's encoded bytes from its last
@@ -10,6 +10,7 @@
 
 use turnkeep_core::chat::controller::{ChatController, ChatState, ChatStatus};
 use turnkeep_core::checks::format_iso_millis_at;
+use turnkeep_core::coalesce::Urgency;
 use turnkeep_core::protocol::encode::write_json;
 use turnkeep_core::protocol::{
     encode_turn_event_line, write_snapshot_tail, BoundaryError, Envelope, EventBody, Lineage,
@@ -83,6 +84,14 @@ impl LineEncoder {
             line: Vec::new(),
             counts: LineCounts::default(),
         })
+    }
+
+    /// How long the controller's state may wait for its line (`core::coalesce`): `Paced` when
+    /// all that changed since the last line is more text of the answer that line showed (its
+    /// last message grew, and had text already) or the usage, `Prompt` for anything else (the
+    /// first line, an answer's first text, a message, a tool call, a status).
+    pub fn urgency(&self, controller: &ChatController) -> Urgency {
+        self.messages.urgency(controller)
     }
 
     /// The NDJSON line for `line` (valid until the next call), or `None` when an intermediate
@@ -164,6 +173,8 @@ struct EncodedMessages {
     revision: Option<u64>,
     /// The last message as encoded, for growing it in place (see [`Growing`]).
     growing: Option<Growing>,
+    /// The content length of the last message as encoded (0: it showed no text).
+    last_content_bytes: usize,
 }
 
 /// Where the last encoded message's content is, so that a line whose only change is text
@@ -184,6 +195,23 @@ struct Growing {
 }
 
 impl EncodedMessages {
+    /// See [`LineEncoder::urgency`].
+    fn urgency(&self, controller: &ChatController) -> Urgency {
+        let Some(seen) = self.revision else {
+            return Urgency::Prompt;
+        };
+        let count = controller.state().messages.len();
+        let keep = controller.first_changed_since(Some(seen));
+        let more_text = keep + 1 == count
+            && self.last_content_bytes > 0
+            && controller.only_appended_since(keep, seen);
+        if count == self.ends.len() && (keep >= count || more_text) {
+            Urgency::Paced
+        } else {
+            Urgency::Prompt
+        }
+    }
+
     /// Brings the bytes up to the controller's messages, encoding only those that changed since
     /// the last update. Returns (encoded, reused); a message grown in place counts as encoded.
     fn update(&mut self, controller: &ChatController) -> (u64, u64) {
@@ -195,6 +223,7 @@ impl EncodedMessages {
             .revision
             .is_some_and(|seen| controller.only_appended_since(keep, seen));
         self.revision = Some(controller.revision());
+        self.last_content_bytes = messages.last().map_or(0, |m| m.content.len());
         if keep + 1 == messages.len()
             && keep + 1 == self.ends.len()
             && appended_only

@@ -7,7 +7,10 @@
 //! The turn's own chunks land in the same log, so a watcher that read again at once would read
 //! every chunk the turn appends (one read per model token). After a read that found no stop it
 //! waits [`STOP_WATCH_READ_INTERVAL_MS`] first: the next read takes everything appended meanwhile
-//! at once, and a stop reaches the turn at most that much later.
+//! at once, and a stop reaches the turn at most that much later. It waits as long before its
+//! first read too: that read starts from the tail the claim saw, so it finds a stop appended
+//! meanwhile all the same, and a turn shorter than the pause reads its log not at all (each read
+//! of a Durable Object is a call into it).
 
 use turnkeep_core::limits::{
     STOP_WATCH_POLL_MS, STOP_WATCH_READ_FAILURES_MAX, STOP_WATCH_READ_INTERVAL_MS,
@@ -29,6 +32,7 @@ pub(crate) async fn watch_for_stop(
 ) -> bool {
     let mut offset = from;
     let mut failures = 0u32;
+    sleep.sleep(STOP_WATCH_READ_INTERVAL_MS).await;
     while !cancel.is_cancelled() {
         let from = offset.as_deref().map_or(ReadFrom::Start, ReadFrom::After);
         match log.read(from, STOP_WATCH_POLL_MS, cancel).await {

@@ -1,6 +1,6 @@
 //! `toChatResponse(options)` → `Promise<Response>`: the session response of a host that runs its
-//! own model stream (seeds §"Authorizing the session response", §"Fencing a reclaimed chat
-//! executor"). Every decision is Rust's: the options are read here, what is written is
+//! own model stream (README.md, "Your own model stream: `toChatResponse`": `authorize`, and
+//! fencing a reclaimed executor with a producer). Every decision is Rust's: the options are read here, what is written is
 //! `core::projection::native`, how it is sent is `turn::external` over the one log sender.
 //!
 //! 1. options (a bad one rejects with `code: 'SERVER_INVALID_CONFIG'`);

@@ -4,7 +4,8 @@
 //!
 //! Every transition is the core's (`crate::core::session`: resume, claim, release, cursor
 //! advance). A queued job decides against the envelope as last committed, saves the envelope
-//! the core returned and commits it only when the store said `true`; `false` rejects with a
+//! the core returned through the one commit site (`turn::commit_session`, bounded by the host's
+//! signal only) and keeps it only when the store said `true`; `false` rejects with a
 //! `SessionConflictError` and leaves the session as it was.
 //!
 //! Not carried over from AgentsKit: conversation statecharts (a definition with `conversation`
@@ -20,16 +21,19 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::AbortSignal;
 
-use super::adapters::host::token_of;
+use super::adapters::host::{token_of, HostSleep};
 use super::adapters::JsSessionStorage;
 use super::convert::js_error;
 use super::js::{get, get_fn, set};
 use crate::core::checks::{is_safe_id, safe_uint};
+use crate::core::limits::CLEANUP_TIMEOUT_MS_DEFAULT;
 use crate::core::session::{
     self, advance_cursor, claim_turn, release_turn, ClaimDecision, ResumeError, SessionEnvelope,
-    SessionIdentity, TurnOutcome,
+    SessionIdentity, SessionWrite, TurnOutcome, WriteKind,
 };
+use crate::ports::chat::Clock;
 use crate::ports::session::SessionStorage;
+use crate::turn::{commit_session, IgnoreFaults, SaveFailure, Saved, SessionPorts, WriteBudget};
 
 /// AgentsKit's texts for the failures a host can cause (thrown as `ConfigError`).
 const REVISION_INVALID: &str = "Chat definition revision is invalid.";
@@ -193,7 +197,9 @@ impl ChatSession {
 
     /// `persist(signal?)` -> Promise of `undefined`: saves the session as it is with cursor + 1.
     pub fn persist(&self, signal: JsValue) -> Promise {
-        let decide = |envelope: &SessionEnvelope, now| Ok(Some(advance_cursor(envelope, now)?));
+        let decide = |envelope: &SessionEnvelope, now| {
+            Ok(Some((WriteKind::Keep, advance_cursor(envelope, now)?)))
+        };
         self.enqueue(signal, decide, Resolve::Nothing)
     }
 
@@ -212,7 +218,7 @@ impl ChatSession {
         let decide = move |envelope: &SessionEnvelope, now| match claim_turn(
             envelope, &turn_id, now, lease_ms,
         )? {
-            ClaimDecision::Claimed(next) => Ok(Some(next)),
+            ClaimDecision::Claimed(next) => Ok(Some((WriteKind::Claim { turn_id }, next))),
             ClaimDecision::Busy { .. } | ClaimDecision::Replayed { .. } => Ok(None),
         };
         self.enqueue(signal, decide, Resolve::Saved)
@@ -234,7 +240,8 @@ impl ChatSession {
                 .as_ref()
                 .is_some_and(|a| a.turn_id == turn_id);
             Ok(if holds {
-                Some(release_turn(envelope, &turn_id, outcome, now)?)
+                let next = release_turn(envelope, &turn_id, outcome, now)?;
+                Some((WriteKind::Release { turn_id }, next))
             } else {
                 None
             })
@@ -243,8 +250,8 @@ impl ChatSession {
     }
 }
 
-/// What a queued job decided: the envelope to save, or `None` for "nothing to save".
-type Decide = Result<Option<SessionEnvelope>, session::LeaseError>;
+/// What a queued job decided: the write and the envelope to save, or `None` for "nothing to save".
+type Decide = Result<Option<(WriteKind, SessionEnvelope)>, session::LeaseError>;
 
 /// What a job's promise resolves to.
 #[derive(Clone, Copy)]
@@ -287,31 +294,56 @@ impl Shared {
         F: FnOnce(&SessionEnvelope, u64) -> Decide,
     {
         let now = now_ms(self.now.as_ref())?;
-        let (next, expected_cursor) = {
+        let write = {
             let state = self.state.borrow();
-            let next = decide(&state.envelope, now).map_err(|e| js_error(&e.to_string()))?;
-            (next, state.exists.then_some(state.envelope.cursor))
+            let decided = decide(&state.envelope, now).map_err(|e| js_error(&e.to_string()))?;
+            let expected_cursor = state.exists.then_some(state.envelope.cursor);
+            decided.map(|(kind, next)| {
+                SessionWrite::on_loaded(kind, &state.envelope, expected_cursor, next, now)
+            })
         };
-        let Some(next) = next else {
+        let Some(write) = write else {
             return Ok(false);
         };
+        let next = write.next.clone();
         let signal = signal
             .dyn_into::<AbortSignal>()
             .ok()
             .or_else(|| self.signal.clone());
         let cancel = token_of(&signal.map_or(JsValue::UNDEFINED, JsValue::from));
-        let saved = self
-            .storage
-            .save(&next.to_value(), expected_cursor, &cancel)
-            .await
-            .map_err(|e| js_error(&e.message))?;
-        if !saved {
-            return Err(named_error("SessionConflictError", CONFLICT));
+        let ports = SessionPorts {
+            storage: &self.storage,
+            clock: &HostNow(self.now.as_ref()),
+            sleep: &HostSleep,
+            // No onError here: a failure rejects the caller's promise with its cause.
+            faults: &IgnoreFaults,
+            cleanup_budget_ms: CLEANUP_TIMEOUT_MS_DEFAULT,
+        };
+        match commit_session(&ports, write, WriteBudget::Host(&cancel)).await {
+            Ok(Saved::Written) => {}
+            Ok(Saved::Conflict) => return Err(named_error("SessionConflictError", CONFLICT)),
+            Err(SaveFailure::Store(e)) => return Err(js_error(&e.message)),
+            Err(failure) => {
+                let fault = failure.fault().map(|f| f.error.message);
+                return Err(js_error(
+                    &fault.unwrap_or_else(|| "session save failed".into()),
+                ));
+            }
         }
         let mut state = self.state.borrow_mut();
         state.envelope = next;
         state.exists = true;
         Ok(true)
+    }
+}
+
+/// The host's clock (`options.now`) as a port; `Date.now()` when it has none or it fails. Only
+/// a claim that a deadline overtook reads it, and this API has no deadline.
+struct HostNow<'a>(Option<&'a Function>);
+
+impl Clock for HostNow<'_> {
+    fn now_ms(&self) -> u64 {
+        now_ms(self.0).unwrap_or_else(|_| js_sys::Date::now() as u64)
     }
 }
 

@@ -123,6 +123,20 @@ pub fn decode_assistant_content(input: JsValue) -> JsValue {
     }
 }
 
+/// `checkAssistantContentPart(part)` -> `{ ok: true, part }` (canonical, unknown keys dropped)
+/// or `{ ok: false, path, message }`: the rule behind `AssistantContentPartSchema` (js/protocol.mjs
+/// gives it zod's `safeParse` / `parse`). Never throws.
+#[wasm_bindgen(js_name = checkAssistantContentPart)]
+pub fn check_assistant_content_part(part: JsValue) -> JsValue {
+    let checked = to_json_strict(&part)
+        .map_err(|_| crate::core::protocol::FieldError::new("", "must be a JSON value"))
+        .and_then(|v| content::content_part(&v));
+    match checked {
+        Ok(part) => from_json(&json!({ "ok": true, "part": part })),
+        Err(e) => from_json(&json!({ "ok": false, "path": e.path, "message": e.message() })),
+    }
+}
+
 /// `isAssistantContentCandidate(input)`: a string that starts like an envelope.
 #[wasm_bindgen(js_name = isAssistantContentCandidate)]
 pub fn is_assistant_content_candidate(input: JsValue) -> bool {

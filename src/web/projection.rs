@@ -1,4 +1,4 @@
-//! The one projection, exported (design §2): `projectChatSnapshot(chunks)`, the incremental
+//! The one projection (`core::projection`), exported: `projectChatSnapshot(chunks)`, the incremental
 //! `ChatProjection` class for live clients, and the markup of render parts. Server and browser
 //! run this same compiled reducer (every wasm build has it); `resolveChatSnapshot`, which reads
 //! a session log, is the server's (`super::resolve`).

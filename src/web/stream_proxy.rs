@@ -1,7 +1,8 @@
-//! `createChatStreamProxy({ target, auth?, fetch?, onError? })` → a handler that proxies the
-//! browser's chat-stream request to the session's durable stream (seeds §"The canonical
-//! chat-stream proxy"). The steps, top to bottom: the request (a bare `Request`, or anything
-//! with `.req`); the method; the target (static, or resolved per request: a resolver that
+//! `createChatStreamProxy({ target, auth?, writes?, fetch?, onError? })` → a handler that proxies
+//! the browser's chat-stream request to the session's durable stream (its decisions:
+//! `core::streams::proxy`). The steps, top to bottom: the request (a bare `Request`, or anything
+//! with `.req`); the method (reads; an append only with `writes`, and only once
+//! `writes.authorize` allows it, after the target); the target (static, or resolved per request: a resolver that
 //! returns null says no, 403, and one that returns a `Response` answers with it); the upstream
 //! request (query kept, protocol headers only, identity encoding asked, the server's streams
 //! credentials from `auth`, the client's abort signal); the answer, passed through unbuffered
@@ -17,8 +18,8 @@ use wasm_bindgen::JsCast;
 use web_sys::{Headers, Request, Response, ResponseInit, Url};
 
 use crate::core::streams::proxy::{
-    allows_method, forwards_request_header, keeps_on_failure, passes_response_header,
-    upstream_failure, ProxyFailure, ALLOWED_METHODS,
+    decide_method, forwards_request_header, keeps_on_failure, passes_response_header,
+    upstream_failure, MethodDecision, ProxyFailure, Writes,
 };
 use crate::web::http::{bare_response, handler_function, json_response_with};
 use crate::web::js::{call, coded_error, get, get_fn, resolve, set};
@@ -34,8 +35,20 @@ struct ProxyOptions {
     target: TargetOption,
     /// The server-side streams credentials: headers, or `(request) => headers`.
     auth: JsValue,
+    /// `writes.authorize(request, target)`: without it the proxy serves reads only, so the
+    /// server's streams credentials never carry a client's append.
+    authorize_write: Option<Function>,
     fetch: Option<Function>,
     on_error: Option<Function>,
+}
+
+impl ProxyOptions {
+    fn writes(&self) -> Writes {
+        match self.authorize_write {
+            Some(_) => Writes::Authorized,
+            None => Writes::Refused,
+        }
+    }
 }
 
 /// One upstream, resolved for one request.
@@ -80,10 +93,27 @@ impl ProxyOptions {
         Ok(Self {
             target,
             auth,
+            authorize_write: writes_of(&read.value("writes"))?,
             fetch: read.optional_fn("fetch")?,
             on_error: read.optional_fn("onError")?,
         })
     }
+}
+
+/// `writes`: absent (reads only), or `{ authorize(request, target) }`.
+fn writes_of(writes: &JsValue) -> Result<Option<Function>, JsValue> {
+    if writes.is_undefined() || writes.is_null() {
+        return Ok(None);
+    }
+    let authorize = if writes.is_object() {
+        get(writes, "authorize")
+    } else {
+        JsValue::UNDEFINED
+    };
+    authorize
+        .dyn_into::<Function>()
+        .map(Some)
+        .map_err(|_| invalid("writes must be { authorize(request, target) }"))
 }
 
 /// A target value: a URL string, or `{ url, headers?, fetch? }`.
@@ -172,13 +202,20 @@ fn request_of(input: &JsValue) -> Option<Request> {
 async fn handle(options: &ProxyOptions, input: &JsValue) -> Result<Response, Failure> {
     let request = request_of(input).ok_or(ProxyFailure::NotARequest)?;
     let method = request.method();
-    if !allows_method(&method) {
-        return Err(ProxyFailure::MethodNotAllowed.into());
-    }
+    let append = match decide_method(&method, options.writes()) {
+        MethodDecision::Read => false,
+        MethodDecision::Append => true,
+        MethodDecision::Refuse(failure) => return Err(failure.into()),
+    };
     let target = match resolve_target(options, &request).await? {
         Resolved::Target(target) => target,
         Resolved::Answer(response) => return Ok(response),
     };
+    if append {
+        if let Some(refusal) = authorize_write(options, &request, &target).await? {
+            return Ok(refusal);
+        }
+    }
     let upstream = upstream_request(options, &request, &target).await?;
     let fetch = target.fetch.as_ref().or(options.fetch.as_ref());
     let answer = match fetch {
@@ -225,6 +262,29 @@ async fn resolve_target(options: &ProxyOptions, request: &Request) -> Result<Res
     target_of(&value)
         .map(Resolved::Target)
         .map_err(|m| with_cause(ProxyFailure::TargetInvalid, JsValue::from_str(&m)))
+}
+
+/// Asks `writes.authorize(request, target URL)` about an append: `true` lets it through (`None`);
+/// a `Response` is the host's own refusal, answered as is; anything else is 403.
+async fn authorize_write(
+    options: &ProxyOptions,
+    request: &Request,
+    target: &Target,
+) -> Result<Option<Response>, Failure> {
+    let Some(authorize) = &options.authorize_write else {
+        return Err(ProxyFailure::ReadOnly.into());
+    };
+    let url = JsValue::from_str(&target.url.href());
+    let verdict = call(authorize, &[request.as_ref(), &url])
+        .await
+        .map_err(|e| with_cause(ProxyFailure::WriteAuthorizeFailed, e))?;
+    if verdict.is_instance_of::<Response>() {
+        return Ok(Some(verdict.unchecked_into()));
+    }
+    match verdict.as_bool() {
+        Some(true) => Ok(None),
+        _ => Err(ProxyFailure::WriteForbidden.into()),
+    }
 }
 
 /// The upstream request: the target's URL with the client's query parameters, the protocol
@@ -347,7 +407,7 @@ fn pass_through(method: &str, answer: Response) -> Result<Response, Failure> {
     Response::new_with_opt_readable_stream_and_init(body.as_ref(), &init).map_err(internal)
 }
 
-/// The one place a failure becomes a response: the versioned diagnostic (with `allow` on 405,
+/// The one place a failure becomes a response: the versioned diagnostic (with `allow` on a 405,
 /// and the protocol headers of an upstream answer it replaces); the cause goes to `onError`.
 fn failure_response(options: &ProxyOptions, failure: Failure) -> Response {
     let Failure {
@@ -367,8 +427,8 @@ fn failure_response(options: &ProxyOptions, failure: Failure) -> Response {
         .map(|(n, v)| (n.as_str(), v.as_str()))
         .collect();
     extra.push(("x-content-type-options", "nosniff"));
-    if failure == ProxyFailure::MethodNotAllowed {
-        extra.push(("allow", ALLOWED_METHODS));
+    if let Some(allow) = failure.allow() {
+        extra.push(("allow", allow));
     }
     json_response_with(status, &failure.error_body_json(), &extra)
         .unwrap_or_else(|_| bare_response(status))

@@ -175,7 +175,9 @@ test('JsTool refuses bad tool objects with the field at fault', () => {
     [{ ...baseTool, description: 3, execute() {} }, /description must be a string/],
     [{ ...baseTool, parameters: 'schema', execute() {} }, /parameters must be a JSON Schema object/],
     [{ ...baseTool, requiresConfirmation: 'yes', execute() {} }, /requiresConfirmation must be a boolean/],
-    [{ ...baseTool }, /tool\.execute must be a function/],
+    [{ ...baseTool }, /tool lookup: execute must be a function/],
+    [{ name: 'lookup', description: 'd', inputSchema: {}, execute() {} }, /tool lookup: parameters is missing/],
+    [{ ...baseTool, parameters: { '~standard': { validate() {} } }, execute() {} }, /parameters is a Standard Schema without ~standard\.jsonSchema/],
   ];
   for (const [tool, pattern] of cases) assert.throws(() => __runToolForTest(tool, {}, {}), pattern);
 });
@@ -211,6 +213,7 @@ test('a host model: chunks map one to one; a missing finish is added; nothing af
   assert.deepEqual(seenRequest, {
     messages: [msg('m1', 'user', 'hello')],
     tools: [{ name: 'lookup', description: 'Looks up.', parameters: baseTool.parameters, requiresConfirmation: false }],
+    settings: {},
     signal: true,
   });
   const noFinish = await __streamModelForTest({ stream: () => [{ type: 'text', text: 'a' }] }, request('x'), {});

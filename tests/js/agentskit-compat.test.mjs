@@ -1,5 +1,5 @@
 // The names turnkeep shares with AgentsKit Chat (`@agentskit/chat-protocol`, `@agentskit/chat`)
-// have AgentsKit's signatures and result shapes (design §8). The expected values below are
+// have AgentsKit's signatures and result shapes (README.md, "AgentsKit Chat compatibility"). The expected values below are
 // AgentsKit's, restated from its public contract: result shapes, literal diagnostic messages,
 // the check order. Where turnkeep is deliberately stricter (a value JSON cannot hold is refused,
 // not dropped), the case says so.
@@ -499,4 +499,155 @@ test('the protocol constants are the ones the core speaks', () => {
   assert.equal(pkg.decodeComponentFrame({ ...FRAME, protocol: pkg.COMPONENT_PROTOCOL, version: pkg.COMPONENT_PROTOCOL_VERSION }).ok, true);
   assert.equal(pkg.ASSISTANT_CONTENT_PREFIX, `\u001e${pkg.ASSISTANT_CONTENT_PROTOCOL}/${pkg.ASSISTANT_CONTENT_PROTOCOL_VERSION}\n`);
   assert.equal(pkg.createAssistantContentEncoder().encode({ kind: 'text', text: 'x' }).startsWith(pkg.ASSISTANT_CONTENT_PREFIX), true);
+});
+
+// ---- AgentsKit definitions move over unchanged: AgentsKit tools, systemPrompt, settings, observers
+
+/** An AgentsKit `ToolDefinition` (`schema`, `execute(args, { messages, call })`), recording its runs. */
+function weatherTool(runs) {
+  return {
+    name: 'weather',
+    description: 'Current weather for a city',
+    schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    tags: ['demo'],
+    async execute(args, context) {
+      runs.push({ args, context });
+      return { city: args.city, sky: 'sunny' };
+    },
+  };
+}
+
+test('an AgentsKit definition with AgentsKit tools, a systemPrompt and observers runs a tool turn as in AgentsKit', async () => {
+  const { adapter, log } = scriptedAdapter([
+    [
+      { type: 'reasoning', content: 'I need the weather tool.' },
+      { type: 'tool_call', toolCall: { id: 'call-1', name: 'weather', args: '{"city":"Paris"}' } },
+      { type: 'done' },
+    ],
+    [
+      { type: 'text', content: 'It is sunny ' },
+      { type: 'text', content: 'in Paris.' },
+      { type: 'usage', usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17 } },
+      { type: 'done' },
+    ],
+  ]);
+  const runs = [];
+  const events = [];
+  const errors = [];
+  const memory = agentskitMemory();
+  const definition = {
+    id: 'weather',
+    chat: {
+      adapter, memory, tools: [weatherTool(runs)],
+      systemPrompt: 'You are a weather bot.', temperature: 0.2, maxTokens: 300,
+      observers: [{ name: 'recorder', on: (event) => events.push(event) }],
+      onError: (error) => errors.push(error),
+    },
+  };
+  assert.equal(pkg.defineChat(definition).chat, definition.chat, 'defineChat takes AgentsKit\'s definition as it is');
+  const handler = pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => createMemorySessionStorage() });
+  const last = (await lines(await turn(handler, { input: 'Weather in Paris?' }))).at(-1).payload;
+  assert.equal(last.status, 'complete');
+
+  // The AgentsKit tool ran once, with AgentsKit's context; its object result is its JSON text.
+  assert.equal(runs.length, 1);
+  const [{ args, context }] = runs;
+  assert.deepEqual(args, { city: 'Paris' });
+  assert.ok(context.messages.every((m) => m.createdAt instanceof Date), 'messages are AgentsKit Messages');
+  assert.equal(context.messages.find((m) => m.role === 'user').content, 'Weather in Paris?');
+  assert.deepEqual({ id: context.call.id, name: context.call.name, args: context.call.args }, { id: 'call-1', name: 'weather', args: { city: 'Paris' } });
+  const [call] = last.messages.flatMap((m) => m.toolCalls ?? []);
+  assert.deepEqual([call.status, call.result], ['complete', '{"city":"Paris","sky":"sunny"}']);
+  assert.equal(last.messages.at(-1).content, 'It is sunny in Paris.');
+  assert.equal(last.messages.find((m) => m.toolCalls).metadata.reasoning, 'I need the weather tool.', 'reasoning where AgentsKit keeps it');
+  assert.deepEqual(last.usage, { promptTokens: 12, completionTokens: 5, totalTokens: 17 });
+
+  // The adapter got AgentsKit's AdapterRequest: the systemPrompt first and in the context.
+  const [first, second] = log.requests;
+  assert.deepEqual(first.context, {
+    systemPrompt: 'You are a weather bot.', temperature: 0.2, maxTokens: 300,
+    tools: [{ name: 'weather', description: 'Current weather for a city', schema: definition.chat.tools[0].schema, requiresConfirmation: false }],
+  });
+  assert.deepEqual(first.messages.map((m) => [m.role, m.content]), [['system', 'You are a weather bot.'], ['user', 'Weather in Paris?']]);
+  assert.ok(first.messages[0].createdAt instanceof Date);
+  assert.deepEqual(second.messages.slice(-2).map((m) => [m.role, m.content]), [['assistant', ''], ['tool', '{"city":"Paris","sky":"sunny"}']]);
+  assert.equal(memory.saved.at(-1)[0].role, 'user', 'the system prompt is sent, not saved');
+
+  // The observers saw AgentsKit's events, in order.
+  assert.deepEqual(events.map((e) => e.type), ['llm:start', 'llm:end', 'tool:start', 'tool:end', 'llm:start', 'llm:first-token', 'llm:end', 'memory:save']);
+  assert.deepEqual(events[2], { type: 'tool:start', name: 'weather', args: { city: 'Paris' } });
+  assert.equal(events[3].result, '{"city":"Paris","sky":"sunny"}');
+  assert.equal(typeof events[3].durationMs, 'number');
+  assert.equal(events[6].content, 'It is sunny in Paris.');
+  assert.deepEqual(events[6].usage, { promptTokens: 12, completionTokens: 5 });
+  assert.deepEqual(errors, []);
+});
+
+test('an AgentsKit error chunk reaches chat.onError and the observers as an error event', async () => {
+  const { adapter } = scriptedAdapter([[{ type: 'error', content: SECRET }]]);
+  const events = [];
+  const errors = [];
+  const definition = { id: 'errs', chat: { adapter, memory: agentskitMemory(), observers: [{ name: 'r', on: (e) => events.push(e) }], onError: (e) => errors.push(e) } };
+  const handler = pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => createMemorySessionStorage() });
+  const last = (await lines(await turn(handler))).at(-1).payload;
+  assert.equal(last.status, 'error');
+  assert.equal(errors.length, 1);
+  assert.ok(errors[0] instanceof Error);
+  assert.ok(events.some((e) => e.type === 'error' && e.error === errors[0]));
+});
+
+test('chat.validateArgs runs before an AgentsKit tool; what it refuses never runs, the model reads why', async () => {
+  const { adapter, log } = scriptedAdapter([
+    [{ type: 'tool_call', toolCall: { id: 'c1', name: 'weather', args: '{"city":"Atlantis"}' } }, { type: 'done' }],
+    [{ type: 'text', content: 'Sorry.' }, { type: 'done' }],
+  ]);
+  const runs = [];
+  const validateArgs = (schema, args) => (args.city === 'Atlantis'
+    ? { valid: false, errors: [{ path: '/city', message: 'is not a real city' }] }
+    : { valid: true });
+  const definition = { id: 'validate', chat: { adapter, memory: agentskitMemory(), tools: [weatherTool(runs)], validateArgs } };
+  const handler = pkg.createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => createMemorySessionStorage() });
+  const last = (await lines(await turn(handler))).at(-1).payload;
+  assert.deepEqual(runs, []);
+  const text = 'Invalid input for tool weather: input.city is not a real city.';
+  assert.equal(last.messages.find((m) => m.role === 'tool').content, text);
+  assert.equal(log.requests[1].messages.at(-1).content, text);
+});
+
+test('what turnkeep cannot honour in an AgentsKit definition is a config error naming it, never dropped', () => {
+  const chat = { adapter: { createSource() {} }, memory: agentskitMemory() };
+  const cases = [
+    [{ id: 'x', chat: { ...chat, skills: [] } }, /defineChat\.chat\.skills is not supported by turnkeep: skills are not implemented/],
+    [{ id: 'x', chat: { ...chat, retriever: {} } }, /defineChat\.chat\.retriever is not supported by turnkeep/],
+    [{ id: 'x', chat: { ...chat, onMessage() {} } }, /defineChat\.chat\.onMessage is not supported by turnkeep/],
+    [{ id: 'x', chat: { ...chat, onToolCall() {} } }, /defineChat\.chat\.onToolCall is not supported by turnkeep/],
+    [{ id: 'x', chat: { ...chat, authorizeToolCall() {} } }, /defineChat\.chat\.authorizeToolCall is not supported by turnkeep/],
+    [{ id: 'x', chat: { ...chat, systemprompt: 'x' } }, /defineChat\.chat: unknown option "systemprompt"/],
+    [{ id: 'x', chat, extra: 1 }, /defineChat: unknown option "extra"/],
+    [{ id: 'x', chat: { ...chat, tools: [{ ...weatherTool([]), init() {} }] } }, /tool weather: init is not supported by turnkeep/],
+    [{ id: 'x', chat: { ...chat, tools: [{ name: 'bare', schema: {} }] } }, /tool bare: execute must be a function/],
+    [{ id: 'x', chat: { ...chat, temperature: 9 } }, /defineChat\.chat\.temperature must be a number from 0 to 2/],
+    [{ id: 'x', chat: { ...chat, observers: [{ name: 'no on' }] } }, /chat\.observers\[0\] must be an object with on\(event\)/],
+  ];
+  for (const [definition, message] of cases) {
+    assert.throws(() => pkg.defineChat(definition), (e) => e.code === 'SERVER_INVALID_CONFIG' && message.test(e.message), `${message}`);
+  }
+  // What AgentsKit's own server does not read either is accepted: the component manifest.
+  assert.ok(pkg.defineChat({ id: 'x', chat, components: { version: 1 }, choiceSubmission() {} }));
+});
+
+test('AssistantContentPartSchema is exported: safeParse / parse over the part rules', () => {
+  const { AssistantContentPartSchema } = pkg;
+  const ok = AssistantContentPartSchema.safeParse({ kind: 'text', text: 'hi', extra: 1 });
+  assert.deepEqual(ok, { success: true, data: { kind: 'text', text: 'hi' } });
+  assert.ok(Object.isFrozen(ok.data));
+  assert.equal(AssistantContentPartSchema.safeParse({ kind: 'component', frame: FRAME }).success, true);
+  for (const bad of [{ kind: 'text', text: '' }, { kind: 'video' }, 'text', { kind: 'component', frame: { ...FRAME, version: 2 } }]) {
+    assert.equal(AssistantContentPartSchema.safeParse(bad).success, false, JSON.stringify(bad));
+  }
+  assert.throws(() => AssistantContentPartSchema.parse({ kind: 'text' }), /text/);
+  // AgentsKit's own protocol test: every decoded part passes the schema.
+  const encoder = pkg.createAssistantContentEncoder();
+  const decoded = pkg.decodeAssistantContent(encoder.encode({ kind: 'text', text: 'a' }) + encoder.encode({ kind: 'component', frame: FRAME }));
+  assert.ok(decoded.ok && decoded.parts.every((part) => AssistantContentPartSchema.safeParse(part).success));
 });

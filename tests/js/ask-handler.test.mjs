@@ -165,7 +165,7 @@ test('citations outside the site policy are dropped; an answer left without one 
 
   const none = await handler([outside, script])(ask(question('q')));
   assert.equal(none.status, 422);
-  assert.deepEqual(await none.json(), { error: { version: 1, code: 'ASK_NO_GROUNDED_SOURCES', message: 'No grounded sources were found for this question.', retryable: false } });
+  assert.deepEqual(await none.json(), { error: { code: 'ASK_NO_GROUNDED_SOURCES', message: 'No grounded sources were found for this question.', retryable: false } });
   assert.equal(generate.length, 1, 'no generation without a grounded source');
 });
 
@@ -175,11 +175,11 @@ test('a rate limit is 429 with retry-after, before the body is parsed', async ()
     const response = await handler(ask(body));
     assert.equal(response.status, 429);
     assert.equal(response.headers.get('retry-after'), '15');
-    assert.deepEqual(await response.json(), { error: { version: 1, code: 'ASK_RATE_LIMITED', message: 'The Ask rate limit was exceeded.', retryable: true } });
+    assert.deepEqual(await response.json(), { error: { code: 'ASK_RATE_LIMITED', message: 'The Ask rate limit was exceeded.', retryable: true } });
   }
 });
 
-test('bad input is a versioned ASK_INVALID_REQUEST with the right status', async () => {
+test('bad input is ASK_INVALID_REQUEST (AgentsKit\'s body, exactly) with the right status', async () => {
   const handler = createAskServiceHandler(options({ maxBodyBytes: 64 }));
   const cases = [
     [new Request('https://ask.example/v1/ask'), 405, 'Only POST is supported.'],
@@ -192,7 +192,7 @@ test('bad input is a versioned ASK_INVALID_REQUEST with the right status', async
   for (const [request, status, message] of cases) {
     const response = await handler(request);
     assert.equal(response.status, status, message);
-    assert.deepEqual(await response.json(), { error: { version: 1, code: 'ASK_INVALID_REQUEST', message, retryable: false } });
+    assert.deepEqual(await response.json(), { error: { code: 'ASK_INVALID_REQUEST', message, retryable: false } });
   }
 });
 
@@ -204,7 +204,7 @@ test('deadlines and cancellation: ASK_TIMEOUT (request, retrieval, generation) a
   }));
   const outer = await request(ask(question('slow')));
   assert.equal(outer.status, 408);
-  assert.deepEqual(await outer.json(), { error: { version: 1, code: 'ASK_TIMEOUT', message: 'The Ask request timed out.', retryable: true } });
+  assert.deepEqual(await outer.json(), { error: { code: 'ASK_TIMEOUT', message: 'The Ask request timed out.', retryable: true } });
 
   const retrieval = createAskServiceHandler(options({
     resolveSite: () => site({ limits: { requestTimeoutMs: 5_000, retrievalTimeoutMs: 100, generationTimeoutMs: 5_000, maxSources: 3 } }),
@@ -378,9 +378,9 @@ test('the built-in BM25 retriever over the shipped docs corpus finds the section
   assert.equal(retriever.size, docs.length);
   const trusted = site({ corpus: { id: 'turnkeep-docs', mode: 'local' } });
   const cases = [
-    ['How do I run the tests?', 'readme.two-commands'],
-    ['What does scripts/setup.sh install?', 'readme.two-commands'],
-    ['How do I deploy the Worker to Cloudflare?', 'readme.the-demo-worker-cloudflare-workers-locally'],
+    ['How do I run the tests?', 'contributing.two-commands'],
+    ['What does scripts/setup.sh install?', 'contributing.two-commands'],
+    ['How do I deploy the Worker to Cloudflare?', 'readme.cloudflare'],
     ['Does src/core read a clock or draw randomness?', 'architecture.invariants'],
     ['Which crates must src/core never import (web-sys, js-sys, wasm-bindgen, worker)?', 'architecture.invariants'],
     ['How are snapshot sequences computed from the claim cursor?', 'architecture.snapshot-sequences-o1-storage-writes-per-turn'],

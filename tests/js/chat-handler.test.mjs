@@ -38,7 +38,7 @@ import {
 
 const { createChatHandler, defineChat, createDemoModel, createTurnSnapshotCursor, encodeTurnEvent } = pkg;
 
-// The diagnostics table (wire facts §5, plus turnkeep's TURN_REPLAYED).
+// The diagnostics table (AgentsKit's handler table, plus turnkeep's TURN_REPLAYED).
 const E = {
   method: { status: 405, code: 'REQUEST_METHOD_NOT_ALLOWED', message: 'Only POST is supported.', retryable: false },
   media: { status: 415, code: 'REQUEST_UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json.', retryable: false },

@@ -10,9 +10,14 @@ import { runInNewContext } from 'node:vm';
 import * as pkg from '../../js/node.mjs';
 import * as glue from '../../pkg/turnkeep.js';
 import { assistantText, chatRequest, demoSetup, readTurn, submitEvent, words } from '../support/chat-harness.mjs';
+import { testBuildApi as counted } from '../support/test-hooks.mjs';
 
-/** Snapshot counts of every chat response of this module instance so far. */
-const counts = () => glue.__snapshotCountsForBench();
+/**
+ * Snapshot counts of every chat response of the test build so far: the counter exists only
+ * there (the npm wasm ships no bench counter), so the counting tests run `turnkeep` over that
+ * build (`counted`); the timer and memory tests run the npm package as users get it (`pkg`).
+ */
+const counts = () => counted.__snapshotCountsForBench();
 const since = (before) => {
   const now = counts();
   return Object.fromEntries(Object.keys(now).map((k) => [k, now[k] - before[k]]));
@@ -36,7 +41,7 @@ function gatedModel(n) {
 
 test('a reader that stops asking: 200 states offered, no line built until it asks again', async () => {
   const { model, go } = gatedModel(200);
-  const { handler, storage } = demoSetup(pkg, { chat: { model } });
+  const { handler, storage } = demoSetup(counted, { chat: { model } });
   const before = counts();
   const response = await handler(chatRequest(submitEvent({ sessionId: 'paused', turnId: 't1', input: 'go' })));
   const reader = response.body.getReader();
@@ -52,7 +57,7 @@ test('a reader that stops asking: 200 states offered, no line built until it ask
   assert.equal(paused.linesEmitted, 1, 'no line was built while nobody asked');
   // Asking again: the newest state only (the complete answer), then the end of the body.
   reader.releaseLock();
-  const rest = await readTurn(pkg, { body: response.body });
+  const rest = await readTurn(counted, { body: response.body });
   assert.deepEqual(rest.faults, []);
   assert.equal(rest.snapshots.length, 1);
   assert.equal(rest.last.payload.status, 'complete');
@@ -61,10 +66,10 @@ test('a reader that stops asking: 200 states offered, no line built until it ask
 });
 
 test('a reader that keeps asking gets every line it asked for, each built once', async () => {
-  const { handler } = demoSetup(pkg);
+  const { handler } = demoSetup(counted);
   const before = counts();
   const response = await handler(chatRequest(submitEvent({ sessionId: 'eager', turnId: 't1', input: '/words 50' })));
-  const turn = await readTurn(pkg, response);
+  const turn = await readTurn(counted, response);
   assert.deepEqual(turn.faults, []);
   assert.equal(turn.last.payload.status, 'complete');
   const c = since(before);

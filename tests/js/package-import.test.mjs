@@ -28,9 +28,10 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
   assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('target/')), 'tarball must not carry Rust sources or build output');
   // Lean package (scripts/build.sh): no demo Worker, no Worker build, and the shipped wasm
   // exports neither the Durable Object stores nor the test hooks.
-  assert.deepEqual(files.filter((f) => f.startsWith('js/cloudflare/') || f.startsWith('pkg-worker/')), []);
+  // (tests/js/shipped-hooks.test.mjs checks every shipped build for test and bench hooks.)
+  assert.deepEqual(files.filter((f) => f.startsWith('js/cloudflare/') || f.startsWith('pkg-worker')), []);
   const glue = readFileSync(join(root, 'pkg/turnkeep.js'), 'utf8');
-  for (const name of ['ChatSessionStore', 'SessionStreamCore', '__streamModelForTest', '__sessionStorageForTest']) {
+  for (const name of ['ChatSessionStore', 'SessionStreamCore', '__streamModelForTest', '__sessionStorageForTest', '__snapshotCountsForBench']) {
     assert.ok(!glue.includes(name), `the npm glue exports ${name}`);
   }
   assert.ok(!glue.includes('import.meta.url'), 'the glue must not point bundlers at a second copy of the wasm');

@@ -5,23 +5,32 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import * as pkg from '../../js/node.mjs';
-import { assistantText, chatRequest, demoSetup, submitEvent, words } from '../support/chat-harness.mjs';
+import { assistantText, chatRequest, demoSetup, submitEvent } from '../support/chat-harness.mjs';
 
 const decoder = new TextDecoder();
 
-/** A model that streams `w1 … wN`, one chunk per microtask (a reader keeps up with it). */
-const wordsModel = (n) => ({
+/** `w1 … wN`, each word padded to `bytes`: long enough for the lines to fill several slabs. */
+const word = (i, bytes) => `${i === 1 ? '' : ' '}w${i}`.padEnd(bytes, '.');
+
+/**
+ * A model that streams n words, one chunk a little more than a frame apart (the stream sends at
+ * most a line a frame), to a handler whose byte budget never holds a line back: a reader that
+ * keeps up gets a line per chunk.
+ */
+const wordsModel = (n, bytes) => ({
   async *stream() {
     for (let i = 1; i <= n; i++) {
-      await Promise.resolve();
-      yield { type: 'text', text: i === 1 ? 'w1' : ` w${i}` };
+      await new Promise((resolve) => setTimeout(resolve, 18));
+      yield { type: 'text', text: word(i, bytes) };
     }
   },
 });
 
+const UNPACED = { snapshotBytesPerSecond: Number.MAX_SAFE_INTEGER };
+
 /** Every chunk of an n-word turn, as the reader received it (not copied). */
-async function chunksOf(sessionId, n, onChunk = () => {}) {
-  const { handler } = demoSetup(pkg, { chat: { model: wordsModel(n) } });
+async function chunksOf(sessionId, n, bytes, onChunk = () => {}) {
+  const { handler } = demoSetup(pkg, { chat: { model: wordsModel(n, bytes) }, options: UNPACED });
   const response = await handler(chatRequest(submitEvent({ sessionId, turnId: 't1', input: 'go' })));
   const reader = response.body.getReader();
   const chunks = [];
@@ -36,7 +45,7 @@ async function chunksOf(sessionId, n, onChunk = () => {}) {
 const lastSnapshot = (texts) => JSON.parse(texts.at(-1).trim());
 
 test('lines read earlier are unchanged after the whole turn (several slabs filled)', async () => {
-  const chunks = await chunksOf('kept', 300);
+  const chunks = await chunksOf('kept', 80, 80);
   const total = chunks.reduce((sum, c) => sum + c.value.byteLength, 0);
   assert.ok(total > 3 * 65_536, `the turn wrote ${total} bytes: several slabs`);
   const shared = new Set(chunks.map((c) => c.value.buffer)).size;
@@ -48,11 +57,11 @@ test('lines read earlier are unchanged after the whole turn (several slabs fille
   }
   const last = lastSnapshot(chunks.map((c) => c.text));
   assert.equal(last.payload.status, 'complete');
-  assert.equal(assistantText(last.payload.messages), words(300));
+  assert.equal(assistantText(last.payload.messages), Array.from({ length: 80 }, (_, i) => word(i + 1, 80)).join(''));
 });
 
 test('a consumer that transfers every chunk’s buffer still gets every line whole', async () => {
-  const chunks = await chunksOf('transferred', 120, (value) => {
+  const chunks = await chunksOf('transferred', 120, 4, (value) => {
     structuredClone(value.buffer, { transfer: [value.buffer] });
     assert.equal(value.byteLength, 0, 'the chunk was detached');
   });
@@ -61,5 +70,5 @@ test('a consumer that transfers every chunk’s buffer still gets every line who
   for (const text of texts) JSON.parse(text);
   const sequences = texts.map((t) => JSON.parse(t).sequence);
   assert.deepEqual(sequences, [...sequences].sort((a, b) => a - b), 'in order');
-  assert.equal(assistantText(lastSnapshot(texts).payload.messages), words(120));
+  assert.equal(assistantText(lastSnapshot(texts).payload.messages), Array.from({ length: 120 }, (_, i) => word(i + 1, 4)).join(''));
 });

@@ -90,13 +90,17 @@ test('a per-request target: the resolver sees the request; null is 403; a Respon
   assert.match(errors[0].cause.message, /resolver exploded/, 'the operator gets what was thrown');
 });
 
-test('a bare Request or anything with .req; other methods are 405; bad options throw', async () => {
+test('a bare Request or anything with .req; writing methods are 405 without writes; bad options throw', async () => {
   const proxy = createChatStreamProxy({ target: `${upstream.url}/echo` });
   assert.equal((await proxy({ req: get(), params: { sessionId: 's1' } })).status, 200);
   await diagnostic(await proxy({ nope: true }), 500, 'STREAM_PROXY_INTERNAL');
-  const put = await proxy(get('', { method: 'PUT' }));
-  await diagnostic(put, 405, 'REQUEST_METHOD_NOT_ALLOWED');
-  assert.equal(put.headers.get('allow'), 'GET, HEAD, POST');
+  const before = upstream.requests.length;
+  for (const method of ['POST', 'PUT', 'DELETE']) {
+    const refused = await proxy(get('', { method, ...(method === 'POST' ? { body: '[]' } : {}) }));
+    await diagnostic(refused, 405, 'STREAM_READ_ONLY');
+    assert.equal(refused.headers.get('allow'), 'GET, HEAD');
+  }
+  assert.equal(upstream.requests.length, before, 'a refused write never reaches the upstream');
   const head = await proxy(get('', { method: 'HEAD' }));
   assert.equal(head.status, 200);
   assert.equal(await head.text(), '');
@@ -105,8 +109,8 @@ test('a bare Request or anything with .req; other methods are 405; bad options t
   }
 });
 
-test('POST bodies are passed to the upstream', async () => {
-  const proxy = createChatStreamProxy({ target: `${upstream.url}/echo` });
+test('with writes, an authorized POST body is passed to the upstream', async () => {
+  const proxy = createChatStreamProxy({ target: `${upstream.url}/echo`, writes: { authorize: () => true } });
   const response = await proxy(
     get('', { method: 'POST', headers: { 'content-type': 'application/json', 'producer-id': 'p1', 'producer-epoch': '0', 'producer-seq': '3' }, body: '[{"a":1}]' }),
   );

@@ -1,7 +1,9 @@
 //! A deterministic simulation of chat requests racing for one session's turn lease.
 //!
-//! Six clients load the session, decide with the core's pure lease rules and CAS-save, with
-//! their steps interleaved by one seeded PRNG, which also drives every fault:
+//! Six clients load the session, decide with the core's pure lease rules (a holder's writes with
+//! `turn::HeldLease`, as a running turn decides them) and save through the one commit site
+//! (`turn::commit_session`, as the chat handler does), with their steps interleaved by one
+//! seeded PRNG, which also drives every fault:
 //! - **conflicts**: another writer saves the session between a client's load and its save;
 //! - **lost acknowledgements**: the write happens, the writer sees an error;
 //! - **failed writes**: the write does not happen, the writer sees an error;
@@ -9,6 +11,7 @@
 //!   save), e.g. between its claim and its release;
 //! - **the clock**: it repeats the same instant, jumps forward past leases, or lands exactly on a
 //!   lease's recorded expiry.
+//!
 //! How often each fault strikes is drawn per seed, so some seeds hammer one kind.
 //!
 //! After every step the simulation loads what storage really holds and checks:
@@ -22,21 +25,27 @@
 //!
 //! A broken invariant stops the run with a [`Failure`]: the seed and the steps that led there.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use serde_json::{json, Map};
+use serde_json::{json, Map, Value};
 use turnkeep::core::limits::TERMINAL_TURNS_MAX;
 use turnkeep::core::session::{
     advance_cursor, claim_turn, decode_session_snapshot, new_session, propose_confirmation,
     release_turn, resume_session, ClaimDecision, Confirmation, ConfirmationProposal, LeaseError,
-    SessionEnvelope, SessionIdentity, TurnOutcome,
+    SessionEnvelope, SessionIdentity, SessionWrite, TurnOutcome, TurnSettlement, WriteKind,
 };
+use turnkeep::ports::chat::{Clock, Sleep};
 use turnkeep::ports::session::SessionStorage;
-use turnkeep::ports::CancelToken;
+use turnkeep::ports::{CancelToken, LocalFuture, PortError};
+use turnkeep::turn::{
+    commit_session, HeldLease, IgnoreFaults, Interrupt, SaveFailure, Saved, SessionPorts,
+    WriteBudget,
+};
 
 pub const LEASE_MS: u64 = 45_000;
 const START_MS: u64 = 1_783_738_800_000;
@@ -221,19 +230,24 @@ enum Op {
     Advance,
 }
 
-/// A lease a client believes it holds, and the envelope its last save wrote: like the chat
-/// handler, a holder saves against that envelope's cursor (its fence) and never reloads, so a
-/// save after anyone else's write is a conflict.
+/// A lease a client believes it holds: the chat handler's holder (`turn::HeldLease`), which
+/// decides every write of its turn on the envelope its own last save wrote and never reloads,
+/// so a save after anyone else's write is a conflict.
 #[derive(Clone)]
-struct Lease {
-    turn_id: String,
-    expires_at: u64,
-    written: Box<SessionEnvelope>,
+struct Lease(HeldLease);
+
+impl Lease {
+    fn turn_id(&self) -> &str {
+        self.0.turn_id()
+    }
+    fn expires_at(&self) -> u64 {
+        self.0.expires_at()
+    }
 }
 
 impl fmt::Debug for Lease {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} until {}", self.turn_id, self.expires_at)
+        write!(f, "{} until {}", self.turn_id(), self.expires_at())
     }
 }
 
@@ -242,8 +256,7 @@ enum Client {
     /// Loaded and decided; the save comes on a later step, so others interleave.
     Prepared {
         op: Op,
-        next: Box<SessionEnvelope>,
-        expected: Option<u64>,
+        write: Box<SessionWrite>,
         lease: Option<Lease>,
         /// The client still runs its turn (false for a release retry).
         running: bool,
@@ -460,8 +473,8 @@ impl<S: SessionStorage> Sim<'_, S> {
             if let Some(lease) = self.clients[c].lease() {
                 let what = format!(
                     "crash, forgets lease {} (expires t+{})",
-                    lease.turn_id,
-                    lease.expires_at - START_MS
+                    lease.turn_id(),
+                    lease.expires_at() - START_MS
                 );
                 self.note(Some(c), what);
             } else {
@@ -477,12 +490,8 @@ impl<S: SessionStorage> Sim<'_, S> {
             Client::Holding(lease) => self.continue_turn(c, lease),
             Client::Releasing(lease, outcome) => self.release(c, lease, outcome, false),
             Client::Prepared {
-                op,
-                next,
-                expected,
-                lease,
-                ..
-            } => self.save(c, op, *next, expected, lease, tally),
+                op, write, lease, ..
+            } => self.save(c, op, *write, lease, tally),
         }
     }
 
@@ -511,14 +520,17 @@ impl<S: SessionStorage> Sim<'_, S> {
                     Some(c),
                     format!("claim {turn_id} decided at cursor {}", env.cursor),
                 );
+                let kind = WriteKind::Claim {
+                    turn_id: turn_id.clone(),
+                };
+                let write = SessionWrite::on_loaded(kind, &env, expected, next, self.now);
                 let op = Op::Claim {
                     turn_id,
                     at_ms: self.now,
                 };
                 self.clients[c] = Client::Prepared {
                     op,
-                    next: Box::new(next),
-                    expected,
+                    write: Box::new(write),
                     lease: None,
                     running: false,
                 };
@@ -565,14 +577,48 @@ impl<S: SessionStorage> Sim<'_, S> {
         }
     }
 
-    /// The envelope a holder's next save starts from, and the cursor it expects: its own last
-    /// write (fenced), or a fresh load (`Config::fenced` false, to show why not).
-    fn holder_base(&self, lease: &Lease) -> Result<(SessionEnvelope, Option<u64>), String> {
-        if self.config.fenced {
-            Ok(((*lease.written).clone(), Some(lease.written.cursor)))
+    /// A holder's plain save during its turn: decided on its own last write (fenced), or on a
+    /// fresh load (`Config::fenced` false, to show why not).
+    fn advance_write(&self, lease: &Lease) -> Result<SessionWrite, String> {
+        let (base, expected) = if self.config.fenced {
+            let written = lease.0.envelope().clone();
+            let cursor = written.cursor;
+            (written, Some(cursor))
         } else {
-            self.resume()
+            self.resume()?
+        };
+        let next = advance_cursor(&base, self.now).map_err(|e| format!("advance: {e}"))?;
+        Ok(SessionWrite::on_loaded(
+            WriteKind::Keep,
+            &base,
+            expected,
+            next,
+            self.now,
+        ))
+    }
+
+    /// A holder's release: `HeldLease::release` (fenced), or `release_turn` on a fresh load.
+    fn release_write(&self, lease: &Lease, outcome: TurnOutcome) -> Result<SessionWrite, String> {
+        if self.config.fenced {
+            let settlement = TurnSettlement {
+                outcome,
+                resolved: None,
+                proposed: &[],
+            };
+            let (write, _) = lease
+                .0
+                .release(settlement, self.now)
+                .map_err(|e| format!("release: {e}"))?;
+            return Ok(write);
         }
+        let (env, expected) = self.resume()?;
+        let turn_id = lease.turn_id().to_owned();
+        let next =
+            release_turn(&env, &turn_id, outcome, self.now).map_err(|e| format!("release: {e}"))?;
+        let kind = WriteKind::Release { turn_id };
+        Ok(SessionWrite::on_loaded(
+            kind, &env, expected, next, self.now,
+        ))
     }
 
     /// A client holding a lease ends its turn (release) or saves again during it.
@@ -585,16 +631,18 @@ impl<S: SessionStorage> Sim<'_, S> {
             };
             return self.release(c, lease, outcome, true);
         }
-        let (env, expected) = self.holder_base(&lease)?;
-        let next = advance_cursor(&env, self.now).map_err(|e| format!("advance: {e}"))?;
+        let write = self.advance_write(&lease)?;
         self.note(
             Some(c),
-            format!("advance {} decided at cursor {}", lease.turn_id, env.cursor),
+            format!(
+                "advance {} decided at cursor {}",
+                lease.turn_id(),
+                write.base.cursor
+            ),
         );
         self.clients[c] = Client::Prepared {
             op: Op::Advance,
-            next: Box::new(next),
-            expected,
+            write: Box::new(write),
             lease: Some(lease),
             running: true,
         };
@@ -603,25 +651,52 @@ impl<S: SessionStorage> Sim<'_, S> {
 
     /// Decides the release of `lease` (`running`: the first attempt, else a retry).
     fn release(&mut self, c: usize, lease: Lease, outcome: TurnOutcome, running: bool) -> Check {
-        let (env, expected) = self.holder_base(&lease)?;
-        let next = release_turn(&env, &lease.turn_id, outcome, self.now)
-            .map_err(|e| format!("release: {e}"))?;
+        let write = self.release_write(&lease, outcome)?;
         let again = if running { "" } else { " again" };
         self.note(
             Some(c),
             format!(
                 "release {}{again} decided at cursor {}",
-                lease.turn_id, env.cursor
+                lease.turn_id(),
+                write.base.cursor
             ),
         );
         self.clients[c] = Client::Prepared {
-            op: Op::Release(lease.turn_id.clone(), outcome),
-            next: Box::new(next),
-            expected,
+            op: Op::Release(lease.turn_id().to_owned(), outcome),
+            write: Box::new(write),
             lease: Some(lease),
             running,
         };
         Ok(())
+    }
+
+    /// Sends `write` through the one commit site, the store under test behind `inject`. A
+    /// claim runs under a request deadline (one that never fires), a holder's write under its
+    /// cleanup budget, as in the chat handler. `Err` when the commit refused a write the rules
+    /// decided (an assertion fired): that is a failure of the run.
+    fn commit(&self, write: SessionWrite, inject: Inject) -> Result<Result<bool, String>, String> {
+        let storage = Injecting {
+            inner: self.store,
+            inject: Cell::new(inject),
+        };
+        let ports = SessionPorts {
+            storage: &storage,
+            clock: &At(self.now),
+            sleep: &Never,
+            faults: &IgnoreFaults,
+            cleanup_budget_ms: CLEANUP_BUDGET_MS,
+        };
+        let deadline = Interrupt::new();
+        let budget = match write.kind {
+            WriteKind::Claim { .. } => WriteBudget::Deadline(&deadline),
+            _ => WriteBudget::Cleanup,
+        };
+        match block_on(commit_session(&ports, write, budget)) {
+            Ok(Saved::Written) => Ok(Ok(true)),
+            Ok(Saved::Conflict) => Ok(Ok(false)),
+            Err(SaveFailure::Store(e)) => Ok(Err(e.message)),
+            Err(other) => Err(format!("the commit refused a decided write: {other:?}")),
+        }
     }
 
     /// The save of a decided write, with the fault this save draws.
@@ -629,8 +704,7 @@ impl<S: SessionStorage> Sim<'_, S> {
         &mut self,
         c: usize,
         op: Op,
-        next: SessionEnvelope,
-        expected: Option<u64>,
+        write: SessionWrite,
         lease: Option<Lease>,
         tally: &mut Tally,
     ) -> Check {
@@ -639,21 +713,20 @@ impl<S: SessionStorage> Sim<'_, S> {
             self.outside_write()?;
         }
         let before = self.stored.take();
-        let answer = match fault {
+        let inject = match fault {
             Fault::FailedWrite => {
                 tally.failed_writes += 1;
-                Err("failed write")
+                Inject::FailedWrite
             }
             Fault::LostAck => {
                 tally.lost_acks += 1;
-                let _ = block_on(self.store.save(&next.to_value(), expected, &self.cancel));
-                Err("lost acknowledgement")
+                Inject::LostAck
             }
-            Fault::None | Fault::Conflict => {
-                block_on(self.store.save(&next.to_value(), expected, &self.cancel))
-                    .map_err(|_| "storage error")
-            }
+            Fault::None | Fault::Conflict => Inject::Nothing,
         };
+        let next = write.next.clone();
+        let written = lease.as_ref().map(|l| l.0.stored(&write));
+        let answer = self.commit(write, inject)?;
         match fault {
             Fault::FailedWrite => self.stored = before.clone(), // storage was not called
             _ => self.reload()?,
@@ -680,12 +753,7 @@ impl<S: SessionStorage> Sim<'_, S> {
         self.clients[c] = match (op, answer) {
             (Op::Claim { turn_id, .. }, Ok(true)) => {
                 tally.claims += 1;
-                let expires_at = next.active_turn.as_ref().map_or(0, |a| a.expires_at);
-                Client::Holding(Lease {
-                    turn_id,
-                    expires_at,
-                    written: Box::new(next),
-                })
+                Client::Holding(Lease(HeldLease::new(&turn_id, next)))
             }
             // Lost the race, or the request failed: if the write happened anyway, the lease is
             // nobody's and lapses at its expiry.
@@ -697,10 +765,9 @@ impl<S: SessionStorage> Sim<'_, S> {
             // makes the retry a conflict), or give up and let the lease lapse.
             (Op::Release(..), Err(_)) if self.rng.below(2) == 0 => Client::Idle,
             (Op::Release(_, outcome), Err(_)) => Client::Releasing(lease()?, outcome),
-            (Op::Advance, Ok(true)) => Client::Holding(Lease {
-                written: Box::new(next),
-                ..lease()?
-            }),
+            (Op::Advance, Ok(true)) => {
+                Client::Holding(Lease(written.ok_or("an advance without a lease")?))
+            }
             // A lost acknowledgement may have written it, but the client cannot know.
             (Op::Advance, _) => Client::Holding(lease()?),
         };
@@ -819,7 +886,7 @@ impl<S: SessionStorage> Sim<'_, S> {
             .iter()
             .enumerate()
             .filter_map(|(i, c)| c.lease().map(|l| (i, l)))
-            .filter(|(_, l)| l.expires_at > self.now)
+            .filter(|(_, l)| l.expires_at() > self.now)
             .collect();
         if live.len() > 1 {
             return fail(format!(
@@ -832,7 +899,7 @@ impl<S: SessionStorage> Sim<'_, S> {
                 .active_turn
                 .as_ref()
                 .map(|a| (a.turn_id.as_str(), a.expires_at));
-            if held != Some((lease.turn_id.as_str(), lease.expires_at)) {
+            if held != Some((lease.turn_id(), lease.expires_at())) {
                 return fail(format!(
                     "client {i} holds live lease {lease:?}, storage holds {held:?}"
                 ));
@@ -865,6 +932,71 @@ impl<S: SessionStorage> Sim<'_, S> {
                 self.now - START_MS
             )),
         }
+    }
+}
+
+/// A holder's cleanup budget (never reached: storage answers at once, and [`Never`] sleeps).
+const CLEANUP_BUDGET_MS: u64 = 5_000;
+
+/// The fault the next save meets.
+#[derive(Clone, Copy)]
+enum Inject {
+    Nothing,
+    /// Not written, and the writer sees an error.
+    FailedWrite,
+    /// Written, but the writer sees an error.
+    LostAck,
+}
+
+/// The store under test with this save's fault in front of it.
+struct Injecting<'s, S> {
+    inner: &'s S,
+    inject: Cell<Inject>,
+}
+
+impl<S: SessionStorage> SessionStorage for Injecting<'_, S> {
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
+        self.inner.load(id, cancel)
+    }
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a Value,
+        expected: Option<u64>,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
+        let inject = self.inject.replace(Inject::Nothing);
+        Box::pin(async move {
+            match inject {
+                Inject::FailedWrite => Err(PortError::new("failed write")),
+                Inject::LostAck => {
+                    let _ = self.inner.save(snapshot, expected, cancel).await;
+                    Err(PortError::new("lost acknowledgement"))
+                }
+                Inject::Nothing => self.inner.save(snapshot, expected, cancel).await,
+            }
+        })
+    }
+}
+
+/// The simulation's clock at one step.
+struct At(u64);
+
+impl Clock for At {
+    fn now_ms(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A sleep that never ends: no budget runs out in this simulation.
+struct Never;
+
+impl Sleep for Never {
+    fn sleep(&self, _ms: u64) -> LocalFuture<'_, ()> {
+        Box::pin(std::future::pending())
     }
 }
 

@@ -45,7 +45,8 @@ export function checkHappyPath(r) {
   assert.deepEqual(last.messages.map((m) => m.role), ['user', 'assistant']);
   assert.equal(last.messages[0].content, 'hello there');
   assert.equal(assistantText(last.messages), 'echo: hello there');
-  // Usage: prompt tokens = words of the input, completion tokens = chunks (design §8).
+  // Usage: prompt tokens = words of the input, completion tokens = chunks (the demo model's rule,
+  // `core::chat::demo`).
   assert.equal(last.usage.promptTokens, 2);
   assert.equal(last.usage.completionTokens, 3);
   assert.equal(last.usage.totalTokens, 5);

@@ -137,7 +137,7 @@ export function recordingMemory({ failSave = false } = {}) {
   return memory;
 }
 
-/** The demo tools (design §8) defined in JS; `calls` records every execute. */
+/** The demo tools (`core::chat::demo`) defined in JS; `calls` records every execute. */
 export function demoTools() {
   const calls = [];
   return {

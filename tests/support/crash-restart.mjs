@@ -1,4 +1,5 @@
-// Crash and restart mid-turn, against the demo Worker in workerd (`wrangler dev --persist-to`):
+// Crash and restart mid-turn, against the demo Worker's test build (tests/support/test-hooks-worker.mjs,
+// for its hold points) in workerd (`wrangler dev --persist-to`):
 // each cycle starts turns on a few sessions, lets each reach its seeded kill point, SIGKILLs
 // the whole process group (wrangler and workerd: no shutdown code runs), and starts again on
 // the same persisted directory. The next cycle first checks every session of the last one:
@@ -22,7 +23,7 @@
 //
 // Used by tests/workerd/crash-restart.test.mjs (a fixed seed, a few cycles) and
 // scripts/crash-restart.mjs (any seed, any number of cycles).
-import { startWranglerDev } from './wrangler-dev.mjs';
+import { startWranglerDev, TEST_HOOKS_WORKER } from './wrangler-dev.mjs';
 import { submitBody } from './http-chat.mjs';
 
 export const TENANT = 'crash';
@@ -120,7 +121,7 @@ export async function runCrashCycles({ seed, cycles, perCycle = 4, persistDir, l
   const fail = (where, message) => violations.push(`${where}: ${message}`);
 
   for (let cycle = 0; cycle <= cycles; cycle += 1) {
-    const dev = await startWranglerDev({ persistDir, vars: CRASH_VARS });
+    const dev = await startWranglerDev({ persistDir, vars: CRASH_VARS, script: TEST_HOOKS_WORKER });
     let appending = null;
     try {
       await checkAppends(dev.url, appender, fail);

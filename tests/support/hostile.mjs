@@ -98,7 +98,11 @@ export function send(baseUrl, entry, { tenant, sid }) {
   });
 }
 
-/** Why `response` is not the versioned diagnostic `entry` expects (empty when it is). */
+/**
+ * Why `response` is not the versioned diagnostic `entry` expects (empty when it is). The Ask
+ * service's body is AgentsKit's Ask backend diagnostic exactly, which has no `version`
+ * (README, "AgentsKit Chat compatibility"): there, `version` must be absent.
+ */
 export function problems(entry, response) {
   const [status, code] = entry.expect;
   const out = [];
@@ -113,7 +117,8 @@ export function problems(entry, response) {
     return out;
   }
   const d = body?.error;
-  if (!d || d.version !== 1 || typeof d.message !== 'string' || !d.message || typeof d.retryable !== 'boolean') {
+  const version = entry.surface === 'ask' ? undefined : 1;
+  if (!d || d.version !== version || typeof d.message !== 'string' || !d.message || typeof d.retryable !== 'boolean') {
     out.push(`not a versioned diagnostic: ${response.text.slice(0, 200)}`);
   } else if (d.code !== code) {
     out.push(`code ${d.code}, expected ${code}`);

@@ -1,9 +1,17 @@
-// The `__...ForTest` wasm exports (src/web/adapters/test_hooks.rs) live only in the Worker build
-// (pkg-worker/, Cargo feature `test-hooks`): the npm package's wasm (pkg/) does not carry them.
-// This instantiates that build in Node, once, and re-exports its glue.
+// The test build (pkg-worker-test/: the demo Worker's build plus Cargo feature `test-hooks`) in
+// Node: the `__...ForTest` exports (src/web/adapters/test_hooks.rs) and `__snapshotCountsForBench`
+// (src/web/chat/bench_counts.rs) live only there — neither the npm package's wasm (pkg/) nor the
+// Worker `wrangler deploy` publishes (pkg-worker/) carries them. This instantiates that build
+// once and re-exports its glue; `testBuildApi` is the `turnkeep` entry's surface over it (the
+// glue's exports and the entry's plain-JS parts), for tests that count what the server did.
 import { readFileSync } from 'node:fs';
-import { initSync } from '../../pkg-worker/turnkeep.js';
+import * as glue from '../../pkg-worker-test/turnkeep.js';
+import { createDemoModel, createOpenAICompatibleModel, defineChat } from '../../js/chat.mjs';
+import * as protocol from '../../js/protocol.mjs';
 
-initSync({ module: readFileSync(new URL('../../pkg-worker/turnkeep_bg.wasm', import.meta.url)) });
+glue.initSync({ module: readFileSync(new URL('../../pkg-worker-test/turnkeep_bg.wasm', import.meta.url)) });
 
-export * from '../../pkg-worker/turnkeep.js';
+export * from '../../pkg-worker-test/turnkeep.js';
+
+/** `turnkeep`'s exports over the test build (see the file's comment). */
+export const testBuildApi = { ...glue, ...protocol, defineChat, createDemoModel, createOpenAICompatibleModel };

@@ -45,15 +45,24 @@ async function serveOnce({
 }) {
   const modules = [];
   const seen = new Set();
+  const configDir = tempDir('turnkeep-workerd-');
   const load = (name, encoding) => (name in overrides ? overrides[name] : readFileSync(join(ROOT, name), encoding));
+  // Each module is a file beside the config, which `embed`s it: a megabyte of wasm written into
+  // the config as a hex literal took workerd hundreds of milliseconds to parse at every start.
+  const embed = (name, content) => {
+    const path = join(configDir, 'modules', name);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content);
+    return `embed ${str(relative(configDir, path))}`;
+  };
   const visit = (file) => {
     if (seen.has(file)) return;
     seen.add(file);
     const name = relative(ROOT, file);
-    if (name.endsWith('.wasm')) return modules.push(`(name = ${str(name)}, wasm = 0x"${Buffer.from(load(name)).toString('hex')}")`);
+    if (name.endsWith('.wasm')) return modules.push(`(name = ${str(name)}, wasm = ${embed(name, Buffer.from(load(name)))})`);
     const text = String(load(name, 'utf8'));
-    if (name.endsWith('.html')) return modules.push(`(name = ${str(name)}, text = ${str(text)})`);
-    modules.push(`(name = ${str(name)}, esModule = ${str(text)})`);
+    if (name.endsWith('.html')) return modules.push(`(name = ${str(name)}, text = ${embed(name, text)})`);
+    modules.push(`(name = ${str(name)}, esModule = ${embed(name, text)})`);
     for (const [, spec] of text.matchAll(/(?:import|export)\s*(?:[^'"]*?\sfrom\s*)?['"]([^'"]+)['"]/g)) {
       if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
     }
@@ -82,7 +91,6 @@ const worker :Workerd.Worker = (
   durableObjectStorage = (localDisk = "storage"),
 );
 `;
-  const configDir = tempDir('turnkeep-workerd-');
   const configPath = join(configDir, 'config.capnp');
   writeFileSync(configPath, config);
   const child = spawn(BINARY, ['serve', '--experimental', ...(verbose ? ['--verbose'] : []), configPath], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -10,6 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { spawnServer } from './spawn-server.mjs';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * The demo Worker's test build (pkg-worker-test/, with the `/__test/*` routes and hold points),
+ * served instead of wrangler.toml's `main` by the tests that need its hooks: pass it as
+ * `script` here or as `entry` to serveWorkerd. Everything else runs the Worker as it deploys.
+ */
+export const TEST_HOOKS_WORKER = 'tests/support/test-hooks-worker.mjs';
 export const OFFLINE_ENV = {
   WRANGLER_SEND_METRICS: 'false',
   WRANGLER_SEND_ERROR_REPORTS: 'false',
@@ -42,19 +48,20 @@ export function freePort() {
 }
 
 /**
- * `wrangler dev --ip 127.0.0.1 --port <port> --persist-to <persistDir> [--var K:V ...]` in `cwd`
- * (default the repository root, i.e. the demo Worker; an example app passes its own directory
- * and uses its own wrangler). Resolves when wrangler prints "Ready on" with
+ * `wrangler dev [script] --ip 127.0.0.1 --port <port> --persist-to <persistDir> [--var K:V ...]`
+ * in `cwd` (default the repository root, i.e. the demo Worker; an example app passes its own
+ * directory and uses its own wrangler); `script` (e.g. TEST_HOOKS_WORKER) replaces the
+ * configuration's `main`. Resolves when wrangler prints "Ready on" with
  * `{ url, port, output(), stop(), crash() }`; `stop()` ends its whole process group (wrangler
  * and its workerd child) and waits for it; `crash()` does the same with SIGKILL (no shutdown
  * code runs: what the crash tests need).
  */
-export async function startWranglerDev({ persistDir, port, vars = {}, cwd = ROOT }) {
+export async function startWranglerDev({ persistDir, port, vars = {}, cwd = ROOT, script }) {
   for (let attempt = 1; ; attempt += 1) {
     const chosen = port ?? (await freePort());
     let dev;
     try {
-      dev = await launch({ persistDir, port: chosen, vars, cwd });
+      dev = await launch({ persistDir, port: chosen, vars, cwd, script });
     } catch (error) {
       const retry = port === undefined && error.addressInUse && attempt < LAUNCH_ATTEMPTS_MAX;
       if (!retry) throw error;
@@ -79,8 +86,8 @@ async function answers(url) {
   }
 }
 
-async function launch({ persistDir, port, vars, cwd }) {
-  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistDir,
+async function launch({ persistDir, port, vars, cwd, script }) {
+  const args = ['dev', ...(script ? [script] : []), '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistDir,
     '--show-interactive-dev-session=false'];
   for (const [key, value] of Object.entries(vars)) args.push('--var', `${key}:${value}`);
   const { child, output, stop, kill } = await spawnServer({

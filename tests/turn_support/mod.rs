@@ -347,7 +347,7 @@ impl<T: Tool> Tool for Shared<T> {
         &self,
         args: serde_json::Map<String, serde_json::Value>,
         context: turnkeep::ports::chat::ToolContext,
-    ) -> LocalFuture<'_, Result<String, turnkeep::ports::PortError>> {
+    ) -> LocalFuture<'_, Result<String, turnkeep::ports::chat::ToolFailure>> {
         self.0.execute(args, context)
     }
 }
@@ -360,10 +360,10 @@ impl Tool for CountingTransfer {
         &self,
         args: serde_json::Map<String, serde_json::Value>,
         context: turnkeep::ports::chat::ToolContext,
-    ) -> LocalFuture<'_, Result<String, turnkeep::ports::PortError>> {
+    ) -> LocalFuture<'_, Result<String, turnkeep::ports::chat::ToolFailure>> {
         self.runs.borrow_mut().push(context.idempotency_key.clone());
         let result = turnkeep::core::chat::demo::run_demo_tool("transfer", &args)
-            .map_err(turnkeep::ports::PortError::new);
+            .map_err(|e| turnkeep::ports::PortError::new(e).into());
         Box::pin(async move { result })
     }
 }

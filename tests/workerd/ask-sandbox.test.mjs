@@ -34,7 +34,7 @@ const events = async (response) => (await response.text()).split('\n').filter(Bo
 
 test('POST /api/ask answers from the docs and cites the section that holds the answer', async () => {
   const cases = [
-    ['How do I run the tests?', 'readme.two-commands'],
+    ['How do I run the tests?', 'contributing.two-commands'],
     ['Which module may read a clock or draw randomness?', 'architecture.invariants'],
     ['How are snapshot sequences derived from the claim cursor?', 'architecture.snapshot-sequences-o1-storage-writes-per-turn'],
   ];
@@ -64,7 +64,7 @@ test('POST /api/ask: the demo auth runs first, hints must match the site, ungrou
   const ungrounded = await ask('zyzzyva quokka');
   assert.equal(ungrounded.status, 422);
   assert.deepEqual(await ungrounded.json(), {
-    error: { version: 1, code: 'ASK_NO_GROUNDED_SOURCES', message: 'No grounded sources were found for this question.', retryable: false },
+    error: { code: 'ASK_NO_GROUNDED_SOURCES', message: 'No grounded sources were found for this question.', retryable: false },
   });
 });
 
@@ -106,7 +106,7 @@ test('in Chromium: the page\'s "Ask the docs" box shows the answer and its citat
   await page.waitForFunction(() => document.querySelectorAll('#ask-sources li').length > 0);
   await page.waitForSelector('#ask-send:not([disabled])');
   assert.equal(await page.textContent('#ask-answer'), 'echo: How do I run the tests?');
-  assert.match(await page.textContent('#ask-sources li:first-child'), /^README: Two commands/);
+  assert.match(await page.textContent('#ask-sources li:first-child'), /^CONTRIBUTING: Two commands/);
 
   await page.goto(`${worker.url}/mcp/sandbox?uri=ui://demo/chart&theme=dark`);
   await page.waitForFunction(() => document.querySelectorAll('#chart .bar').length === 5);

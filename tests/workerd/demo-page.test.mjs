@@ -105,6 +105,27 @@ test('an answer streams in; tool and confirmation cards', async () => {
   await context.close();
 });
 
+test('a model\'s reasoning is drawn collapsed above its answer, live and server-rendered; opening it survives the stream', async () => {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 820 } });
+  const page = await open(context, `/?session=${newSession()}`);
+  await send(page, '/think cats');
+  await waitForAnswer(page, (text) => text.endsWith('answer: cats'));
+  const reasoning = page.locator('.pane .msg.assistant details.reasoning').last();
+  assert.equal(await reasoning.locator('.reasoning-text').textContent(), 'Thinking about cats.');
+  assert.equal(await reasoning.evaluate((el) => el.open), false, 'collapsed');
+  assert.equal(await reasoning.locator('.reasoning-text').isVisible(), false);
+  await reasoning.locator('summary').click();
+  assert.equal(await reasoning.locator('.reasoning-text').isVisible(), true);
+  // The server's first paint of the same session draws it collapsed too.
+  await page.reload();
+  await page.waitForSelector('html[data-live]');
+  const painted = page.locator('.pane .msg.assistant details.reasoning').last();
+  assert.equal(await painted.evaluate((el) => el.open), false);
+  assert.equal(await lastAssistant(page), 'ReasoningThinking about cats.answer: cats');
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
 test('a reload mid-answer paints the question and the partial answer at once; the answer goes on, every word once', async () => {
   const context = await browser.newContext();
   const id = newSession();

@@ -1,7 +1,7 @@
 // The live readers of one stream share the work of an append (issue 14, point 4): an append
 // wakes every waiting reader (SSE responses and long-polls), and each of them answers from the
 // rows the object already holds (src/cloudflare/streams/recent.rs), not from its own SQLite read.
-// The Worker is served by the workerd binary with TEST_HOOKS=1, and `GET /__test/stream-io/<name>`
+// The Worker's test build is served by the workerd binary with TEST_HOOKS=1, and `GET /__test/stream-io/<name>`
 // reports what the stream object's statements cost SQLite (its cursors' rowsRead/rowsWritten).
 // The same appends run with one reader of each kind and with many: the rows read per append must
 // not grow with the readers. The last test shows the count can see a read at all (a reader
@@ -10,6 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { serveWorkerd } from '../support/workerd-serve.mjs';
+import { TEST_HOOKS_WORKER } from '../support/wrangler-dev.mjs';
 import { removeDir, tempDir } from './harness.mjs';
 
 const APPENDS = 8;
@@ -21,6 +22,7 @@ let server;
 before(async () => {
   server = await serveWorkerd({
     persistDir: state,
+    entry: TEST_HOOKS_WORKER,
     vars: { STREAMS_PUBLIC: '1', TEST_HOOKS: '1', STREAMS_LONG_POLL_MS: '3000' },
   });
 });
@@ -35,7 +37,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The stream object's SQL counts: `{ statements, rowsRead, rowsWritten }`. */
 async function io(name) {
   const response = await fetch(`${server.baseUrl}/__test/stream-io/${name}`);
-  assert.equal(response.status, 200, 'the test hook answers (TEST_HOOKS=1, a test-hooks build)');
+  assert.equal(response.status, 200, 'the test hook answers (TEST_HOOKS=1, the test build)');
   return response.json();
 }
 

@@ -9,7 +9,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { runStorm, STORM_LEASE_MS, STORM_VARS } from '../support/storm.mjs';
-import { startWranglerDev } from '../support/wrangler-dev.mjs';
+import { startWranglerDev, TEST_HOOKS_WORKER } from '../support/wrangler-dev.mjs';
 import { removeDir, tempDir } from './harness.mjs';
 
 const state = tempDir('turnkeep-storm-');
@@ -18,7 +18,7 @@ after(() => removeDir(state));
 const WASM_MEMORY_BYTES_MAX = 32 * 1024 * 1024;
 
 test('a storm of aborts, cancels, stops and double sends leaks no lease and loses or doubles no message', { timeout: 600_000 }, async () => {
-  const dev = await startWranglerDev({ persistDir: state, vars: STORM_VARS });
+  const dev = await startWranglerDev({ persistDir: state, vars: STORM_VARS, script: TEST_HOOKS_WORKER });
   try {
     const report = await runStorm({ dev, seed: 2, turns: 120, sessions: 12 });
     console.log(`# storm: ${report.accepted} accepted of ${report.turns} turns in ${Math.round(report.stormMs)} ms; ` +

@@ -83,4 +83,6 @@ test("the demo's proxy: a wrong tenant gets a 401 diagnostic; another tenant's s
   assert.deepEqual(JSON.parse(text), []);
   const write = await fetch(`${demo.url}/api/chat/stream/private-s`, { method: 'POST', headers: { authorization: 'Bearer acme' }, body: '[]' });
   assert.equal(write.status, 405, 'browsers never write the log directly');
+  assert.equal(write.headers.get('allow'), 'GET, HEAD');
+  assert.equal((await write.json()).error.code, 'STREAM_READ_ONLY');
 });

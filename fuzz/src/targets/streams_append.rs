@@ -157,7 +157,12 @@ fn request(g: &mut Gen<'_>, s: &Stream) -> Post {
             (_, last) => last.map_or(0, |l| l + 1),
         };
         let epoch = if g.chance(15) { epoch + 1 } else { epoch };
-        ProducerHeaders { id, epoch, seq }
+        ProducerHeaders {
+            id,
+            epoch,
+            seq,
+            items: None,
+        }
     });
     let body = match g.below(8) {
         0 => Vec::new(),

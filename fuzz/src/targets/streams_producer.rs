@@ -29,7 +29,7 @@ pub fn run(data: &[u8]) {
         check_decision(state, &headers, &decision);
         let next = commit_producer(state.as_ref(), &decision);
         match decision {
-            ProducerDecision::Accepted { next: moved } => {
+            ProducerDecision::Accepted { next: moved, .. } => {
                 assert_eq!(next, Some(moved));
                 assert!(
                     accepted.insert((headers.epoch, headers.seq)),
@@ -61,6 +61,7 @@ fn request(g: &mut Gen<'_>, state: Option<ProducerState>) -> ProducerHeaders {
         id: "p1".into(),
         epoch,
         seq,
+        items: None,
     }
 }
 
@@ -73,7 +74,7 @@ fn check_decision(state: Option<ProducerState>, h: &ProducerHeaders, decision: &
             .map(|(_, v)| v.parse::<u64>().expect("numeric header"))
     };
     match *decision {
-        ProducerDecision::Accepted { next } => {
+        ProducerDecision::Accepted { next, .. } => {
             assert_eq!(decision.status(), 200);
             assert_eq!((next.epoch, next.last_seq), (h.epoch, h.seq));
             match state {

@@ -97,7 +97,10 @@ function patch(list, shown, messages) {
     let el = byId.get(id);
     if (!el || shown.get(id) !== html) {
       const fresh = elementOf(html);
-      if (el) el.replaceWith(fresh);
+      if (el) {
+        keepOpened(el, fresh);
+        el.replaceWith(fresh);
+      }
       el = fresh;
       shown.set(id, html);
     }
@@ -107,6 +110,11 @@ function patch(list, shown, messages) {
   }
   const last = list.lastElementChild;
   if (last && list.closest('.pane')?.dataset.pane === '1') last.scrollIntoView({ block: 'end' });
+}
+
+/** A reasoning the reader opened stays open while its message keeps streaming. */
+function keepOpened(old, fresh) {
+  if (old.querySelector('details.reasoning')?.open) fresh.querySelector('details.reasoning')?.setAttribute('open', '');
 }
 
 function elementOf(html) {

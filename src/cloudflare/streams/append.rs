@@ -1,4 +1,4 @@
-//! POST: append, close, idempotent producers (protocol §5.2, §5.2.1, §5.3). The decision is
+//! POST: append, close, idempotent producers (Durable Streams protocol §5.2, §5.2.1, §5.3). The decision is
 //! `core::streams::append::decide_append`; `commit_append` is the only place an append changes
 //! state, all in the caller's one SQLite transaction.
 
@@ -12,7 +12,7 @@ use crate::core::streams::append::{
     decide_append, AppendCommit, AppendData, AppendDecision, AppendRequest, StreamForAppend,
 };
 use crate::core::streams::closure::ClosedStreamDecision;
-use crate::core::streams::producer::{parse_producer_headers, ProducerDecision};
+use crate::core::streams::producer::{parse_producer_headers, with_seq_count, ProducerDecision};
 
 impl SessionStreamCore {
     pub(super) fn post(&mut self, ctx: &Ctx<'_>, body: &[u8]) -> Result<Reply, JsValue> {
@@ -21,13 +21,15 @@ impl SessionStreamCore {
             return Ok(Self::not_live(state));
         }
         let header = |n: &str| ctx.req.header(n);
-        let (id, epoch, seq) = (
+        let (id, epoch, seq, count) = (
             header("producer-id"),
             header("producer-epoch"),
             header("producer-seq"),
+            header("producer-seq-count"),
         );
-        let producer = match parse_producer_headers(id.as_deref(), epoch.as_deref(), seq.as_deref())
-        {
+        let parsed = parse_producer_headers(id.as_deref(), epoch.as_deref(), seq.as_deref())
+            .and_then(|p| with_seq_count(p, count.as_deref()));
+        let producer = match parsed {
             Ok(p) => p,
             Err(e) => return Ok(Reply::rejected(&e)),
         };
@@ -94,7 +96,10 @@ impl SessionStreamCore {
             AppendDecision::Producer(d) => {
                 let mut reply = Reply::new(d.status()).headers(d.response_headers());
                 if matches!(d, ProducerDecision::Duplicate { .. }) {
-                    reply = reply.header("stream-next-offset", tail.to_string());
+                    let echo = producer.as_ref().and_then(|p| p.seq_count_echo());
+                    reply = reply
+                        .header("stream-next-offset", tail.to_string())
+                        .headers(echo);
                     self.touch(ctx.now_ms)?;
                 } else if let Some(row) = d.refusal_row() {
                     reply = reply.with_diagnostic(&row.diagnostic());

@@ -1,4 +1,4 @@
-//! Forks across objects (protocol §4.2). A fork lives in its own object and holds a copy of the
+//! Forks across objects (Durable Streams protocol §4.2). A fork lives in its own object and holds a copy of the
 //! rows it inherits, so reading it never needs the source; the source only counts its forks, so
 //! that deleting (or expiring) it while forks exist soft-deletes it (410) and the last fork to go
 //! lets it be purged.

@@ -1,4 +1,4 @@
-//! The data a fork's `Stream-Fork-Sub-Offset` materialises (protocol §4.2): the first `sub`
+//! The data a fork's `Stream-Fork-Sub-Offset` materialises (Durable Streams protocol §4.2): the first `sub`
 //! bytes (byte streams) or the first `sub` JSON messages (JSON mode) of the source append that
 //! starts exactly at the fork offset. Anything else is a 400.
 

@@ -1,4 +1,4 @@
-//! The `SessionStream` Durable Object (design §5): one object per stream, serving the Durable
+//! The `SessionStream` Durable Object: one object per stream, serving the Durable
 //! Streams HTTP protocol from its SQLite storage. Every protocol decision comes from
 //! `crate::core::streams`; the core here reads the stored state, commits the decision in one
 //! synchronous run of SQL (so it is durable before the shell answers: the runtime's output gate

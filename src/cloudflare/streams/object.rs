@@ -124,7 +124,7 @@ impl SessionStreamCore {
         Ok(())
     }
 
-    /// A read or write renews a sliding TTL (protocol §4); HEAD does not. The renewal is saved
+    /// A read or write renews a sliding TTL (Durable Streams protocol §4); HEAD does not. The renewal is saved
     /// only once it is far enough ahead of the stored one (`renewal_needs_save`): the readers
     /// one append wakes renew in the same few milliseconds, and must not each write the meta row.
     pub(super) fn touch(&mut self, now_ms: u64) -> Result<(), JsValue> {

@@ -13,7 +13,7 @@ use crate::core::protocol::TurnDiagnostic;
 /// Where the Durable Streams protocol is served.
 pub const STREAM_PREFIX: &str = "/v1/stream/";
 
-/// Headers every stream response carries (browser security and CORS, protocol §11).
+/// Headers every stream response carries (browser security and CORS, Durable Streams protocol §11).
 pub const SECURITY_HEADERS: &[(&str, &str)] = &[
     ("x-content-type-options", "nosniff"),
     ("cross-origin-resource-policy", "cross-origin"),
@@ -22,7 +22,7 @@ pub const SECURITY_HEADERS: &[(&str, &str)] = &[
         "access-control-expose-headers",
         "Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, \
          Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, \
-         Producer-Expected-Seq, Producer-Received-Seq, ETag, Content-Type, Location",
+         Producer-Seq-Count, Producer-Expected-Seq, Producer-Received-Seq, ETag, Content-Type, Location",
     ),
 ];
 
@@ -35,7 +35,8 @@ pub const PREFLIGHT_HEADERS: &[(&str, &str)] = &[
     (
         "access-control-allow-headers",
         "Authorization, Content-Type, If-None-Match, Stream-Seq, Stream-TTL, Stream-Expires-At, \
-         Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, Stream-Forked-From, \
+         Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, Producer-Seq-Count, \
+         Stream-Forked-From, \
          Stream-Fork-Offset, Stream-Fork-Sub-Offset",
     ),
     ("access-control-max-age", "86400"),
@@ -167,7 +168,7 @@ fn decide_stream(request: &RouteRequest<'_>, raw: &str, access: &StreamsAccess) 
     StreamRoute::Forward { stream }
 }
 
-/// The stream name of a chat session (design §8): `chat/<tenant>/<sessionId>`.
+/// The stream name of a chat session: `chat/<tenant>/<sessionId>`.
 pub fn chat_stream_name(tenant: &str, session_id: &str) -> String {
     format!("chat/{tenant}/{session_id}")
 }

@@ -74,6 +74,8 @@ impl DurableObject for SessionStreamObject {
             readers: Rc::new(RefCell::new(ReaderCounts::default())),
             exclusive: Serial::new(limits::STREAM_EXCLUSIVE_WAITING_MAX),
             body_ms,
+            #[cfg(feature = "test-hooks")]
+            counts: Default::default(),
         };
         Self {
             shell: Rc::new(shell),
@@ -86,6 +88,10 @@ impl DurableObject for SessionStreamObject {
 
     async fn fetch(&self, req: worker::Request) -> worker::Result<worker::Response> {
         let request: Request = req.inner().to_owned();
+        #[cfg(feature = "test-hooks")]
+        if request.method() == "POST" {
+            self.shell.count(|c| c.posts += 1);
+        }
         let answer = match request.method().as_str() {
             // The body is read before the queue, so a slow one holds no other PUT or DELETE.
             "PUT" | "DELETE" => match self.shell.read_body(&request).await {
@@ -128,6 +134,19 @@ struct Shell {
     exclusive: Serial,
     /// How long a request's body may take to arrive (`STREAMS_BODY_MS`).
     body_ms: u64,
+    /// Requests and transactions so far (test builds: `sqlIoForTest`).
+    #[cfg(feature = "test-hooks")]
+    counts: std::cell::Cell<ShellCounts>,
+}
+
+/// What `GET /__test/stream-io/<name>` reports besides the SQL counts: POSTs (appends and
+/// closes), storage transactions (one per request step), and those that wrote a row (commits).
+#[cfg(feature = "test-hooks")]
+#[derive(Clone, Copy, Default)]
+struct ShellCounts {
+    posts: u64,
+    transactions: u64,
+    commits: u64,
 }
 
 /// A reader's place among the stream's waiting readers, given back when dropped.
@@ -173,7 +192,26 @@ impl Shell {
     ) -> Result<T, JsValue> {
         // The body runs synchronously inside transactionSync: nothing else borrows the core then.
         let core = self.core.clone();
-        self.sql.transaction(move || step(&mut core.borrow_mut()))
+        #[cfg(feature = "test-hooks")]
+        let written = self.core.borrow().store.io().rows_written;
+        let result = self.sql.transaction(move || step(&mut core.borrow_mut()));
+        #[cfg(feature = "test-hooks")]
+        {
+            let wrote = self.core.borrow().store.io().rows_written > written;
+            self.count(|c| {
+                c.transactions += 1;
+                c.commits += u64::from(wrote);
+            });
+        }
+        result
+    }
+
+    /// Updates the test counts.
+    #[cfg(feature = "test-hooks")]
+    fn count(&self, change: impl FnOnce(&mut ShellCounts)) {
+        let mut counts = self.counts.get();
+        change(&mut counts);
+        self.counts.set(counts);
     }
 
     /// After a storage failure: drop cached state; storage is the truth.
@@ -443,16 +481,20 @@ impl SessionStreamObject {
         self.shell.core.borrow().row_starting_at(start)
     }
 
-    /// `{ statements, rowsRead, rowsWritten }` of this object's store so far, as JSON (test
-    /// builds; the Worker's `GET /__test/stream-io/<name>` asks for it).
+    /// `{ statements, rowsRead, rowsWritten, posts, transactions, commits }` of this object so
+    /// far, as JSON (test builds; the Worker's `GET /__test/stream-io/<name>` asks for it).
     #[cfg(feature = "test-hooks")]
     #[wasm_bindgen(js_name = sqlIoForTest)]
     pub fn sql_io_for_test(&self) -> String {
         let io = self.shell.core.borrow().store.io();
+        let counts = self.shell.counts.get();
         serde_json::json!({
             "statements": io.statements,
             "rowsRead": io.rows_read,
             "rowsWritten": io.rows_written,
+            "posts": counts.posts,
+            "transactions": counts.transactions,
+            "commits": counts.commits,
         })
         .to_string()
     }
@@ -562,7 +604,7 @@ fn stream_body(
     }
 }
 
-/// Seconds of jitter for a cursor the client already holds (protocol §10.1).
+/// Seconds of jitter for a cursor the client already holds (Durable Streams protocol §10.1).
 fn jitter() -> u32 {
     random_in(
         limits::STREAM_CURSOR_JITTER_SECONDS_MIN,

@@ -1,10 +1,10 @@
 //! The one table of Ask failures: HTTP status (before the stream), code, literal message and
 //! retryable flag, with AgentsKit's Ask backend codes and messages (wire facts).
 //!
-//! Before the stream starts a failure is the JSON body `{"error": {...}}`, versioned like every
-//! turnkeep diagnostic (`version: 1` is an additive field; AgentsKit's clients read only the
-//! status). Inside the stream it is the Ask NDJSON event `{"type":"error",...}`, exactly as
-//! AgentsKit's strict event schema accepts it (no extra field there).
+//! Before the stream starts a failure is the JSON body `{"error": {"code", "message",
+//! "retryable"}}`, exactly AgentsKit's Ask backend diagnostic (its own tests compare the body
+//! whole, so turnkeep's additive `version` is not written here). Inside the stream it is the Ask
+//! NDJSON event `{"type":"error",...}`, exactly as AgentsKit's strict event schema accepts it.
 
 use serde::Serialize;
 
@@ -101,9 +101,28 @@ impl AskFailure {
         self.row().diagnostic()
     }
 
-    /// The pre-stream body `{"error":{"version":1,...}}`.
+    /// The pre-stream body `{"error":{"code":...,"message":...,"retryable":...}}` (AgentsKit's
+    /// `AskBackendDiagnostic`, key order as its schema writes it).
     pub fn error_body_json(self) -> String {
-        self.diagnostic().error_body_json(None)
+        #[derive(Serialize)]
+        struct Diagnostic {
+            code: &'static str,
+            message: &'static str,
+            retryable: bool,
+        }
+        #[derive(Serialize)]
+        struct Body {
+            error: Diagnostic,
+        }
+        let row = self.row();
+        let body = Body {
+            error: Diagnostic {
+                code: row.code,
+                message: row.message,
+                retryable: row.retryable,
+            },
+        };
+        serde_json::to_string(&body).unwrap_or_default()
     }
 
     /// The in-stream NDJSON line `{"type":"error","message","code","retryable"}\n`.
@@ -152,7 +171,7 @@ mod tests {
     fn bodies() {
         assert_eq!(
             AskFailure::RateLimited.error_body_json(),
-            r#"{"error":{"version":1,"code":"ASK_RATE_LIMITED","message":"The Ask rate limit was exceeded.","retryable":true}}"#
+            r#"{"error":{"code":"ASK_RATE_LIMITED","message":"The Ask rate limit was exceeded.","retryable":true}}"#
         );
         assert_eq!(
             AskFailure::PersistenceConflict.error_event_line(),

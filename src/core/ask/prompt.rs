@@ -47,10 +47,7 @@ pub fn grounded_request(
         };
         messages.push(message(i + 1, role, m.content.clone()));
     }
-    ModelRequest {
-        messages,
-        tools: Vec::new(),
-    }
+    ModelRequest::new(messages, Vec::new())
 }
 
 /// A chat model's token usage as Ask usage.

@@ -8,15 +8,52 @@
 //! | `{ type: 'tool_call', toolCall: { id, name, args } }` | one whole tool call (`args` is its JSON text; absent means `{}`) |
 //! | `{ type: 'usage', usage: { promptTokens, completionTokens, totalTokens? } }` | the usage of the finish |
 //! | `{ type: 'done' }`, or the end of the stream | the finish: reason `tool-calls` when the response called tools, else `stop` |
+//! | `{ type: 'reasoning', content }` | reasoning text (the message's `metadata.reasoning`, where AgentsKit's controller puts it) |
 //! | `{ type: 'error' }` | a failed model call (its `content` is not kept: it is the provider's text) |
-//! | `reasoning`, `tool_result`, any other type | nothing (AgentsKit's controller does not render them either) |
+//! | `tool_result`, any other type | nothing |
 //!
-//! Nothing after the finish is read.
+//! Nothing after the finish is read. [`adapter_messages`] is the conversation an adapter is
+//! handed: AgentsKit's, with the definition's `systemPrompt` first as its controller puts it.
 
 use serde_json::{Map, Value};
 
 use super::model::{FinishReason, ModelChunk, Usage};
 use crate::checks::safe_uint;
+use crate::protocol::{Message, MessageStatus, Role};
+
+/// The id of the system message [`adapter_messages`] adds (it is never saved).
+pub const SYSTEM_PROMPT_MESSAGE_ID: &str = "system-prompt";
+
+/// The messages of an adapter request: `messages`, preceded by a system message with
+/// `system_prompt` unless one with exactly that text is there already (AgentsKit's rule, so a
+/// prompt is not sent twice). It is dated like the first message (epoch 0 without one).
+pub fn adapter_messages(messages: &[Message], system_prompt: Option<&str>) -> Vec<Message> {
+    let prompt = system_prompt.filter(|p| !p.is_empty());
+    let present = |p: &str| {
+        messages
+            .iter()
+            .any(|m| m.role == Role::System && m.content == p)
+    };
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if let Some(prompt) = prompt.filter(|p| !present(p)) {
+        out.push(Message {
+            id: SYSTEM_PROMPT_MESSAGE_ID.to_owned(),
+            role: Role::System,
+            content: prompt.to_owned(),
+            status: MessageStatus::Complete,
+            created_at: messages.first().map_or_else(
+                || "1970-01-01T00:00:00.000Z".to_owned(),
+                |m| m.created_at.clone(),
+            ),
+            parts: None,
+            tool_calls: None,
+            tool_call_id: None,
+            metadata: None,
+        });
+    }
+    out.extend_from_slice(messages);
+    out
+}
 
 /// Why an adapter's stream cannot go on. Fixed texts: nothing of the chunk is quoted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +100,8 @@ impl AgentsKitStream {
             .as_object()
             .ok_or(AgentsKitChunkError::Invalid("a chunk must be an object"))?;
         match chunk.get("type").and_then(Value::as_str) {
-            Some("text") => text(chunk),
+            Some("text") => text(chunk).map(|t| t.map(ModelChunk::Text)),
+            Some("reasoning") => text(chunk).map(|t| t.map(ModelChunk::Reasoning)),
             Some("tool_call") => self.tool_call(chunk).map(Some),
             Some("usage") => {
                 self.usage = Some(usage(chunk.get("usage"))?);
@@ -126,13 +164,14 @@ impl AgentsKitStream {
     }
 }
 
-fn text(chunk: &Map<String, Value>) -> Result<Option<ModelChunk>, AgentsKitChunkError> {
+/// A text or reasoning chunk's `content` (absent or empty: nothing).
+fn text(chunk: &Map<String, Value>) -> Result<Option<String>, AgentsKitChunkError> {
     match chunk.get("content") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.is_empty() => Ok(None),
-        Some(Value::String(s)) => Ok(Some(ModelChunk::Text(s.clone()))),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(_) => Err(AgentsKitChunkError::Invalid(
-            "a text chunk's content must be a string",
+            "a text or reasoning chunk's content must be a string",
         )),
     }
 }

@@ -1,4 +1,4 @@
-//! The deterministic demo model (design §8) as pure scripts: a model request in, the chunks
+//! The deterministic demo model as pure scripts: a model request in, the chunks
 //! the demo model streams out. The adapter that plays a script (with `chunkDelayMs` between
 //! chunks) lives outside the core; this module decides only *what* is said.
 //!
@@ -8,6 +8,7 @@
 //! | `/words N`        | `w1 w2 … wN`, one word per chunk; N above [`DEMO_WORDS_MAX`] is clamped to it; N that is not a positive integer is "anything else" |
 //! | `/tool Q`         | calls `lookup` with `{"query": "Q"}`; once its result is in, `found: <result>` |
 //! | `/confirm N`      | calls `transfer` with `{"amount": N}` (a safe integer ≥ 0), which requires confirmation; once a result is in, `transfer: <result>` |
+//! | `/think Q`        | reasoning `Thinking about Q.`, then `answer: Q`, one word per chunk (the page draws the reasoning collapsed) |
 //! | `/fail`           | one chunk, then the call fails |
 //!
 //! Every script that does not fail ends with a `Finish` whose usage is promptTokens = words
@@ -42,6 +43,7 @@ pub enum DemoCommand {
     Words(u64),
     Tool(String),
     Confirm(u64),
+    Think(String),
     Fail,
 }
 
@@ -61,6 +63,7 @@ pub fn parse_command(input: &str) -> DemoCommand {
             _ => DemoCommand::Echo,
         },
         "/tool" => DemoCommand::Tool(rest.to_owned()),
+        "/think" => DemoCommand::Think(rest.to_owned()),
         "/confirm" => match rest.parse::<u64>() {
             Ok(n) if n <= INTEGER_SAFE_MAX => DemoCommand::Confirm(n),
             _ => DemoCommand::Echo,
@@ -85,6 +88,17 @@ pub fn demo_script(request: &ModelRequest) -> Vec<DemoStep> {
         }
         (DemoCommand::Echo, _) => (words_of(&format!("echo: {input}")), FinishReason::Stop),
         (DemoCommand::Words(n), _) => (numbered_words(n), FinishReason::Stop),
+        (DemoCommand::Think(topic), _) => {
+            let mut chunks: Vec<ModelChunk> = words_of(&format!("Thinking about {topic}."))
+                .into_iter()
+                .map(|chunk| match chunk {
+                    ModelChunk::Text(word) => ModelChunk::Reasoning(word),
+                    other => other,
+                })
+                .collect();
+            chunks.extend(words_of(&format!("answer: {topic}")));
+            (chunks, FinishReason::Stop)
+        }
         (DemoCommand::Tool(_), Some(result)) => {
             (words_of(&format!("found: {result}")), FinishReason::Stop)
         }
@@ -121,6 +135,7 @@ pub fn demo_tools() -> Vec<ToolSpec> {
                 "required": ["query"],
             }),
             requires_confirmation: false,
+            host_validates: false,
         },
         ToolSpec {
             name: TRANSFER.into(),
@@ -131,6 +146,7 @@ pub fn demo_tools() -> Vec<ToolSpec> {
                 "required": ["amount"],
             }),
             requires_confirmation: true,
+            host_validates: false,
         },
     ]
 }

@@ -4,14 +4,40 @@
 
 use serde_json::Value;
 
+use super::settings::CallSettings;
+use crate::hash::FixedHashSet;
 use crate::limits::INTEGER_SAFE_MAX;
-use crate::protocol::Message;
+use crate::protocol::{Message, Role};
 
-/// One model call: the conversation so far and the tools the model may call.
+/// One model call: the conversation so far, the tools the model may call and the definition's
+/// call settings (instructions, temperature, ...).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
+    pub settings: CallSettings,
+}
+
+impl ModelRequest {
+    /// A request with no call settings.
+    pub fn new(messages: Vec<Message>, tools: Vec<ToolSpec>) -> Self {
+        Self {
+            messages,
+            tools,
+            settings: CallSettings::default(),
+        }
+    }
+
+    /// The ids of the tool calls a `tool` message answers. Only these calls are sent to a
+    /// model: every provider refuses a call without its result (a call still waiting for a
+    /// person has none yet).
+    pub fn answered_calls(&self) -> FixedHashSet<&str> {
+        self.messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .filter_map(|m| m.tool_call_id.as_deref())
+            .collect()
+    }
 }
 
 /// A tool as the model sees it, plus whether a person must approve it before it runs.
@@ -24,6 +50,10 @@ pub struct ToolSpec {
     /// When true the controller never runs the tool: the turn ends with the call waiting in
     /// status `requires_confirmation`.
     pub requires_confirmation: bool,
+    /// The host checks the input itself (its schema is one the core cannot read, such as a
+    /// Standard Schema object; `parameters` is then its JSON Schema form, for the model only),
+    /// so the controller does not check it against `parameters`.
+    pub host_validates: bool,
 }
 
 /// One piece of a streamed model response.
@@ -31,6 +61,8 @@ pub struct ToolSpec {
 pub enum ModelChunk {
     /// Assistant text to append.
     Text(String),
+    /// Reasoning text (a model's thinking) to append; kept beside the text, never in it.
+    Reasoning(String),
     /// A fragment of tool call number `index`. `id` and `name` may arrive on the first fragment
     /// only or be repeated on every one (the first wins); `args_delta` fragments of the same
     /// index concatenate to the call's JSON arguments.

@@ -1,4 +1,4 @@
-//! What a Durable Streams SSE read says, read-side (PROTOCOL.md §5.8, §8): the answer's status,
+//! What a Durable Streams SSE read says, read-side (Durable Streams PROTOCOL.md §5.8, §8): the answer's status,
 //! `event: data` payloads and `event: control` objects. Pure: the machine hands in what arrived.
 //!
 //! Facts relied on: a live SSE read is `GET {url}?offset=<offset>&live=sse` (and `cursor=<the
@@ -58,7 +58,7 @@ impl ReadOffset {
 pub(crate) const OFFSET_RULE: &str = "an offset is -1, now, or 1 to 256 visible ASCII characters other than , & = ? / (an offset the server returned)";
 
 /// Offsets are opaque tokens, but never empty, never the reserved sentinels, and never contain
-/// `,` `&` `=` `?` `/` (protocol §8); this also keeps them safe in a query string and a log line.
+/// `,` `&` `=` `?` `/` (Durable Streams protocol §8); this also keeps them safe in a query string and a log line.
 pub(crate) fn is_offset_text(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= CONNECTION_OFFSET_CHARS_MAX

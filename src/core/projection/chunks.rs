@@ -21,6 +21,11 @@ pub const TOOL_CALL_ARGS: &str = "TOOL_CALL_ARGS";
 pub const TOOL_CALL_END: &str = "TOOL_CALL_END";
 pub const TOOL_CALL_RESULT: &str = "TOOL_CALL_RESULT";
 pub const MESSAGES_SNAPSHOT: &str = "MESSAGES_SNAPSHOT";
+pub const REASONING_START: &str = "REASONING_START";
+pub const REASONING_MESSAGE_START: &str = "REASONING_MESSAGE_START";
+pub const REASONING_MESSAGE_CONTENT: &str = "REASONING_MESSAGE_CONTENT";
+pub const REASONING_MESSAGE_END: &str = "REASONING_MESSAGE_END";
+pub const REASONING_END: &str = "REASONING_END";
 pub const CUSTOM: &str = "CUSTOM";
 
 /// `CUSTOM` names. `approval-requested` is TanStack's; the `turnkeep.` ones are additive.
@@ -173,6 +178,32 @@ pub(crate) fn message_start(message: &Message) -> Value {
 
 pub(crate) fn message_content(message_id: &str, delta: &str, now_ms: u64) -> Value {
     json!({ "type": TEXT_MESSAGE_CONTENT, "messageId": message_id, "delta": delta, "timestamp": now_ms })
+}
+
+/// The id of the `n`th reasoning span of message `message_id` (AG-UI's reasoning message).
+pub(crate) fn reasoning_id(message_id: &str, n: usize) -> String {
+    format!("{message_id}-reasoning-{n}")
+}
+
+/// A reasoning span opens (AG-UI 1.0): `REASONING_START` with turnkeep's `parentMessageId`
+/// (the assistant message it belongs to), then `REASONING_MESSAGE_START` (`role: "reasoning"`).
+pub(crate) fn reasoning_open(parent_id: &str, reasoning_id: &str, now_ms: u64) -> [Value; 2] {
+    [
+        json!({ "type": REASONING_START, "messageId": reasoning_id, "parentMessageId": parent_id, "timestamp": now_ms }),
+        json!({ "type": REASONING_MESSAGE_START, "messageId": reasoning_id, "role": "reasoning", "timestamp": now_ms }),
+    ]
+}
+
+pub(crate) fn reasoning_content(reasoning_id: &str, delta: &str, now_ms: u64) -> Value {
+    json!({ "type": REASONING_MESSAGE_CONTENT, "messageId": reasoning_id, "delta": delta, "timestamp": now_ms })
+}
+
+/// A reasoning span closes: `REASONING_MESSAGE_END`, then `REASONING_END`.
+pub(crate) fn reasoning_close(reasoning_id: &str, now_ms: u64) -> [Value; 2] {
+    [
+        json!({ "type": REASONING_MESSAGE_END, "messageId": reasoning_id, "timestamp": now_ms }),
+        json!({ "type": REASONING_END, "messageId": reasoning_id, "timestamp": now_ms }),
+    ]
 }
 
 /// A message ends; `status` (additive) is `complete` or `error`.
@@ -365,6 +396,9 @@ pub(crate) fn native_message(message: &Message) -> Value {
         value["metadata"] = Value::Object(metadata.clone());
     }
     let mut parts = Vec::new();
+    if !message.reasoning().is_empty() {
+        parts.push(json!({ "type": "thinking", "content": message.reasoning() }));
+    }
     if message.role == Role::Tool {
         parts.push(tool_result_part(message));
     } else if !message.content.is_empty() {

@@ -62,6 +62,13 @@ impl TurnEncoder {
         let Some((run_id, thread_id)) = self.run.take() else {
             return Vec::new();
         };
+        // AG-UI ends a run only with every reasoning span closed.
+        let mut chunks: Vec<Value> = self
+            .mirror
+            .open_reasoning_spans()
+            .iter()
+            .flat_map(|id| reasoning_close(id, now_ms))
+            .collect();
         let chunk = match (state.status, state.error) {
             (ChatStatus::Error, Some(error)) => {
                 run_error(&run_id, error.code(), &error.message(), now_ms)
@@ -78,7 +85,8 @@ impl TurnEncoder {
                 run_finished(&run_id, &thread_id, &state.usage, &named, now_ms)
             }
         };
-        self.emit(vec![chunk])
+        chunks.push(chunk);
+        self.emit(chunks)
     }
 
     /// The state of confirmation records this turn changed (one chunk each).
@@ -119,8 +127,6 @@ impl TurnEncoder {
     }
 }
 
-/// The messages worth publishing: all but a trailing assistant message that has nothing yet
-/// (it is created when a model call starts and dropped if the turn stops before any text).
 /// The chunks that bring a reader holding `history` to `target` (the same steps a running
 /// turn publishes), or `None` when chunks cannot express the change. For a reader that joins a
 /// run late and rebuilds its answer (TanStack's `joinRun`). `target` is what a log projected
@@ -130,12 +136,16 @@ pub fn replay_steps(history: &[Message], target: &[Message], now_ms: u64) -> Opt
     steps(&Projection::from_messages(history), target, now_ms)
 }
 
+/// The messages worth publishing: all but a trailing assistant message that has nothing yet
+/// (it is created when a model call starts and dropped if the turn stops before any text or
+/// reasoning).
 fn publishable(messages: &[Message]) -> &[Message] {
     match messages.last() {
         Some(m)
             if m.role == Role::Assistant
                 && m.status == MessageStatus::Streaming
                 && m.content.is_empty()
+                && m.reasoning().is_empty()
                 && m.tool_calls.as_ref().is_none_or(Vec::is_empty) =>
         {
             &messages[..messages.len() - 1]
@@ -154,7 +164,18 @@ fn steps(mirror: &Projection, target: &[Message], now_ms: u64) -> Option<Vec<Val
     for (i, to) in target.iter().enumerate() {
         match published.get(i) {
             Some(from) if from.id == to.id => {
-                update(from, to, &published, target, now_ms, &mut out)?
+                let open = mirror.open_reasoning_of(&to.id).map(str::to_owned);
+                let spans = mirror.reasoning_spans_of(&to.id);
+                let mut reasoning = Reasoning { open, spans };
+                update(
+                    from,
+                    to,
+                    &published,
+                    target,
+                    now_ms,
+                    &mut reasoning,
+                    &mut out,
+                )?
             }
             Some(_) => return None,
             None => create(to, target, now_ms, &mut out)?,
@@ -172,6 +193,14 @@ fn create(to: &Message, target: &[Message], now_ms: u64, out: &mut Vec<Value>) -
         return Some(());
     }
     out.push(message_start(to));
+    let mut reasoning = Reasoning::default();
+    reasoning.grow(&to.id, to.reasoning(), now_ms, out);
+    let more = !to.content.is_empty()
+        || to.tool_calls.as_ref().is_some_and(|c| !c.is_empty())
+        || matches!(to.status, MessageStatus::Complete | MessageStatus::Error);
+    if more {
+        reasoning.close(now_ms, out);
+    }
     if !to.content.is_empty() {
         out.push(message_content(&to.id, &to.content, now_ms));
     }
@@ -184,13 +213,48 @@ fn create(to: &Message, target: &[Message], now_ms: u64, out: &mut Vec<Value>) -
     Some(())
 }
 
-/// A message the log has: its new text, tool calls and status.
+/// A message's reasoning span as the log has it: the one open (its id), and how many it had.
+/// Reasoning that grows goes to the open span, or to a new one; anything else the message
+/// says (text, tool calls, its end) closes the span first, so spans never overlap them.
+#[derive(Default)]
+struct Reasoning {
+    open: Option<String>,
+    spans: usize,
+}
+
+impl Reasoning {
+    fn grow(&mut self, message_id: &str, delta: &str, now_ms: u64, out: &mut Vec<Value>) {
+        if delta.is_empty() {
+            return;
+        }
+        let id = match &self.open {
+            Some(id) => id.clone(),
+            None => {
+                let id = reasoning_id(message_id, self.spans);
+                self.spans += 1;
+                out.extend(reasoning_open(message_id, &id, now_ms));
+                self.open = Some(id.clone());
+                id
+            }
+        };
+        out.push(reasoning_content(&id, delta, now_ms));
+    }
+
+    fn close(&mut self, now_ms: u64, out: &mut Vec<Value>) {
+        if let Some(id) = self.open.take() {
+            out.extend(reasoning_close(&id, now_ms));
+        }
+    }
+}
+
+/// A message the log has: its new reasoning, text, tool calls and status.
 fn update(
     from: &Message,
     to: &Message,
     published: &[&Message],
     target: &[Message],
     now_ms: u64,
+    reasoning: &mut Reasoning,
     out: &mut Vec<Value>,
 ) -> Option<()> {
     if from.role != to.role
@@ -199,14 +263,19 @@ fn update(
     {
         return None;
     }
+    let thought = to.reasoning().strip_prefix(from.reasoning())?;
+    reasoning.grow(&to.id, thought, now_ms, out);
     let delta = to.content.strip_prefix(from.content.as_str())?;
-    if !delta.is_empty() {
-        out.push(message_content(&to.id, delta, now_ms));
-    }
     let from_calls = from.tool_calls.as_deref().unwrap_or_default();
     let to_calls = to.tool_calls.as_deref().unwrap_or_default();
     if from_calls.len() > to_calls.len() {
         return None;
+    }
+    if !delta.is_empty() || from_calls != to_calls || from.status != to.status {
+        reasoning.close(now_ms, out);
+    }
+    if !delta.is_empty() {
+        out.push(message_content(&to.id, delta, now_ms));
     }
     for (i, call) in to_calls.iter().enumerate() {
         match from_calls.get(i) {
@@ -273,12 +342,12 @@ fn find_call<'a>(messages: &'a [Message], call_id: &str) -> Option<&'a ToolCall>
 }
 
 /// Queues `chunk` behind the others, merging it into the newest queued chunk when both are text
-/// (or tool-argument) deltas of the same message (call): a log slower than the model then gets
+/// (reasoning, tool-argument) deltas of the same message (span, call): a log slower than the model then gets
 /// fewer, larger appends, and the queue stays as short as the turn's structure.
 pub fn merge_queued(queue: &mut VecDeque<Value>, chunk: Value) {
     if let Some(last) = queue.back_mut() {
         let key = match chunk_type(&chunk) {
-            Some(TEXT_MESSAGE_CONTENT) => Some("messageId"),
+            Some(TEXT_MESSAGE_CONTENT | REASONING_MESSAGE_CONTENT) => Some("messageId"),
             Some(TOOL_CALL_ARGS) => Some("toolCallId"),
             _ => None,
         };

@@ -7,6 +7,7 @@
 //! ```html
 //! <article class="msg assistant streaming" data-message-id="a1">
 //!   <div class="bubble">
+//!     <details class="reasoning"><summary>Reasoning</summary><div class="reasoning-text">…</div></details>
 //!     <div class="text">…</div>
 //!     <div class="tool-card" data-tool-call-id="c1" data-status="complete">
 //!       <div class="tool-head"><span class="tool-name">lookup</span><span class="badge">complete</span></div>
@@ -16,6 +17,7 @@
 //!   </div>
 //! </article>
 //! ```
+//! Reasoning is a `<details>` without `open`: collapsed until the reader opens it.
 //! A call that `requires_confirmation` is drawn distinctly (`data-status="requires_confirmation"`,
 //! class `needs-confirmation`) with an empty `<div class="tool-confirmation">` slot: where the
 //! page puts what a person decides with (Approve / Reject).
@@ -42,6 +44,7 @@ pub fn render_messages_html(parts: &[Value]) -> Vec<MessageHtml> {
         };
         let inner = match field(part, "type") {
             Some("text") => text_html(part),
+            Some("reasoning") => reasoning_html(part),
             Some("tool") => tool_html(part),
             _ => continue,
         };
@@ -52,7 +55,7 @@ pub fn render_messages_html(parts: &[Value]) -> Vec<MessageHtml> {
             let role = field(part, "role").unwrap_or("assistant").to_owned();
             (id.to_owned(), role, None, String::new())
         });
-        if field(part, "type") == Some("text") {
+        if matches!(field(part, "type"), Some("text" | "reasoning")) {
             entry.1 = field(part, "role").unwrap_or("assistant").to_owned();
             entry.2 = field(part, "status").map(str::to_owned);
         }
@@ -91,6 +94,13 @@ fn close((id, role, status, inner): (String, String, Option<String>, String)) ->
 fn text_html(part: &Value) -> String {
     format!(
         r#"<div class="text">{}</div>"#,
+        escape(field(part, "text").unwrap_or(""))
+    )
+}
+
+fn reasoning_html(part: &Value) -> String {
+    format!(
+        r#"<details class="reasoning"><summary>Reasoning</summary><div class="reasoning-text">{}</div></details>"#,
         escape(field(part, "text").unwrap_or(""))
     )
 }
@@ -148,6 +158,7 @@ mod tests {
     fn parts_group_by_message_and_every_value_is_escaped() {
         let parts = vec![
             json!({ "type": "text", "messageId": "u1", "role": "user", "text": "<b>hi</b> & \"you\"", "status": "complete" }),
+            json!({ "type": "reasoning", "messageId": "a1", "role": "assistant", "text": "think <hard>", "status": "streaming" }),
             json!({ "type": "text", "messageId": "a1", "role": "assistant", "text": "let me look", "status": "streaming" }),
             json!({ "type": "tool", "messageId": "a1", "toolCallId": "c\"1", "name": "lookup", "args": { "q": "<x>" }, "status": "complete", "result": "r<1>" }),
             json!({ "type": "bogus", "messageId": "z" }),
@@ -164,7 +175,7 @@ mod tests {
         );
         assert!(html[1]
             .html
-            .starts_with(r#"<article class="msg assistant streaming" data-message-id="a1">"#));
+            .starts_with(r#"<article class="msg assistant streaming" data-message-id="a1"><div class="bubble"><details class="reasoning"><summary>Reasoning</summary><div class="reasoning-text">think &lt;hard&gt;</div></details><div class="text">let me look</div>"#));
         assert!(html[1]
             .html
             .contains(r#"data-tool-call-id="c&quot;1" data-status="complete""#));

@@ -1,5 +1,4 @@
-//! The session log's one projection (design §2 "one reducer per concern", §5; seeds §"The
-//! one-projection law"): chunks in, `{ messages, renderParts }` out, the same compiled code for
+//! The session log's one projection (one reducer per concern: nothing else reads a log): chunks in, `{ messages, renderParts }` out, the same compiled code for
 //! server rendering, the session view and the live browser client.
 //!
 //! - [`chunks`]: the chunk vocabulary (TanStack AI / AG-UI events plus turnkeep's additive

@@ -1,5 +1,4 @@
-//! Native batches for hosts that run their own model stream (`toChatResponse`; seeds
-//! §"Authorizing the session response"): the messages a host hands over, in any of the three
+//! Native batches for hosts that run their own model stream (`toChatResponse`): the messages a host hands over, in any of the three
 //! accepted shapes, become TanStack UI messages kept whole (native parts and metadata survive
 //! storage unchanged); each is echoed as text chunks the way
 //! `@durable-streams/tanstack-ai-transport` echoes them; then one `MESSAGES_SNAPSHOT` carries the

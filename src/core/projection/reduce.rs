@@ -1,5 +1,5 @@
-//! The one projection: a session log's chunks → the conversation (design §2, seeds §"The
-//! one-projection law"). Server-side rendering, `GET /api/sessions/:id`, the browser client and
+//! The one projection: a session log's chunks → the conversation (one reducer per concern:
+//! nothing else reads a log). Server-side rendering, `GET /api/sessions/:id`, the browser client and
 //! the publisher's own check all run this reducer, compiled once.
 //!
 //! Incremental: feed chunks in log order, read the state at any point; feeding a prefix and then
@@ -8,7 +8,8 @@
 //! client never breaks a reader. It reads logs written by turnkeep (canonical fidelity: ids,
 //! `createdAt`, statuses, tool calls and their results) and by TanStack AI clients (text and
 //! tool calls; what those chunks do not say gets a stated default: `createdAt` from the chunk's
-//! `timestamp`, status `complete` once the message or the run ended).
+//! `timestamp`, status `complete` once the message or the run ended). Reasoning (AG-UI's
+//! `REASONING_*`) goes to its message's `metadata.reasoning`.
 
 use crate::hash::FixedHashMap;
 
@@ -40,6 +41,10 @@ pub struct Projection {
     calls: FixedHashMap<String, (usize, usize)>,
     /// Tool call id → its argument text so far (TOOL_CALL_ARGS deltas).
     args_text: FixedHashMap<String, String>,
+    /// Reasoning span id (AG-UI's reasoning `messageId`) → the entry whose reasoning it is.
+    reasoning: FixedHashMap<String, usize>,
+    /// Reasoning spans started and not yet ended, in order.
+    open_reasoning: Vec<String>,
     /// The newest chunk `timestamp` seen: the `createdAt` of messages whose chunks carry none.
     last_ms: u64,
     chunks: u64,
@@ -48,6 +53,8 @@ pub struct Projection {
     /// The run that started last (running or ended), so a late reader can tell a run that
     /// ended from one the log has not seen start yet.
     last_run: Option<String>,
+    /// How many messages there were when the last run started: the run's own come after.
+    last_run_from: usize,
     /// Tool confirmations the log asked for, and their states (a native batch keeps them).
     confirmations: Confirmations,
 }
@@ -109,6 +116,12 @@ impl Projection {
     /// The run that started last in what was fed (running or ended).
     pub fn last_run(&self) -> Option<&str> {
         self.last_run.as_deref()
+    }
+
+    /// The messages the last run added so far (none when it has written none yet).
+    pub fn last_run_messages(&self) -> impl Iterator<Item = &Message> {
+        let from = self.last_run_from.min(self.entries.len());
+        self.entries[from..].iter().map(|e| &e.message)
     }
 
     /// The tool confirmations the log shows, in order of first appearance.
@@ -177,19 +190,52 @@ impl Projection {
             RUN_STARTED => {
                 self.active_run = str_field(chunk, "runId").map(str::to_owned);
                 self.last_run.clone_from(&self.active_run);
+                self.last_run_from = self.entries.len();
             }
             RUN_FINISHED => {
                 self.active_run = None;
+                self.open_reasoning.clear();
                 self.close_open(MessageStatus::Complete);
                 self.interrupted(chunk);
             }
             RUN_ERROR => {
                 self.active_run = None;
+                self.open_reasoning.clear();
                 self.close_open(MessageStatus::Error)
             }
             MESSAGES_SNAPSHOT => self.snapshot(chunk),
+            REASONING_START | REASONING_MESSAGE_START => {
+                self.reasoning_entry(chunk);
+            }
+            REASONING_MESSAGE_CONTENT => self.reasoning_content(chunk),
+            REASONING_MESSAGE_END | REASONING_END => {
+                if let Some(id) = str_field(chunk, "messageId") {
+                    self.open_reasoning.retain(|open| open != id);
+                }
+            }
             _ => {}
         }
+    }
+
+    /// The reasoning span of message `message_id` that is open, if any (for the encoder).
+    pub(crate) fn open_reasoning_of(&self, message_id: &str) -> Option<&str> {
+        let at = *self.by_id.get(message_id)?;
+        self.open_reasoning
+            .iter()
+            .find(|id| self.reasoning.get(id.as_str()) == Some(&at))
+            .map(String::as_str)
+    }
+
+    /// Every reasoning span still open (for the encoder, which closes them before a run ends).
+    pub(crate) fn open_reasoning_spans(&self) -> &[String] {
+        &self.open_reasoning
+    }
+
+    /// How many reasoning spans message `message_id` has had (for the encoder's next id).
+    pub(crate) fn reasoning_spans_of(&self, message_id: &str) -> usize {
+        self.by_id
+            .get(message_id)
+            .map_or(0, |at| self.reasoning.values().filter(|e| *e == at).count())
     }
 
     /// Feeds chunks in order.
@@ -252,6 +298,48 @@ impl Projection {
             entry.message.status = status;
             entry.native = None;
         }
+    }
+
+    // ---- reasoning
+
+    /// The entry a reasoning span belongs to, recorded on its first chunk: the message its
+    /// `parentMessageId` names (turnkeep's), else the open assistant message, else the last one
+    /// (TanStack's processor attaches reasoning to the active assistant message), else a new one.
+    fn reasoning_entry(&mut self, chunk: &Value) -> Option<usize> {
+        let id = str_field(chunk, "messageId")?;
+        if let Some(&at) = self.reasoning.get(id) {
+            return Some(at);
+        }
+        let at = match str_field(chunk, "parentMessageId") {
+            Some(parent) => self.ensure_assistant(parent, chunk),
+            None => {
+                let assistant = |e: &Entry| e.message.role == Role::Assistant;
+                match self
+                    .entries
+                    .iter()
+                    .rposition(|e| assistant(e) && e.open)
+                    .or_else(|| self.entries.iter().rposition(assistant))
+                {
+                    Some(at) => at,
+                    None => self.ensure_assistant(&format!("assistant-{id}"), chunk),
+                }
+            }
+        };
+        self.reasoning.insert(id.to_owned(), at);
+        self.open_reasoning.push(id.to_owned());
+        Some(at)
+    }
+
+    fn reasoning_content(&mut self, chunk: &Value) {
+        let Some(delta) = str_field(chunk, "delta") else {
+            return;
+        };
+        let Some(at) = self.reasoning_entry(chunk) else {
+            return;
+        };
+        let entry = &mut self.entries[at];
+        entry.message.append_reasoning(delta);
+        entry.native = None;
     }
 
     // ---- tool calls
@@ -478,6 +566,8 @@ impl Projection {
         self.by_id.clear();
         self.calls.clear();
         self.args_text.clear();
+        self.reasoning.clear();
+        self.open_reasoning.clear();
         for entry in entries {
             if self.by_id.contains_key(&entry.message.id) {
                 continue; // a batch that names an id twice keeps the first

@@ -1,5 +1,6 @@
-//! Render parts: what a chat UI draws, reduced from the same projection (seeds §"The transport
-//! RenderPart"). Each message's text is one part; each tool call is a card, which keeps its shape
+//! Render parts: what a chat UI draws, reduced from the same projection (the transport's
+//! `RenderPart`). A message's reasoning is one part (before its text, drawn collapsed), its
+//! text another; each tool call is a card, which keeps its shape
 //! as its status moves (pending → running → complete / error, or requires_confirmation) and
 //! carries its result or error. `tool` messages draw nothing of their own: their content is on
 //! the card of the call they answer.
@@ -14,6 +15,14 @@ use crate::protocol::{Message, Role};
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum RenderPart {
+    /// The model's reasoning (`metadata.reasoning`) for this message.
+    #[serde(rename_all = "camelCase")]
+    Reasoning {
+        message_id: String,
+        role: &'static str,
+        text: String,
+        status: &'static str,
+    },
     #[serde(rename_all = "camelCase")]
     Text {
         message_id: String,
@@ -41,6 +50,14 @@ pub fn render_parts<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Vec<
     for message in messages {
         if message.role == Role::Tool {
             continue;
+        }
+        if !message.reasoning().is_empty() {
+            parts.push(RenderPart::Reasoning {
+                message_id: message.id.clone(),
+                role: role_str(message.role),
+                text: message.reasoning().to_owned(),
+                status: message_status_str(message.status),
+            });
         }
         if !message.content.is_empty() {
             parts.push(RenderPart::Text {

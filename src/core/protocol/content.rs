@@ -142,8 +142,9 @@ impl AssistantContentEncoder {
 const KIND_RULE: &str = "must be \"text\" or \"component\"";
 const TEXT_RULE: &str = "must be a string of 1 to 16384 characters";
 
-/// One part in canonical form.
-fn content_part(v: &Value) -> Result<Value, FieldError> {
+/// One part (`{ kind: 'text', text }` or `{ kind: 'component', frame }`) in canonical form,
+/// unknown keys dropped: AgentsKit's `AssistantContentPartSchema`.
+pub fn content_part(v: &Value) -> Result<Value, FieldError> {
     let o = Obj::new(v, "")?;
     match o.required("kind", KIND_RULE, Value::as_str)? {
         "text" => {

@@ -37,6 +37,32 @@ pub struct Message {
     pub metadata: Option<Map<String, Value>>,
 }
 
+/// Where a message keeps its reasoning text: `metadata.reasoning` (AgentsKit's controller puts
+/// a reasoning stream there too). The wire's content parts have no reasoning part.
+pub const REASONING_KEY: &str = "reasoning";
+
+impl Message {
+    /// The reasoning text (`metadata.reasoning`), empty when there is none.
+    pub fn reasoning(&self) -> &str {
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.get(REASONING_KEY))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    /// Appends to the reasoning text (a `metadata.reasoning` that is not a string is replaced).
+    pub fn append_reasoning(&mut self, text: &str) {
+        let metadata = self.metadata.get_or_insert_with(Map::new);
+        match metadata.get_mut(REASONING_KEY) {
+            Some(Value::String(reasoning)) => reasoning.push_str(text),
+            _ => {
+                metadata.insert(REASONING_KEY.into(), Value::String(text.to_owned()));
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {

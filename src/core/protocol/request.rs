@@ -1,5 +1,5 @@
 //! What a client may post to the chat endpoint: a turn submission (AgentsKit v1), and turnkeep's
-//! additive v1 events (documented in README "The wire"):
+//! additive v1 events (README.md, "Durable chat: the session log" and "Tool confirmations"):
 //! - `client.turn.stop`: stop the running turn `turnId` of `sessionId` (any authenticated client
 //!   of the session may send it; payload `{}`).
 //! - `client.confirmation.resolve`: approve or reject a pending tool confirmation, payload

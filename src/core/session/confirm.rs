@@ -1,4 +1,4 @@
-//! Confirmation records (wire facts §6) as pure two-step transitions.
+//! Confirmation records (AgentsKit's two-step confirmations) as pure transitions.
 //!
 //! Approving or rejecting is two CAS saves around the upstream call: first claim a processing
 //! state (`approving`, `rejecting`, or `expiring` for a lapsed approval), then call upstream,

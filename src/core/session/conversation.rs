@@ -2,7 +2,7 @@
 //! transitions (`state --event--> target`) and the deterministic routes (`id`, the `event` it
 //! fires, the states it may fire in). The route's matcher and response are the host's code and
 //! stay with the host; what is checked here is whether a stored `conversation` (its decisions
-//! and final state) could have been produced by this chart (wire facts §3 "Resume").
+//! and final state) could have been produced by this chart (AgentsKit's resume rule for a stored conversation).
 //!
 //! Replay: from the chart's initial state, each decision must start where the previous one
 //! ended, name a route of the chart allowed in that state, and end where that route's event

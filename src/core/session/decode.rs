@@ -1,6 +1,6 @@
 //! `decode_session_snapshot`: storage value -> `SessionEnvelope`, with the v0 -> v1 migration.
 //!
-//! Checks run in the order of wire facts §3 so that the same stored value yields the same code
+//! Checks run in the order AgentsKit's decoder runs them, so that the same stored value yields the same code
 //! as the reference implementation: bad JSON text, then an unsupported numeric version, then the
 //! v1 schema, then the v0 schema. Unknown fields are dropped. Every failure carries a detail that
 //! names the field, for logs; the codes are never put on the wire.

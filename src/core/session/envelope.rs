@@ -14,7 +14,7 @@ pub const SESSION_PROTOCOL: &str = "agentskit.chat.session";
 /// `version` written by this crate. `wire`
 pub const SESSION_VERSION: u64 = 1;
 
-/// One session's durable state (wire facts §3).
+/// One session's durable state (`agentskit.chat.session` v1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionEnvelope {
     pub session_id: String,

@@ -1,5 +1,5 @@
 //! Session envelope v1 (+ v0 migration), resume rules, turn lease, terminal history and
-//! confirmations (wire facts §3, §6; design §3-§4).
+//! confirmations, as AgentsKit's `agentskit.chat.session` v1 defines them.
 //!
 //! Everything here is pure: the caller loads the stored value, calls one of these functions
 //! with `now_ms`, and commits the returned envelope with a single CAS save
@@ -16,6 +16,7 @@ mod envelope;
 mod lease;
 mod resolution;
 mod resume;
+mod write;
 
 pub use confirm::{
     begin_approve, begin_reject, claim_status, final_status, finish_confirmation,
@@ -40,3 +41,6 @@ pub use resolution::{
     Reconciled, ResolutionClaim, TurnSettlement,
 };
 pub use resume::{new_session, resume_session, ResumeError, Resumed, SessionIdentity};
+pub use write::{
+    check_reread, check_write, ReadViolation, SessionWrite, WriteKind, WriteViolation,
+};

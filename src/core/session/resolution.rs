@@ -1,5 +1,5 @@
 //! Confirmations of chat turns: the records a turn leaves for its waiting tool calls, and their
-//! resolution over HTTP as pure transitions (design §8 "Durable chat contracts"; seeds 002).
+//! resolution over HTTP as pure transitions (README.md, "Tool confirmations").
 //!
 //! The life of one record, each step one CAS save of the whole envelope:
 //! 1. A turn ends with calls waiting for a person: its release ([`settle_turn`]) also adds one

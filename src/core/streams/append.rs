@@ -1,4 +1,4 @@
-//! The whole decision for one POST (protocol §5.2, §5.2.1, §5.3, §9.1), composed from the rules
+//! The whole decision for one POST (Durable Streams protocol §5.2, §5.2.1, §5.3, §9.1), composed from the rules
 //! of the sibling modules in the order the reference server applies them:
 //!
 //! 1. empty body without `Stream-Closed: true` → 400;
@@ -117,9 +117,14 @@ pub enum AppendRejection {
     ContentType(ContentTypeError),
     TooManyProducers,
     StreamSeqTooLong,
-    StreamSeqRegression { last: String, received: String },
+    StreamSeqRegression {
+        last: String,
+        received: String,
+    },
     Json(JsonBodyError),
     StreamFull,
+    /// `Producer-Seq-Count` is not the count of the body's JSON items (or the stream is not JSON).
+    SeqCountMismatch,
 }
 
 /// Decides one POST. Pure: the caller commits [`AppendDecision::Commit`] and nothing else.
@@ -168,7 +173,8 @@ fn decide(s: &StreamForAppend<'_>, r: &AppendRequest<'_>) -> Result<AppendCommit
         AppendKind::CloseOnly => None,
         AppendKind::Append { .. } => seq_step(s, r)?,
     };
-    let data = data_step(s, r, kind)?;
+    let skip = producer.as_ref().map_or(0, |p| p.skip);
+    let data = items_step(data_step(s, r, kind)?, r.producer, skip)?;
     let stored_bytes = data_len(&data);
     let next_offset = next_offset(s, stored_bytes)?;
     let close = matches!(
@@ -179,7 +185,7 @@ fn decide(s: &StreamForAppend<'_>, r: &AppendRequest<'_>) -> Result<AppendCommit
         data,
         stored_bytes,
         next_offset,
-        producer: producer.as_ref().map(|(next, _)| *next),
+        producer: producer.as_ref().map(|p| p.next),
         stream_seq,
         close,
         closed_by: closed_by(kind, r.producer),
@@ -189,23 +195,58 @@ fn decide(s: &StreamForAppend<'_>, r: &AppendRequest<'_>) -> Result<AppendCommit
         } else {
             204
         },
-        producer_headers: producer.map(|(_, h)| h).unwrap_or_default(),
+        producer_headers: producer.map(|p| p.headers).unwrap_or_default(),
     })
 }
 
-type ProducerStep = Option<(ProducerState, Vec<(&'static str, String)>)>;
+/// An accepted producer: its next state, the items stored already (item seqs), the headers.
+struct ProducerStep {
+    next: ProducerState,
+    skip: u64,
+    headers: Vec<(&'static str, String)>,
+}
 
-fn producer_step(s: &StreamForAppend<'_>, r: &AppendRequest<'_>) -> Result<ProducerStep, Stop> {
+fn producer_step(
+    s: &StreamForAppend<'_>,
+    r: &AppendRequest<'_>,
+) -> Result<Option<ProducerStep>, Stop> {
     let Some(headers) = r.producer else {
         return Ok(None);
     };
     check_producer_capacity(s.known_producers, s.producer_state.is_some())
         .map_err(|_| Stop::Rejected(AppendRejection::TooManyProducers))?;
     match validate_producer(s.producer_state, headers) {
-        decision @ ProducerDecision::Accepted { next } => {
-            Ok(Some((next, decision.response_headers())))
+        decision @ ProducerDecision::Accepted { next, skip } => {
+            let mut answer = decision.response_headers();
+            answer.extend(headers.seq_count_echo());
+            Ok(Some(ProducerStep {
+                next,
+                skip,
+                headers: answer,
+            }))
         }
         other => Err(Stop::Producer(other)),
+    }
+}
+
+/// With item seqs, the body must hold exactly the declared items (JSON mode); those stored
+/// already (`skip`: a retry that overlaps what is stored) are dropped.
+fn items_step(
+    data: AppendData,
+    producer: Option<&ProducerHeaders>,
+    skip: u64,
+) -> Result<AppendData, Stop> {
+    let Some(items) = producer.and_then(|p| p.items) else {
+        return Ok(data);
+    };
+    let mismatch = Stop::Rejected(AppendRejection::SeqCountMismatch);
+    match data {
+        AppendData::Json(messages) if messages.len() as u64 == items => Ok(AppendData::Json(
+            messages.into_iter().skip(skip as usize).collect(),
+        )),
+        AppendData::Nothing => Ok(AppendData::Nothing),
+        AppendData::Bytes(bytes) if items == 1 => Ok(AppendData::Bytes(bytes)),
+        _ => Err(mismatch),
     }
 }
 
@@ -306,6 +347,9 @@ impl fmt::Display for AppendRejection {
                 "a stream may hold at most {} bytes",
                 limits::STREAM_BYTES_MAX
             ),
+            AppendRejection::SeqCountMismatch => f.write_str(
+                "Producer-Seq-Count must be the count of the append's JSON items (1 to 1000), with the other producer headers",
+            ),
         }
     }
 }
@@ -321,6 +365,7 @@ impl Rejection for AppendRejection {
             AppendRejection::StreamSeqRegression { .. } => rows::STREAM_SEQ_REGRESSION,
             AppendRejection::Json(e) => e.row(),
             AppendRejection::StreamFull => rows::STREAM_FULL,
+            AppendRejection::SeqCountMismatch => rows::PRODUCER_SEQ_COUNT_INVALID,
         }
     }
 }

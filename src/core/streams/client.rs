@@ -2,7 +2,7 @@
 //! read means for a writer (the session-log adapter over HTTP, `toChatResponse`). Pure: the
 //! caller passes the status and a header lookup.
 //!
-//! Facts relied on (PROTOCOL.md §5.2, §5.2.1, §5.6): `Stream-Next-Offset` is the tail after the
+//! Facts relied on (Durable Streams PROTOCOL.md §5.2, §5.2.1, §5.6): `Stream-Next-Offset` is the tail after the
 //! request; an accepted producer append is 200 (204 for a duplicate, with `Producer-Seq` the
 //! highest stored); a stale epoch is 403 with the current `Producer-Epoch`; a gap is 409 with
 //! `Producer-Expected-Seq` / `Producer-Received-Seq`; an append to a closed stream is 409 with
@@ -64,6 +64,12 @@ pub fn append_reply(status: u16, header: impl Fn(&str) -> Option<String>) -> App
         429 | 500..=599 => AppendReply::Retry,
         _ => AppendReply::Refused { status },
     }
+}
+
+/// Whether an append's answer gave the request's items their own seqs: a server with item seqs
+/// (`super::producer`) echoes `Producer-Seq-Count`; any other leaves it out.
+pub fn gave_item_seqs(header: impl Fn(&str) -> Option<String>) -> bool {
+    header("producer-seq-count").is_some()
 }
 
 /// What a read's answer means (the body of a 200 is the caller's to parse).

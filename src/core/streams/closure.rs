@@ -1,4 +1,4 @@
-//! Stream closure (protocol §4.1, §5.2 `Stream-Closed`, §5.3 close-only, §5.2.1 closure with
+//! Stream closure (Durable Streams protocol §4.1, §5.2 `Stream-Closed`, §5.3 close-only, §5.2.1 closure with
 //! idempotent producers).
 //!
 //! Facts relied on:

@@ -1,4 +1,4 @@
-//! Content types (protocol §5.1, §5.2, §4.2, §9, §12.4).
+//! Content types (Durable Streams protocol §5.1, §5.2, §4.2, §9, §12.4).
 //!
 //! Facts relied on:
 //! - Two content types match when their media types match: the part before any `;`, trimmed,
@@ -93,7 +93,7 @@ pub fn check_append_content_type(
     }
 }
 
-/// JSON mode (§9.1) applies to the stream.
+/// JSON mode (Durable Streams protocol §9.1) applies to the stream.
 pub fn is_json(content_type: &str) -> bool {
     media_type_raw(content_type).eq_ignore_ascii_case("application/json")
 }

@@ -1,4 +1,4 @@
-//! The decision for one PUT: create, idempotent re-create, or fork (protocol §5.1, §4.2).
+//! The decision for one PUT: create, idempotent re-create, or fork (Durable Streams protocol §5.1, §4.2).
 //!
 //! Facts relied on:
 //! - Header checks come first, all 400: `Stream-TTL` and `Stream-Expires-At` together or

@@ -1,4 +1,4 @@
-//! Long-poll and SSE cursors (protocol §10.1): cache-busting keys for CDN request collapsing.
+//! Long-poll and SSE cursors (Durable Streams protocol §10.1): cache-busting keys for CDN request collapsing.
 //!
 //! Facts relied on:
 //! - Every live response carries a cursor (`Stream-Cursor` header on long-poll, `streamCursor`

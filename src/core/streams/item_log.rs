@@ -33,9 +33,11 @@ pub struct LogHead {
 /// What an append may do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ItemAppendDecision {
-    /// Store the items at `head.length..`, then commit `next` (version + 1).
+    /// Store the items but the first `skip` (item seqs: those are stored already, see
+    /// `super::producer`) at `head.length..`, then commit `next` (version + 1).
     Append {
         next: LogHead,
+        skip: u64,
     },
     /// This producer batch was stored before; nothing to do.
     Duplicate,
@@ -54,7 +56,8 @@ pub enum ItemAppendDecision {
     Refused(&'static str),
 }
 
-/// Decides appending `items` items to the log at `head`, as producer `producer` if given.
+/// Decides appending `items` items to the log at `head`, as producer `producer` if given (with
+/// item seqs, `producer.items` must be `items`).
 pub fn decide_item_append(
     head: &LogHead,
     items: u64,
@@ -75,14 +78,23 @@ pub fn decide_item_append(
         length,
         producers: head.producers.clone(),
     };
+    let mut skip = 0;
     if let Some(p) = producer {
+        if p.items.is_some_and(|n| n != items) {
+            return ItemAppendDecision::Refused("Producer-Seq-Count is not the count of the items");
+        }
         let known = head.producers.get(&p.id);
         if check_producer_capacity(head.producers.len(), known.is_some()).is_err() {
             return ItemAppendDecision::ProducerTableFull;
         }
         match validate_producer(known, p) {
-            ProducerDecision::Accepted { next: state } => {
+            ProducerDecision::Accepted {
+                next: state,
+                skip: stored,
+            } => {
                 next.producers.insert(p.id.clone(), state);
+                next.length -= stored;
+                skip = stored;
             }
             ProducerDecision::Duplicate { .. } => return ItemAppendDecision::Duplicate,
             ProducerDecision::StaleEpoch { current_epoch } => {
@@ -96,7 +108,112 @@ pub fn decide_item_append(
             }
         }
     }
-    ItemAppendDecision::Append { next }
+    ItemAppendDecision::Append { next, skip }
+}
+
+/// An invariant an item-log commit or read broke: a programmer error (the decision, or the
+/// code that applies it), or a store that lost a commit. The append is refused, never committed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogViolation {
+    /// The next head is not one commit past the head it was decided on: version + 1 and
+    /// length + the items appended.
+    HeadNotAdvanced {
+        from: (u64, u64),
+        to: (u64, u64),
+        items: u64,
+    },
+    /// A producer's state moves other than by the producer rules: the appending producer's
+    /// seq is not the one it sent, one past its last (same epoch) or 0 (a new epoch); or another
+    /// producer's state changed.
+    ProducerMoved { id: String },
+    /// The stored head went back behind a version this log saw (a commit was lost).
+    HeadWentBack { seen: u64, loaded: u64 },
+}
+
+impl std::fmt::Display for LogViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("log append refused, an invariant broke: ")?;
+        match self {
+            Self::HeadNotAdvanced { from, to, items } => write!(
+                f,
+                "the head moves from (version, length) {from:?} to {to:?} for {items} items"
+            ),
+            Self::ProducerMoved { id } => {
+                write!(
+                    f,
+                    "producer {id:?}'s state moves against the producer rules"
+                )
+            }
+            Self::HeadWentBack { seen, loaded } => {
+                write!(
+                    f,
+                    "the stored head went back from version {seen} to {loaded}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for LogViolation {}
+
+/// Checks a commit before it is sent: `next` is one commit past `head` for the `items` items it
+/// stores, and the producer state moves only as `producer`'s accepted append moves it (every
+/// other producer's state is kept; the seq per producer advances by exactly one — by one per
+/// stored item with item seqs — or starts at 0 in a new epoch, and ends at the request's last).
+pub fn check_item_commit(
+    head: &LogHead,
+    items: u64,
+    producer: Option<&ProducerHeaders>,
+    next: &LogHead,
+) -> Result<(), LogViolation> {
+    let advanced = head.version.checked_add(1) == Some(next.version)
+        && head.length.checked_add(items) == Some(next.length);
+    if !advanced {
+        return Err(LogViolation::HeadNotAdvanced {
+            from: (head.version, head.length),
+            to: (next.version, next.length),
+            items,
+        });
+    }
+    let moved = |id: &str| LogViolation::ProducerMoved { id: id.to_owned() };
+    let ids = head.producers.keys().chain(next.producers.keys());
+    for id in ids.filter(|id| producer.is_none_or(|p| p.id != **id)) {
+        if head.producers.get(id) != next.producers.get(id) {
+            return Err(moved(id));
+        }
+    }
+    let Some(p) = producer else {
+        return Ok(());
+    };
+    let Some(state) = next.producers.get(&p.id) else {
+        return Err(moved(&p.id));
+    };
+    let step = if p.items.is_some() { items } else { 1 };
+    let follows = match head.producers.get(&p.id) {
+        Some(prev) if prev.epoch == state.epoch => {
+            prev.last_seq.checked_add(step) == Some(state.last_seq)
+        }
+        Some(prev) => state.epoch > prev.epoch && p.seq == 0,
+        None => p.seq == 0,
+    };
+    if follows && state.epoch == p.epoch && state.last_seq == p.last_seq() {
+        Ok(())
+    } else {
+        Err(moved(&p.id))
+    }
+}
+
+/// Checks a head read from the store against `seen`, the highest version this log read or
+/// committed before (no head: version 0), and returns the new highest.
+pub fn check_head_read(
+    seen: Option<u64>,
+    head: Option<&LogHead>,
+) -> Result<Option<u64>, LogViolation> {
+    let loaded = head.map_or(0, |h| h.version);
+    match seen {
+        Some(seen) if loaded < seen => Err(LogViolation::HeadWentBack { seen, loaded }),
+        _ => Ok(Some(loaded)),
+    }
 }
 
 /// The offset after `position` items.
@@ -160,13 +277,14 @@ mod tests {
             id: id.into(),
             epoch,
             seq,
+            items: None,
         }
     }
 
     /// Applies a decision the way a store commits one.
     fn apply(head: &LogHead, decision: &ItemAppendDecision) -> LogHead {
         match decision {
-            ItemAppendDecision::Append { next } => next.clone(),
+            ItemAppendDecision::Append { next, .. } => next.clone(),
             _ => head.clone(),
         }
     }
@@ -203,10 +321,49 @@ mod tests {
     }
 
     #[test]
+    fn item_seqs_give_each_item_its_seq_and_store_only_what_is_new() {
+        let with_items = |seq: u64, items: u64| ProducerHeaders {
+            items: Some(items),
+            ..stamp("p", 0, seq)
+        };
+        let head = LogHead::default();
+        let ItemAppendDecision::Append {
+            next: head,
+            skip: 0,
+        } = decide_item_append(&head, 3, Some(&with_items(0, 3)))
+        else {
+            panic!("seqs 0..=2 go in");
+        };
+        assert_eq!((head.length, head.producers["p"].last_seq), (3, 2));
+        // A retry cut differently (seqs 1..=4): 1 and 2 are stored, 3 and 4 are new.
+        let ItemAppendDecision::Append { next, skip: 2 } =
+            decide_item_append(&head, 4, Some(&with_items(1, 4)))
+        else {
+            panic!("seqs 3 and 4 go in");
+        };
+        assert_eq!((next.length, next.producers["p"].last_seq), (5, 4));
+        assert_eq!(
+            decide_item_append(&head, 2, Some(&with_items(1, 2))),
+            ItemAppendDecision::Duplicate
+        );
+        assert_eq!(
+            decide_item_append(&head, 1, Some(&with_items(4, 1))),
+            ItemAppendDecision::SequenceGap {
+                expected: 3,
+                received: 4
+            }
+        );
+        assert!(matches!(
+            decide_item_append(&head, 2, Some(&with_items(3, 3))),
+            ItemAppendDecision::Refused(_)
+        ));
+    }
+
+    #[test]
     fn heads_round_trip_and_offsets_order_like_positions() {
         let mut head = LogHead::default();
         for (i, id) in ["a", "b"].iter().enumerate() {
-            if let ItemAppendDecision::Append { next } =
+            if let ItemAppendDecision::Append { next, .. } =
                 decide_item_append(&head, 2, Some(&stamp(id, i as u64, 0)))
             {
                 head = next;

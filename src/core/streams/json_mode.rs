@@ -1,4 +1,4 @@
-//! JSON mode (protocol §9.1): streams whose media type is `application/json`.
+//! JSON mode (Durable Streams protocol §9.1): streams whose media type is `application/json`.
 //!
 //! Facts relied on:
 //! - The server keeps message boundaries. A POST body must be valid JSON (400 otherwise). A body

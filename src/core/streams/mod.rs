@@ -1,10 +1,10 @@
-//! Durable Streams protocol logic (design §5): the pure decisions behind the HTTP server that
-//! serves each session's append-only log. Nothing here does I/O or reads a clock: `now_ms`, the
-//! cursor jitter and every stored state are arguments, and each check returns a decision or a
-//! typed rejection that carries its HTTP status. The server commits decisions; it never re-derives
-//! them.
+//! Durable Streams protocol logic: the pure decisions behind the HTTP server that serves each
+//! session's append-only log. Nothing here does I/O or reads a clock: `now_ms`, the cursor jitter
+//! and every stored state are arguments, and each check returns a decision or a typed rejection
+//! that carries its HTTP status. The server commits decisions; it never re-derives them.
 //!
-//! Where the protocol (PROTOCOL.md of durable-streams/durable-streams) says what, by section:
+//! Where the Durable Streams protocol (PROTOCOL.md of durable-streams/durable-streams) says what,
+//! by section:
 //! - §4.1 closure, §5.2 `Stream-Closed`, §5.3 close-only: [`closure`]
 //! - §4.2 forks: offset validity in [`offset`], expiry inheritance in [`ttl`], content type in
 //!   [`content_type`]

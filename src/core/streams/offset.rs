@@ -1,4 +1,4 @@
-//! Stream offsets (protocol §8).
+//! Stream offsets (Durable Streams protocol §8).
 //!
 //! Facts relied on:
 //! - An offset is an opaque, case-sensitive token that clients compare lexicographically; offsets

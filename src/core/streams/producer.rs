@@ -1,4 +1,4 @@
-//! Idempotent producers (protocol §5.2.1): Kafka-style fencing and deduplication of appends.
+//! Idempotent producers (Durable Streams protocol §5.2.1): Kafka-style fencing and deduplication of appends.
 //!
 //! Facts relied on:
 //! - `Producer-Id`, `Producer-Epoch` and `Producer-Seq` come all together or not at all; some but
@@ -18,6 +18,16 @@
 //!   one step. Producer validation precedes the `Stream-Seq` check so that a retry carrying both
 //!   headers is a 204 duplicate rather than a `Stream-Seq` 409.
 //! - Forks start with no producer state.
+//!
+//! **Item seqs** (turnkeep's extension, `Producer-Seq-Count: n`): a JSON-mode append of `n`
+//! items gives each item its own seq, `Producer-Seq` … `Producer-Seq + n - 1`, and is decided as
+//! those `n` one-item appends would be, in one step: a duplicate when every seq is stored, a gap
+//! when the first is ahead of the next expected one, and when the batch overlaps what is stored
+//! (a retry cut differently) only the items past the highest stored seq are appended (`skip`).
+//! So a writer can send what it produced within one frame as one request and one transaction
+//! while each item keeps the seq it would have had alone. A server that supports it echoes the
+//! header on accepted and duplicate answers; one that does not ignores it (and the writer, seeing
+//! no echo, sends one item per request).
 
 use crate::diagnostics::{streams as rows, Row};
 use std::fmt;
@@ -31,6 +41,21 @@ pub struct ProducerHeaders {
     pub id: String,
     pub epoch: u64,
     pub seq: u64,
+    /// `Producer-Seq-Count`: the request's `n` items take the seqs `seq..seq + n` (item seqs,
+    /// above); `None`: the request is one batch with one seq, as the protocol has it.
+    pub items: Option<u64>,
+}
+
+impl ProducerHeaders {
+    /// The highest seq the request carries.
+    pub fn last_seq(&self) -> u64 {
+        self.seq + self.items.unwrap_or(1).saturating_sub(1)
+    }
+
+    /// The header an answer echoes when the request used item seqs (accepted or duplicate).
+    pub fn seq_count_echo(&self) -> Option<(&'static str, String)> {
+        self.items.map(|n| ("Producer-Seq-Count", n.to_string()))
+    }
 }
 
 /// What the stream remembers about one producer id.
@@ -44,8 +69,9 @@ pub struct ProducerState {
 /// The outcome of [`validate_producer`]. Only `Accepted` may be committed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProducerDecision {
-    /// Append, then commit `next`. 200 with `Producer-Epoch` and `Producer-Seq` echoed.
-    Accepted { next: ProducerState },
+    /// Append (all but the first `skip` items: with item seqs, those are stored already), then
+    /// commit `next`. 200 with `Producer-Epoch` and `Producer-Seq` (the highest seq) echoed.
+    Accepted { next: ProducerState, skip: u64 },
     /// Already appended: 204, `Producer-Epoch: epoch`, `Producer-Seq: highest_seq`.
     Duplicate { epoch: u64, highest_seq: u64 },
     /// 403 with `Producer-Epoch: current_epoch`.
@@ -65,6 +91,9 @@ pub enum ProducerHeaderError {
     IdTooLong,
     InvalidEpoch,
     InvalidSeq,
+    /// `Producer-Seq-Count` is not an integer from 1 to [`limits::STREAM_PRODUCER_SEQ_COUNT_MAX`]
+    /// (or its last seq passes 2^53-1), or comes without the other producer headers.
+    InvalidSeqCount,
 }
 
 /// Parses the three headers. `Ok(None)` when none is present.
@@ -90,7 +119,30 @@ pub fn parse_producer_headers(
         id: id.to_owned(),
         epoch,
         seq,
+        items: None,
     }))
+}
+
+/// Adds `Producer-Seq-Count` (item seqs, see the module doc) to parsed producer headers.
+pub fn with_seq_count(
+    producer: Option<ProducerHeaders>,
+    count: Option<&str>,
+) -> Result<Option<ProducerHeaders>, ProducerHeaderError> {
+    let Some(count) = count else {
+        return Ok(producer);
+    };
+    let mut producer = producer.ok_or(ProducerHeaderError::InvalidSeqCount)?;
+    let items = parse_safe_uint(count)
+        .filter(|n| (1..=limits::STREAM_PRODUCER_SEQ_COUNT_MAX).contains(n))
+        .filter(|n| {
+            producer
+                .seq
+                .checked_add(n - 1)
+                .is_some_and(|l| l <= limits::INTEGER_SAFE_MAX)
+        })
+        .ok_or(ProducerHeaderError::InvalidSeqCount)?;
+    producer.items = Some(items);
+    Ok(Some(producer))
 }
 
 /// Decides a producer request against the stored state of its id. Pure: nothing changes.
@@ -98,11 +150,15 @@ pub fn validate_producer(
     state: Option<&ProducerState>,
     headers: &ProducerHeaders,
 ) -> ProducerDecision {
-    let (epoch, seq) = (headers.epoch, headers.seq);
+    let (epoch, seq, last) = (headers.epoch, headers.seq, headers.last_seq());
     let Some(state) = state else {
         return if seq == 0 {
             ProducerDecision::Accepted {
-                next: ProducerState { epoch, last_seq: 0 },
+                next: ProducerState {
+                    epoch,
+                    last_seq: last,
+                },
+                skip: 0,
             }
         } else {
             ProducerDecision::SequenceGap {
@@ -119,7 +175,11 @@ pub fn validate_producer(
     if epoch > state.epoch {
         return if seq == 0 {
             ProducerDecision::Accepted {
-                next: ProducerState { epoch, last_seq: 0 },
+                next: ProducerState {
+                    epoch,
+                    last_seq: last,
+                },
+                skip: 0,
             }
         } else {
             ProducerDecision::NewEpochSeqNotZero { epoch, seq }
@@ -127,12 +187,17 @@ pub fn validate_producer(
     }
     let expected = state.last_seq.saturating_add(1);
     match seq {
-        s if s <= state.last_seq => ProducerDecision::Duplicate {
+        _ if last <= state.last_seq => ProducerDecision::Duplicate {
             epoch,
             highest_seq: state.last_seq,
         },
-        s if s == expected => ProducerDecision::Accepted {
-            next: ProducerState { epoch, last_seq: s },
+        // The next expected seq, or (item seqs) a batch whose first items are stored already.
+        s if s <= expected => ProducerDecision::Accepted {
+            next: ProducerState {
+                epoch,
+                last_seq: last,
+            },
+            skip: expected - s,
         },
         s => ProducerDecision::SequenceGap {
             expected,
@@ -149,7 +214,7 @@ pub fn commit_producer(
     decision: &ProducerDecision,
 ) -> Option<ProducerState> {
     match decision {
-        ProducerDecision::Accepted { next } => Some(*next),
+        ProducerDecision::Accepted { next, .. } => Some(*next),
         _ => state.copied(),
     }
 }
@@ -187,7 +252,7 @@ impl ProducerDecision {
     /// `Stream-Closed`... itself).
     pub fn response_headers(&self) -> Vec<(&'static str, String)> {
         match *self {
-            ProducerDecision::Accepted { next } => vec![
+            ProducerDecision::Accepted { next, .. } => vec![
                 ("Producer-Epoch", next.epoch.to_string()),
                 ("Producer-Seq", next.last_seq.to_string()),
             ],
@@ -250,6 +315,9 @@ impl fmt::Display for ProducerHeaderError {
             ProducerHeaderError::InvalidSeq => {
                 "Producer-Seq must be a non-negative integer no larger than 2^53-1"
             }
+            ProducerHeaderError::InvalidSeqCount => {
+                "Producer-Seq-Count must be the count of the append's JSON items (1 to 1000), with the other producer headers"
+            }
         })
     }
 }
@@ -262,6 +330,7 @@ impl Rejection for ProducerHeaderError {
             ProducerHeaderError::IdTooLong => rows::PRODUCER_ID_TOO_LONG,
             ProducerHeaderError::InvalidEpoch => rows::PRODUCER_EPOCH_INVALID,
             ProducerHeaderError::InvalidSeq => rows::PRODUCER_SEQ_INVALID,
+            ProducerHeaderError::InvalidSeqCount => rows::PRODUCER_SEQ_COUNT_INVALID,
         }
     }
 }

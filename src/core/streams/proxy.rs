@@ -1,6 +1,6 @@
-//! The chat-stream proxy's decisions (`createChatStreamProxy`, seeds §"The canonical
-//! chat-stream proxy"): the route a browser reads its session's stream through. The proxy moves
-//! bytes; what it may move is decided here: the methods, which request headers reach the
+//! The chat-stream proxy's decisions (`createChatStreamProxy`): the route a browser reads its
+//! session's stream through. The proxy moves bytes; what it may move is decided here: the
+//! methods (reads; appends only where the host opted in with `writes`), which request headers reach the
 //! upstream (Durable Streams protocol headers only: the browser's cookies and its own
 //! `Authorization` stay behind; the server's streams credentials are added by the host), which
 //! answer headers come back (none that would misdescribe the re-framed body), and what an
@@ -23,6 +23,7 @@ const FORWARDED_REQUEST_HEADERS: &[&str] = &[
     "producer-id",
     "producer-epoch",
     "producer-seq",
+    "producer-seq-count",
 ];
 
 /// Answer headers never passed back: the runtime re-frames the body (so its length and encoding
@@ -40,11 +41,33 @@ const DROPPED_RESPONSE_HEADERS: &[&str] = &[
     "upgrade",
 ];
 
-/// The methods the proxy serves: reads (GET, HEAD) and appends (POST).
-pub const ALLOWED_METHODS: &str = "GET, HEAD, POST";
+/// Whether a proxy takes appends: none (the default: a route that lets a reader through hands
+/// out no write access), or those its host's `writes.authorize` allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writes {
+    Refused,
+    Authorized,
+}
 
-pub fn allows_method(method: &str) -> bool {
-    matches!(method, "GET" | "HEAD" | "POST")
+/// What a request's method makes of it, before anything else is looked at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodDecision {
+    /// GET or HEAD: served as the target allows.
+    Read,
+    /// POST on a proxy with writes: served only once `writes.authorize` allows it.
+    Append,
+    Refuse(ProxyFailure),
+}
+
+/// The methods a proxy serves: reads always; appends (POST) only with writes. Every other
+/// method (PUT creates a stream, DELETE deletes it) is never proxied.
+pub fn decide_method(method: &str, writes: Writes) -> MethodDecision {
+    match (method, writes) {
+        ("GET" | "HEAD", _) => MethodDecision::Read,
+        ("POST", Writes::Authorized) => MethodDecision::Append,
+        (_, Writes::Refused) => MethodDecision::Refuse(ProxyFailure::ReadOnly),
+        (_, Writes::Authorized) => MethodDecision::Refuse(ProxyFailure::MethodNotAllowed),
+    }
 }
 
 /// True for a request header (lower-case name) the upstream gets.
@@ -67,7 +90,14 @@ pub fn keeps_on_failure(name: &str) -> bool {
 /// Every way a proxied request fails, with its status and diagnostic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ProxyFailure {
+    /// A method other than GET, HEAD or POST, on a proxy with writes.
     MethodNotAllowed,
+    /// Any method but GET or HEAD, on a proxy without writes.
+    ReadOnly,
+    /// `writes.authorize` did not allow this append.
+    WriteForbidden,
+    /// `writes.authorize` threw.
+    WriteAuthorizeFailed,
     /// The handler was called with something that is neither a Request nor has `.req`.
     NotARequest,
     /// The target resolver said no (returned null or undefined) for this request.
@@ -96,8 +126,11 @@ pub enum ProxyFailure {
 }
 
 impl ProxyFailure {
-    pub const ALL: [ProxyFailure; 16] = [
+    pub const ALL: [ProxyFailure; 19] = [
         Self::MethodNotAllowed,
+        Self::ReadOnly,
+        Self::WriteForbidden,
+        Self::WriteAuthorizeFailed,
         Self::NotARequest,
         Self::Forbidden,
         Self::TargetInvalid,
@@ -121,7 +154,9 @@ impl ProxyFailure {
     pub const fn row(self) -> Row {
         match self {
             Self::MethodNotAllowed => proxy::METHOD_NOT_ALLOWED,
-            Self::NotARequest | Self::TargetInvalid => proxy::INTERNAL,
+            Self::ReadOnly => proxy::READ_ONLY,
+            Self::WriteForbidden => proxy::WRITE_FORBIDDEN,
+            Self::NotARequest | Self::TargetInvalid | Self::WriteAuthorizeFailed => proxy::INTERNAL,
             Self::Forbidden => proxy::FORBIDDEN,
             Self::Cancelled => proxy::CANCELLED,
             Self::Unreachable => proxy::UNREACHABLE,
@@ -140,6 +175,15 @@ impl ProxyFailure {
 
     pub const fn status(self) -> u16 {
         self.row().status
+    }
+
+    /// The `allow` header a 405 carries: what this proxy would have served.
+    pub const fn allow(self) -> Option<&'static str> {
+        match self {
+            Self::ReadOnly => Some("GET, HEAD"),
+            Self::MethodNotAllowed => Some("GET, HEAD, POST"),
+            _ => None,
+        }
     }
 
     pub fn diagnostic(self) -> TurnDiagnostic {
@@ -251,8 +295,49 @@ mod tests {
         for name in ["content-type", "x-upstream-debug", "server", "set-cookie"] {
             assert!(!keeps_on_failure(name), "{name}");
         }
-        assert!(allows_method("GET") && allows_method("HEAD") && allows_method("POST"));
-        assert!(!allows_method("PUT") && !allows_method("DELETE") && !allows_method("OPTIONS"));
+    }
+
+    /// Writes are opt-in: without them every method but GET and HEAD is refused as read-only;
+    /// with them POST is an append (for `writes.authorize` to allow) and nothing else is added.
+    #[test]
+    fn methods_by_write_access() {
+        use MethodDecision::{Append, Read, Refuse};
+        use ProxyFailure::{MethodNotAllowed, ReadOnly};
+        use Writes::{Authorized, Refused};
+        let cases = [
+            ("GET", Refused, Read),
+            ("HEAD", Refused, Read),
+            ("POST", Refused, Refuse(ReadOnly)),
+            ("PUT", Refused, Refuse(ReadOnly)),
+            ("PATCH", Refused, Refuse(ReadOnly)),
+            ("DELETE", Refused, Refuse(ReadOnly)),
+            ("OPTIONS", Refused, Refuse(ReadOnly)),
+            ("get", Refused, Refuse(ReadOnly)),
+            ("GET", Authorized, Read),
+            ("HEAD", Authorized, Read),
+            ("POST", Authorized, Append),
+            ("PUT", Authorized, Refuse(MethodNotAllowed)),
+            ("DELETE", Authorized, Refuse(MethodNotAllowed)),
+            ("OPTIONS", Authorized, Refuse(MethodNotAllowed)),
+        ];
+        for (method, writes, expected) in cases {
+            assert_eq!(
+                decide_method(method, writes),
+                expected,
+                "{method} {writes:?}"
+            );
+        }
+        assert_eq!(ReadOnly.status(), 405);
+        assert_eq!(ReadOnly.allow(), Some("GET, HEAD"));
+        assert_eq!(MethodNotAllowed.allow(), Some("GET, HEAD, POST"));
+        assert_eq!(ProxyFailure::WriteForbidden.status(), 403);
+        for failure in ProxyFailure::ALL {
+            assert_eq!(
+                failure.allow().is_some(),
+                failure.status() == 405,
+                "{failure:?}"
+            );
+        }
     }
 
     #[test]

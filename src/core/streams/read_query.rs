@@ -1,4 +1,4 @@
-//! The query of a read (`GET {stream}?offset=&live=&cursor=`, protocol §5.6-5.8 and §8) and
+//! The query of a read (`GET {stream}?offset=&live=&cursor=`, Durable Streams protocol §5.6-5.8 and §8) and
 //! where the read starts.
 //!
 //! Facts relied on:

@@ -1,4 +1,4 @@
-//! SSE framing (PROTOCOL.md §9): every stored append becomes one `event: data` followed by one
+//! SSE framing (Durable Streams protocol §9): every stored append becomes one `event: data` followed by one
 //! `event: control` carrying the offset after it, so a reader that stops anywhere knows exactly
 //! where to resume. Each line of a payload is its own `data:` line, so a payload can never
 //! smuggle an event boundary; binary streams carry base64.

@@ -1,4 +1,4 @@
-//! `Stream-Seq` writer ordering (protocol §5.2, §12.6).
+//! `Stream-Seq` writer ordering (Durable Streams protocol §5.2, §12.6).
 //!
 //! Facts relied on:
 //! - `Stream-Seq` is an opaque string compared byte by byte (so `"B" < "a"`, `"10" < "9"`,

@@ -1,5 +1,5 @@
-//! Stream lifetime: `Stream-TTL` (sliding) and `Stream-Expires-At` (absolute), protocol §4, §5.1,
-//! §5.5 and the fork table of §4.2.
+//! Stream lifetime: `Stream-TTL` (sliding) and `Stream-Expires-At` (absolute), Durable Streams protocol
+//! §4, §5.1, §5.5 and the fork table of §4.2.
 //!
 //! Facts relied on:
 //! - `Stream-TTL` is whole seconds written as `0` or `[1-9][0-9]*`: no sign, no leading zero, no

@@ -25,16 +25,12 @@ use serde_json::{json, Value};
 
 use super::messages::{tool_state, ToolConfirmations, ToolState};
 use crate::projection::chunks::{
-    chunk_type, APPROVAL_REQUESTED, CONFIRMATION, CUSTOM, RUN_ERROR, RUN_FINISHED, RUN_STARTED,
+    chunk_type, reasoning_id, APPROVAL_REQUESTED, CONFIRMATION, CUSTOM, REASONING_MESSAGE_CONTENT,
+    REASONING_MESSAGE_END, REASONING_MESSAGE_START, RUN_ERROR, RUN_FINISHED, RUN_STARTED,
     TEXT_MESSAGE_CONTENT, TEXT_MESSAGE_END, TEXT_MESSAGE_START, TOOL_CALL_ARGS, TOOL_CALL_END,
     TOOL_CALL_RESULT, TOOL_CALL_START, TOOL_CALL_STATUS,
 };
 use crate::protocol::{Message, MessageStatus, Role, ToolCall};
-
-/// AG-UI 1.0's reasoning events (a model's thinking, as TanStack AI reads them).
-pub const REASONING_MESSAGE_START: &str = "REASONING_MESSAGE_START";
-pub const REASONING_MESSAGE_CONTENT: &str = "REASONING_MESSAGE_CONTENT";
-pub const REASONING_MESSAGE_END: &str = "REASONING_MESSAGE_END";
 
 /// The diagnostic code of a turn a client stopped (`RUN_ERROR {code}`).
 const STOPPED_CODE: &str = "STOPPED";
@@ -462,6 +458,7 @@ impl UiStream {
                 &json!({ "type": TEXT_MESSAGE_START, "messageId": message.id, "role": "assistant" }),
                 out,
             );
+            self.rebuild_reasoning(message, out);
             if !message.content.is_empty() {
                 let id = message.id.as_str();
                 out.push(json!({ "type": "text-start", "id": id }));
@@ -475,6 +472,24 @@ impl UiStream {
             for call in message.tool_calls.iter().flatten() {
                 self.rebuild_call(call, confirmations, out);
             }
+        }
+    }
+
+    /// A message's reasoning so far as one part, named as the log names its first span, so a
+    /// span still open at the cut goes on in the same part (a later span opens its own).
+    fn rebuild_reasoning(&mut self, message: &Message, out: &mut Vec<Value>) {
+        let reasoning = message.reasoning();
+        if reasoning.is_empty() {
+            return;
+        }
+        let id = reasoning_id(&message.id, 0);
+        out.push(json!({ "type": "reasoning-start", "id": id }));
+        out.push(json!({ "type": "reasoning-delta", "id": id, "delta": reasoning }));
+        let answering = !message.content.is_empty() || message.tool_calls.is_some();
+        if message.status == MessageStatus::Streaming && !answering {
+            self.reasoning_open = Some(id);
+        } else {
+            out.push(json!({ "type": "reasoning-end", "id": id }));
         }
     }
 

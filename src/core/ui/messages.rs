@@ -10,7 +10,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::projection::LogConfirmation;
+use crate::projection::{LogConfirmation, Projection};
 use crate::protocol::{Message, MessageStatus, Part, Role, ToolCall, ToolCallStatus};
 use crate::session::{Confirmation, ConfirmationStatus};
 
@@ -107,6 +107,21 @@ pub fn turn_answer(messages: &[Message]) -> &[Message] {
     &messages[from..]
 }
 
+/// What a stream joining `projection`'s last run shows first: a continuation's (`continues`)
+/// answer so far, which it adds to; a new turn's answer so far, none before the run has written
+/// its user's message (the answer before it is the previous turn's).
+pub fn run_answer(projection: &Projection, continues: bool) -> Vec<Message> {
+    if continues {
+        return turn_answer(&projection.to_messages()).to_vec();
+    }
+    let run: Vec<Message> = projection.last_run_messages().cloned().collect();
+    if run.iter().any(|m| m.role == Role::User) {
+        turn_answer(&run).to_vec()
+    } else {
+        Vec::new()
+    }
+}
+
 /// A user (or system) message's parts: its file parts, then its text (the order `useChat`
 /// builds them in).
 fn user_parts(message: &Message) -> Vec<Value> {
@@ -145,12 +160,15 @@ fn file_part(part: &Part) -> Option<Value> {
 /// One canonical assistant message as one step: `step-start`, its text, its tool calls.
 fn assistant_parts(message: &Message, confirmations: &ToolConfirmations) -> Vec<Value> {
     let mut parts = vec![json!({ "type": "step-start" })];
+    let state = if message.status == MessageStatus::Streaming {
+        "streaming"
+    } else {
+        "done"
+    };
+    if !message.reasoning().is_empty() {
+        parts.push(json!({ "type": "reasoning", "text": message.reasoning(), "state": state }));
+    }
     if !message.content.is_empty() {
-        let state = if message.status == MessageStatus::Streaming {
-            "streaming"
-        } else {
-            "done"
-        };
         parts.push(json!({ "type": "text", "text": message.content, "state": state }));
     }
     for call in message.tool_calls.iter().flatten() {

@@ -23,7 +23,7 @@ pub mod request;
 pub mod sse;
 
 pub use chunks::UiStream;
-pub use messages::{turn_answer, ui_messages, ToolConfirmations};
+pub use messages::{run_answer, turn_answer, ui_messages, ToolConfirmations};
 pub use request::{
     decode_ui_request, ui_route, Approval, UiRequest, UiRequestError, UiRoute, UiTurn,
 };

@@ -3,8 +3,9 @@
 //! reference server, or any other. `createDurableStreamsLog({ url, headers?, fetch? })`.
 //!
 //! An append is one POST of a JSON array (JSON mode stores each item as one message) with the
-//! producer headers; a missing stream is created (`PUT`, `application/json`) and the append sent
-//! again once. A read is a GET from an offset, `live=long-poll` when the caller will wait. What
+//! producer headers, and `Producer-Seq-Count` when the writer asks for item seqs (a server that
+//! gives them echoes it; `core::streams::producer`); a missing stream is created (`PUT`,
+//! `application/json`) and the append sent again once. A read is a GET from an offset, `live=long-poll` when the caller will wait. What
 //! each answer means is decided by `core::streams::client`; nothing here re-derives it.
 
 use std::rc::Rc;
@@ -17,7 +18,9 @@ use web_sys::{Headers, Response};
 
 use super::host::signal_of;
 use super::session_log::{log_methods_append, log_methods_read};
-use crate::core::streams::client::{append_reply, read_reply, AppendReply, ReadReply};
+use crate::core::streams::client::{
+    append_reply, gave_item_seqs, read_reply, AppendReply, ReadReply,
+};
 use crate::core::streams::offset::Offset;
 use crate::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
 use crate::ports::{CancelToken, LocalFuture, PortError};
@@ -31,6 +34,11 @@ pub struct HttpLog {
     headers: JsValue,
     fetch: Function,
     this: JsValue,
+    /// The server is known to give item seqs (turnkeep's own `SessionStream` object).
+    item_seqs: bool,
+    /// The last read found no stream: the next append creates it first instead of learning
+    /// that from a 404 (one request fewer for a session's first turn).
+    missing: std::cell::Cell<bool>,
 }
 
 impl HttpLog {
@@ -53,6 +61,8 @@ impl HttpLog {
             headers: get(options, "headers"),
             fetch,
             this,
+            item_seqs: false,
+            missing: Default::default(),
         })
     }
 
@@ -64,7 +74,15 @@ impl HttpLog {
             headers: JsValue::UNDEFINED,
             fetch,
             this,
+            item_seqs: false,
+            missing: Default::default(),
         }
+    }
+
+    /// Says the server gives item seqs (`SessionLog::gives_item_seqs`): turnkeep's own object.
+    pub fn with_item_seqs(mut self) -> Self {
+        self.item_seqs = true;
+        self
     }
 
     fn headers(&self) -> Result<Headers, PortError> {
@@ -104,27 +122,32 @@ impl HttpLog {
             .map_err(|_| LogError::Failed(PortError::new("fetch did not resolve to a Response")))
     }
 
+    /// POSTs `items` chunks as the JSON array `body`; the answer, and whether it gave item seqs.
     async fn post(
         &self,
         body: &str,
+        items: usize,
         producer: Option<&ProducerStamp>,
         cancel: &CancelToken,
-    ) -> Result<AppendReply, LogError> {
+    ) -> Result<(AppendReply, bool), LogError> {
         let headers = self.headers().map_err(LogError::Failed)?;
         let _ = headers.set("content-type", "application/json");
         if let Some(p) = producer {
             let _ = headers.set("producer-id", &p.id);
             let _ = headers.set("producer-epoch", &p.epoch.to_string());
             let _ = headers.set("producer-seq", &p.seq.to_string());
+            if p.item_seqs {
+                let _ = headers.set("producer-seq-count", &items.to_string());
+            }
         }
         let response = self
             .send("POST", &self.url, &headers, Some(body), cancel)
             .await?;
-        let reply = append_reply(response.status(), |name| {
-            response.headers().get(name).ok().flatten()
-        });
+        let header = |name: &str| response.headers().get(name).ok().flatten();
+        let reply = append_reply(response.status(), header);
+        let item_seqs = gave_item_seqs(header);
         drain(&response).await;
-        Ok(reply)
+        Ok((reply, item_seqs))
     }
 
     /// Creates the stream (`PUT`, `application/json`) unless it exists: what an append does
@@ -154,17 +177,23 @@ impl HttpLog {
         cancel: &CancelToken,
     ) -> Result<AppendAck, LogError> {
         let body = format!("[{}]", chunks.join(","));
-        let mut reply = self.post(&body, producer, cancel).await?;
-        if reply == AppendReply::Missing {
+        if self.missing.get() {
             self.create(cancel).await?;
-            reply = self.post(&body, producer, cancel).await?;
+            self.missing.set(false);
         }
+        let mut answer = self.post(&body, chunks.len(), producer, cancel).await?;
+        if answer.0 == AppendReply::Missing {
+            self.create(cancel).await?;
+            answer = self.post(&body, chunks.len(), producer, cancel).await?;
+        }
+        let (reply, item_seqs) = answer;
         let missing_offset =
             || LogError::Failed(PortError::new("the server sent no Stream-Next-Offset"));
         match reply {
             AppendReply::Stored { offset } => Ok(AppendAck {
                 offset: offset.ok_or_else(missing_offset)?,
                 duplicate: false,
+                item_seqs,
             }),
             AppendReply::Duplicate { offset } => Ok(AppendAck {
                 // Some servers (the reference one) answer a duplicate without the offset.
@@ -173,6 +202,7 @@ impl HttpLog {
                     None => self.tail(cancel).await?.ok_or_else(missing_offset)?,
                 },
                 duplicate: true,
+                item_seqs,
             }),
             AppendReply::StaleEpoch { current_epoch } => {
                 Err(LogError::StaleEpoch { current_epoch })
@@ -258,6 +288,7 @@ impl HttpLog {
             }
             ReadReply::Missing => {
                 drain(&response).await;
+                self.missing.set(true);
                 Ok(empty(None))
             }
             ReadReply::Retry => Err(LogError::Retryable(PortError::new(
@@ -303,6 +334,10 @@ impl SessionLog for HttpLog {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<AppendAck, LogError>> {
         Box::pin(self.append_now(chunks, producer, cancel))
+    }
+
+    fn gives_item_seqs(&self) -> bool {
+        self.item_seqs
     }
 
     fn read<'a>(

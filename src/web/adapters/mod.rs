@@ -1,4 +1,4 @@
-//! JS-backed adapters of the ports (design §4, §8): a host passes plain JS objects
+//! JS-backed adapters of the ports (`crate::ports`): a host passes plain JS objects
 //! (`{ load, save }` stores, tools, models) and these types let the Rust shell call them
 //! through the traits in `crate::ports`. Every host callback may return a value or a Promise;
 //! a throw or a rejection becomes a `PortError` whose message is for logs only.
@@ -20,6 +20,8 @@ pub mod http_log;
 pub mod log_store;
 #[cfg(any(feature = "server", feature = "ask"))]
 pub mod models;
+#[cfg(feature = "server")]
+pub mod observers;
 #[cfg(feature = "server")]
 pub mod session_log;
 #[cfg(feature = "server")]
@@ -44,4 +46,4 @@ pub use session_log::{JsSessionLog, MemorySessionLogHandle};
 #[cfg(feature = "server")]
 pub use session_storage::JsSessionStorage;
 #[cfg(feature = "server")]
-pub use tool::{tool_error_text, JsTool};
+pub use tool::{tool_error_text, JsTool, ToolRules};

@@ -72,6 +72,8 @@ impl SessionLog for JsSessionLog {
             Ok(AppendAck {
                 offset,
                 duplicate: get(&answer, "duplicate").is_truthy(),
+                // A host's log speaks the protocol as written: one seq per append.
+                item_seqs: false,
             })
         })
     }
@@ -254,6 +256,8 @@ fn producer_from_js(value: &JsValue) -> Result<Option<ProducerStamp>, String> {
         id,
         epoch: number("epoch")?,
         seq: number("seq")?,
+        // The JS interface keeps the protocol's reading: one seq per append.
+        item_seqs: false,
     }))
 }
 

@@ -182,7 +182,11 @@ pub fn run_tool_for_test(
     args: JsValue,
     options: JsValue,
 ) -> Result<js_sys::Promise, JsValue> {
-    let tool = JsTool::from_js(&tool).map_err(|m| js_error(&m))?;
+    let rules = crate::web::adapters::ToolRules {
+        agentskit: get(&options, "agentskit").as_bool() == Some(true),
+        validate_args: None,
+    };
+    let tool = JsTool::from_js(&tool, &rules).map_err(|m| js_error(&m))?;
     let args = match to_json(&args).map_err(|m| js_error(&m))? {
         Value::Object(map) => map,
         _ => return Err(js_error("args must be an object")),
@@ -201,7 +205,12 @@ pub fn run_tool_for_test(
             .execute(args, ToolContext::new(token, "call-test"))
             .await
             .map(Value::String)
-            .map_err(|e| e.message);
+            .map_err(|e| match e {
+                crate::ports::chat::ToolFailure::Failed(e) => e.message,
+                crate::ports::chat::ToolFailure::InvalidInput(issues) => {
+                    issues.text(&tool.spec().name)
+                }
+            });
         let mut value = outcome(result);
         value["spec"] = spec_value(tool.spec());
         Ok(from_json(&value))
@@ -231,16 +240,17 @@ fn read_request(value: &JsValue) -> Result<ModelRequest, String> {
         None => Vec::new(),
         Some(list) => list
             .iter()
-            .map(|t| JsTool::from_js(&t).map(|t| t.spec().clone()))
+            .map(|t| JsTool::from_js(&t, &Default::default()).map(|t| t.spec().clone()))
             .collect::<Result<Vec<_>, _>>()?,
     };
-    Ok(ModelRequest { messages, tools })
+    Ok(ModelRequest::new(messages, tools))
 }
 
 /// A model chunk in the shape a host model yields (see `models::custom`).
 fn chunk_value(chunk: &ModelChunk) -> Value {
     match chunk {
         ModelChunk::Text(text) => json!({ "type": "text", "text": text }),
+        ModelChunk::Reasoning(text) => json!({ "type": "reasoning", "text": text }),
         ModelChunk::ToolCall {
             index,
             id,

@@ -106,8 +106,13 @@ impl Generation {
                     Ok(ModelChunk::Finish {
                         usage: Some(usage), ..
                     }) => return Some(Ok(GenerationChunk::Usage(ask_usage(usage)))),
-                    // No tool runs in an Ask answer, and a finish without usage says nothing.
-                    Ok(ModelChunk::ToolCall { .. } | ModelChunk::Finish { usage: None, .. }) => {}
+                    // No tool runs in an Ask answer, a finish without usage says nothing, and
+                    // the answer is the model's text, not its reasoning.
+                    Ok(
+                        ModelChunk::ToolCall { .. }
+                        | ModelChunk::Reasoning(_)
+                        | ModelChunk::Finish { usage: None, .. },
+                    ) => {}
                 }
             },
         }

@@ -1,4 +1,4 @@
-//! The request's deadline on the JS side (design §3 step 4): a `timeoutMs` timer and the
+//! The request's deadline on the JS side (`timeoutMs`, covering the whole turn): a `timeoutMs` timer and the
 //! request's own signal, each reported as a [`Cause`]. Before the stream starts they fire the
 //! request's [`Interrupt`] (every pre-stream step runs under it, and host callbacks get
 //! [`RequestDeadline::signal`]); once the turn runs they go to [`Turn::interrupt`], whose policy

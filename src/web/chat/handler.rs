@@ -1,4 +1,4 @@
-//! `createChatHandler(options)` → `(request, host?) => Promise<Response>` (design §3). One
+//! `createChatHandler(options)` → `(request, host?) => Promise<Response>`. One
 //! straight pipeline; each step returns what the next one takes, and every failure comes back
 //! as a [`Failure`] that exactly one place ([`Failure::into_response`]) turns into a response,
 //! after handing its cause to the operator's `onError`.
@@ -36,6 +36,7 @@ use super::http::{
 use super::js::{call, get, get_fn, set};
 use super::options::HandlerOptions;
 use super::response::ResponseSink;
+use crate::core::coalesce::Pacing;
 use crate::core::protocol::{
     decode_client_request, resolve_answer, BoundaryError, ClientRequest, RequestKind,
 };
@@ -90,6 +91,8 @@ pub struct ChatLimits {
     pub ui_body_bytes_max: u64,
     /// How long a tool confirmation a turn proposes stays approvable.
     pub confirmation_ttl_ms: u64,
+    /// The snapshot stream's byte budget (`core::coalesce`).
+    pub snapshot_bytes_per_s: u64,
 }
 
 impl ChatLimits {
@@ -102,6 +105,13 @@ impl ChatLimits {
             ),
             cleanup_budget_ms: u64::from(self.cleanup_timeout_ms),
             confirmation_ttl_ms: self.confirmation_ttl_ms,
+        }
+    }
+
+    /// How the turn's snapshot stream is paced.
+    pub fn pacing(&self) -> Pacing {
+        Pacing {
+            bytes_per_s: self.snapshot_bytes_per_s,
         }
     }
 }
@@ -273,6 +283,7 @@ impl ChatHost for HandlerOptions {
             body_bytes_max: self.body_bytes_max,
             ui_body_bytes_max: self.body_bytes_max,
             confirmation_ttl_ms: self.confirmation_ttl_ms,
+            snapshot_bytes_per_s: self.snapshot_bytes_per_s,
         }
     }
 
@@ -441,12 +452,13 @@ async fn submit(
     deadline: RequestDeadline,
     keep_alive: &dyn Fn(&Promise),
 ) -> Result<Response, Failure> {
+    let pacing = limits.pacing();
     let limits = limits.turn_limits();
     let interrupt = deadline.interrupt().clone();
     let claim = turn::admit(&ports, &chat, &submission, &limits, &interrupt).await?;
     let opened = turn::open(&ports, &chat, &submission, &claim, &limits, &interrupt).await?;
     let turn = Turn::new(ports, limits, submission, claim, opened);
-    stream(turn, deadline, keep_alive).await
+    stream(turn, pacing, deadline, keep_alive).await
 }
 
 /// Step 5 for a confirmation's decision: the winner's continuation is streamed and run like a
@@ -459,10 +471,11 @@ async fn decide(
     deadline: RequestDeadline,
     keep_alive: &dyn Fn(&Promise),
 ) -> Result<Response, Failure> {
+    let pacing = limits.pacing();
     let limits = limits.turn_limits();
     let interrupt = deadline.interrupt().clone();
     match turn::resolve(&ports, &chat, &request, &limits, &interrupt).await? {
-        Resolution::Continue(turn) => stream(turn, deadline, keep_alive).await,
+        Resolution::Continue(turn) => stream(turn, pacing, deadline, keep_alive).await,
         Resolution::Answered(record) => {
             let (status, body) = resolve_answer(&record);
             json_response(status, &body).map_err(|_| BoundaryError::Internal.into())
@@ -474,11 +487,12 @@ async fn decide(
 /// stream that cannot be built gives the claim up.
 async fn stream(
     turn: Rc<Turn>,
+    pacing: Pacing,
     deadline: RequestDeadline,
     keep_alive: &dyn Fn(&Promise),
 ) -> Result<Response, Failure> {
-    let answer =
-        ResponseSink::open(&turn).and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
+    let answer = ResponseSink::open(&turn, pacing)
+        .and_then(|(sink, body)| Ok((sink, ndjson_response(&body)?)));
     let (sink, response) = match answer {
         Ok(answer) => answer,
         Err(_) => {

@@ -1,4 +1,5 @@
-//! `createChatHandler`: the Web-standard turn handler (design §3, wire facts §5). The turn
+//! `createChatHandler`: the Web-standard turn handler, AgentsKit's `createChatHandler` over the
+//! turn protocol v1 (`core::protocol`) with its diagnostics (`core::diagnostics`). The turn
 //! itself is host-independent (`crate::turn`); this module only does what needs JavaScript.
 //!
 //! - [`handler`]: the export and its straight pipeline, and the one failure → response mapping.
@@ -16,6 +17,7 @@
 //! (`crate::web::http`, `crate::web::js`); they are re-exported here under their old paths.
 
 mod agui;
+mod bench_counts;
 mod deadline;
 mod definition;
 mod handler;

@@ -26,6 +26,8 @@ pub struct HandlerOptions {
     pub on_error: Option<Function>,
     /// How long a tool confirmation stays approvable (`confirmationTtlMs`).
     pub confirmation_ttl_ms: u64,
+    /// The snapshot stream's byte budget (`snapshotBytesPerSecond`, `core::coalesce`).
+    pub snapshot_bytes_per_s: u64,
     /// The definitions `resolveDefinition` returned, as read.
     pub definitions: super::definition::DefinitionCache,
 }
@@ -54,6 +56,10 @@ impl HandlerOptions {
             on_error: read.optional_fn("onError")?,
             confirmation_ttl_ms: read
                 .positive_int("confirmationTtlMs", limits::CONFIRMATION_TTL_MS_DEFAULT)?,
+            snapshot_bytes_per_s: read.positive_int(
+                "snapshotBytesPerSecond",
+                limits::SNAPSHOT_BYTES_PER_S_DEFAULT,
+            )?,
             definitions: Default::default(),
         })
     }

@@ -23,7 +23,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::deadline::RequestDeadline;
-use super::handler::{resolve, Failure};
+use super::handler::{resolve, ChatHost, Failure};
 use super::host::OnError;
 use super::js::{coded_error, get, set};
 use super::options::HandlerOptions;
@@ -86,12 +86,14 @@ async fn reconcile(
         })?),
     };
     let (ports, chat, deadline) = ports_of(options, &session_id, &extra).await?;
+    let limits = options.limits().turn_limits();
     let done = turn::reconcile(
         &ports,
         &chat,
         &session_id,
         &token,
         resolution,
+        &limits,
         deadline.interrupt(),
     )
     .await;

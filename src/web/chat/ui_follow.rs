@@ -16,7 +16,7 @@ use super::deadline::RequestDeadline;
 use super::stream::TextStream;
 use crate::core::protocol::ToolCallStatus;
 use crate::core::ui::sse::{push_events, DONE, HEADERS};
-use crate::core::ui::{turn_answer, ToolConfirmations, UiStream};
+use crate::core::ui::{run_answer, turn_answer, ToolConfirmations, UiStream};
 use crate::ports::chat::Sleep;
 use crate::ports::log::SessionLog;
 use crate::turn::follow::{follow, Joined, JoinedRun};
@@ -65,7 +65,7 @@ pub fn follow_response(
         // A new turn the log has not seen start yet: its own chunks will say everything.
         Some(false) if !continues => UiStream::new(),
         _ => {
-            let (ui, rebuilt) = UiStream::rebuild(turn_answer(&messages), &confirmations);
+            let (ui, rebuilt) = UiStream::rebuild(&run_answer(projection, continues), &confirmations);
             write(&rebuilt);
             ui
         }

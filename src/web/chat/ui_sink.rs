@@ -12,7 +12,8 @@ use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 use web_sys::ReadableStream;
 
-use super::stream::PullStream;
+use super::stream::{PullStream, DELTAS};
+use crate::core::coalesce::Urgency;
 use crate::core::projection::encode::TurnEncoder;
 use crate::core::protocol::{BoundaryError, Message, ToolCallStatus};
 use crate::core::session::{Confirmation, ConfirmationStatus};
@@ -89,7 +90,7 @@ impl UiSink {
                 turn.interrupt(Cause::ResponseCancelled);
             }
         });
-        let (stream, body) = PullStream::new(encode, on_cancel)?;
+        let (stream, body) = PullStream::new(encode, on_cancel, DELTAS)?;
         Ok((Rc::new(Self { stream }), body))
     }
 }
@@ -144,7 +145,7 @@ fn waiting_records(messages: &[Message], records: &[Confirmation]) -> Vec<Confir
 
 impl TurnSink for UiSink {
     fn changed(&self) {
-        self.stream.publish(UiLine::State);
+        self.stream.publish(UiLine::State, Urgency::Prompt);
     }
 
     fn close(&self, last: Option<BoundaryError>) {

@@ -7,7 +7,8 @@
 //!
 //! Lifecycle of a turn:
 //! 1. `send` adds the user message and an empty `streaming` assistant message → `CallModel`.
-//! 2. `on_chunk` appends text to that assistant message and collects tool-call fragments.
+//! 2. `on_chunk` appends text to that assistant message (reasoning to its
+//!    `metadata.reasoning`) and collects tool-call fragments.
 //! 3. `on_model_end` completes the assistant message. Without tool calls the turn is
 //!    `complete`. With tool calls it records them on the message (`pending`, or
 //!    `requires_confirmation` for tools that need approval, or `error` for unknown tools and
@@ -45,9 +46,11 @@ pub use tool_calls::{
 };
 
 use super::model::{ModelChunk, ModelRequest, ToolSpec, Usage};
+use super::settings::CallSettings;
 use crate::checks::format_iso_millis_at;
 use crate::limits::{
-    ASSISTANT_CONTENT_BYTES_MAX, TOOL_ITERATIONS_MAX_DEFAULT, TOOL_RESULT_BYTES_MAX,
+    ASSISTANT_CONTENT_BYTES_MAX, REASONING_BYTES_MAX, TOOL_ITERATIONS_MAX_DEFAULT,
+    TOOL_RESULT_BYTES_MAX,
 };
 use crate::protocol::{Message, MessageStatus, Part, Role, ToolCall, ToolCallStatus};
 use tool_calls::{CallPlan, PendingCalls};
@@ -71,6 +74,8 @@ pub struct ChatConfig {
     pub tools: Vec<ToolSpec>,
     /// Rounds of tool calls allowed in one turn; the next round ends the turn in error.
     pub max_tool_iterations: u32,
+    /// What every model call is asked with (instructions, temperature, ...).
+    pub settings: CallSettings,
 }
 
 impl Default for ChatConfig {
@@ -78,6 +83,7 @@ impl Default for ChatConfig {
         Self {
             tools: Vec::new(),
             max_tool_iterations: TOOL_ITERATIONS_MAX_DEFAULT,
+            settings: CallSettings::default(),
         }
     }
 }
@@ -405,6 +411,13 @@ impl ChatController {
                 }
                 self.append_text(assistant, &text);
             }
+            ModelChunk::Reasoning(text) => {
+                let reasoning_bytes = self.state.messages[assistant].reasoning().len();
+                if reasoning_bytes + text.len() > REASONING_BYTES_MAX {
+                    return self.fail(ChatError::ResponseTooLarge);
+                }
+                self.append_reasoning(assistant, &text);
+            }
             ModelChunk::ToolCall {
                 index,
                 id,
@@ -535,6 +548,7 @@ impl ChatController {
         let request = ModelRequest {
             messages: self.state.messages.clone(),
             tools: self.config.tools.clone(),
+            settings: self.config.settings.clone(),
         };
         let assistant = new_message(
             ids,
@@ -649,9 +663,11 @@ impl ChatController {
         Action::Done
     }
 
-    /// On stop: a streaming assistant message keeps its text as `complete`, or goes if empty.
+    /// On stop: a streaming assistant message keeps its text (and reasoning) as `complete`, or
+    /// goes if it has neither.
     fn close_assistant(&mut self, assistant: usize) {
-        if self.state.messages[assistant].content.is_empty() {
+        let message = &self.state.messages[assistant];
+        if message.content.is_empty() && message.reasoning().is_empty() {
             self.remove_message(assistant);
         } else {
             self.message_mut(assistant).status = MessageStatus::Complete;
@@ -673,6 +689,15 @@ impl ChatController {
             // Not message_mut: an append is the one change `rewritten_at` leaves out.
             self.changed_at[assistant] = self.revision + 1;
             self.state.messages[assistant].content.push_str(text);
+            self.bump();
+        }
+    }
+
+    /// Reasoning grows in the message's `metadata.reasoning` (AgentsKit's place for it): the
+    /// wire's message has no reasoning part.
+    fn append_reasoning(&mut self, assistant: usize, text: &str) {
+        if !text.is_empty() {
+            self.message_mut(assistant).append_reasoning(text);
             self.bump();
         }
     }

@@ -4,7 +4,7 @@ use crate::chat::model::Usage;
 use crate::protocol::Message;
 
 /// The observable state of one chat turn. The handler builds every snapshot from this and
-/// nothing else (design §2: one reducer per concern).
+/// nothing else (one reducer per concern).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChatState {
     /// The whole conversation: the history the controller started with, then this turn's

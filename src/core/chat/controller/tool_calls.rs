@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::state::ChatError;
 use super::{IdSource, ToolInvocation};
+use crate::chat::input_schema::check_input;
 use crate::chat::model::ToolSpec;
 use crate::checks::{is_safe_id, within_bounds, BOUNDED_JSON};
 use crate::limits::{
@@ -50,7 +51,7 @@ pub(super) enum CallPlan {
     Run(ToolInvocation),
     AwaitConfirmation,
     /// Not runnable; the text is already recorded as the call's error.
-    Rejected(&'static str),
+    Rejected(String),
 }
 
 impl PendingCalls {
@@ -117,7 +118,9 @@ impl PendingCalls {
 }
 
 /// Turns a finished call into its canonical form (status `pending`, `requires_confirmation`
-/// or `error`) and the plan for it. A missing id is drawn from `ids`.
+/// or `error`) and the plan for it. A missing id is drawn from `ids`. Arguments that break the
+/// tool's JSON Schema make the call an error whose text says what is wrong (the model reads it
+/// as the call's result); the tool never sees them.
 ///
 /// A call that waits for a person is bound to its confirmation record by id, and the record is
 /// stored in the session envelope, whose ids are SafeIds (token `confirm-<id>`): such a call keeps
@@ -134,15 +137,25 @@ pub(super) fn resolve(
         .name
         .as_deref()
         .and_then(|n| tools.iter().find(|t| t.name == n));
+    let invalid = match (spec, &parsed) {
+        (Some(spec), Ok(args)) if !spec.host_validates => {
+            let issues = check_input(&spec.parameters, &Value::Object(args.clone()));
+            (!issues.is_empty()).then(|| issues.text(&spec.name))
+        }
+        _ => None,
+    };
     let mut plan = match (&call.name, spec, &parsed) {
-        (None, _, _) => CallPlan::Rejected(UNNAMED_TOOL),
-        (Some(_), None, _) => CallPlan::Rejected(UNKNOWN_TOOL),
-        (_, _, Err(rule)) => CallPlan::Rejected(rule),
+        (None, _, _) => CallPlan::Rejected(UNNAMED_TOOL.to_owned()),
+        (Some(_), None, _) => CallPlan::Rejected(UNKNOWN_TOOL.to_owned()),
+        (_, _, Err(rule)) => CallPlan::Rejected((*rule).to_owned()),
+        (_, Some(_), Ok(_)) if invalid.is_some() => {
+            CallPlan::Rejected(invalid.clone().unwrap_or_default())
+        }
         (_, Some(spec), Ok(args)) if spec.requires_confirmation => {
             if within_bounds(&Value::Object(args.clone()), &BOUNDED_JSON) {
                 CallPlan::AwaitConfirmation
             } else {
-                CallPlan::Rejected(INPUT_TOO_LARGE_TO_CONFIRM)
+                CallPlan::Rejected(INPUT_TOO_LARGE_TO_CONFIRM.to_owned())
             }
         }
         (Some(name), Some(_), Ok(args)) => CallPlan::Run(ToolInvocation {
@@ -160,7 +173,7 @@ pub(super) fn resolve(
     if let CallPlan::Run(invocation) = &mut plan {
         invocation.id = id.clone();
     }
-    let status = match plan {
+    let status = match &plan {
         CallPlan::Run(_) => ToolCallStatus::Pending,
         CallPlan::AwaitConfirmation => ToolCallStatus::RequiresConfirmation,
         CallPlan::Rejected(_) => ToolCallStatus::Error,
@@ -171,8 +184,8 @@ pub(super) fn resolve(
         args: parsed.unwrap_or_default(),
         status,
         result: None,
-        error: match plan {
-            CallPlan::Rejected(text) => Some(text.to_owned()),
+        error: match &plan {
+            CallPlan::Rejected(text) => Some(text.clone()),
             _ => None,
         },
     };

@@ -11,6 +11,7 @@ use crate::hash::FixedHashSet;
 use serde_json::{json, Map, Value};
 
 use crate::chat::model::{ModelRequest, ToolSpec};
+use crate::chat::settings::{number, ToolChoice};
 use crate::protocol::{Message, Role, ToolCall};
 
 /// Per-endpoint settings of the request.
@@ -23,18 +24,23 @@ pub struct OpenAiRequestOptions {
     pub include_usage: bool,
 }
 
-/// The request body: `{model, messages, stream: true, tools?, stream_options?}`.
+/// The request body: `{model, messages, stream: true, tools?, tool_choice?, temperature?,
+/// max_tokens?, top_p?, stop?, stream_options?}`; the definition's instructions are a first
+/// `system` message (`providerOptions` have no place on this wire).
 pub fn request_body(request: &ModelRequest, options: &OpenAiRequestOptions) -> Value {
-    let answered: FixedHashSet<&str> = request
-        .messages
+    let answered = request.answered_calls();
+    let settings = &request.settings;
+    let instructions = settings
+        .instructions
         .iter()
-        .filter(|m| m.role == Role::Tool)
-        .filter_map(|m| m.tool_call_id.as_deref())
-        .collect();
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .filter_map(|m| message_value(m, &answered))
+        .map(|text| json!({ "role": "system", "content": text }));
+    let messages: Vec<Value> = instructions
+        .chain(
+            request
+                .messages
+                .iter()
+                .filter_map(|m| message_value(m, &answered)),
+        )
         .collect();
     let mut body = Map::new();
     body.insert("model".into(), Value::String(options.model.clone()));
@@ -43,6 +49,22 @@ pub fn request_body(request: &ModelRequest, options: &OpenAiRequestOptions) -> V
     if !request.tools.is_empty() {
         let tools = request.tools.iter().map(tool_value).collect();
         body.insert("tools".into(), Value::Array(tools));
+        if let Some(choice) = &settings.tool_choice {
+            body.insert("tool_choice".into(), tool_choice_value(choice));
+        }
+    }
+    if let Some(t) = settings.temperature {
+        body.insert("temperature".into(), number(t));
+    }
+    if let Some(n) = settings.max_output_tokens {
+        body.insert("max_tokens".into(), Value::from(n));
+    }
+    if let Some(p) = settings.top_p {
+        body.insert("top_p".into(), number(p));
+    }
+    if !settings.stop_sequences.is_empty() {
+        let list = settings.stop_sequences.iter().cloned().map(Value::String);
+        body.insert("stop".into(), Value::Array(list.collect()));
     }
     if options.include_usage {
         body.insert("stream_options".into(), json!({ "include_usage": true }));
@@ -93,6 +115,16 @@ fn tool_call_value(c: &ToolCall) -> Value {
         "type": "function",
         "function": { "name": c.name, "arguments": Value::Object(c.args.clone()).to_string() },
     })
+}
+
+/// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", function: {name}}`.
+fn tool_choice_value(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => Value::String("auto".into()),
+        ToolChoice::None => Value::String("none".into()),
+        ToolChoice::Required => Value::String("required".into()),
+        ToolChoice::Tool(name) => json!({ "type": "function", "function": { "name": name } }),
+    }
 }
 
 fn tool_value(t: &ToolSpec) -> Value {

@@ -2,8 +2,11 @@
 //! `createSource(request)` returning a `StreamSource` `{ stream(), abort() }`, so the adapters
 //! of an AgentsKit server (`chat: { adapter }`) run turnkeep turns unchanged.
 //!
-//! `request` is AgentsKit's `AdapterRequest`: `{ messages, context: { tools } }`, messages with
-//! `createdAt` as a `Date`, tools as `{ name, description, schema, requiresConfirmation }`.
+//! `request` is AgentsKit's `AdapterRequest`: `{ messages, context: { systemPrompt?,
+//! temperature?, maxTokens?, tools } }`, messages with `createdAt` as a `Date` (the definition's
+//! instructions first, as AgentsKit's controller puts its `systemPrompt`:
+//! `core::chat::agentskit::adapter_messages`), tools as `{ name, description, schema,
+//! requiresConfirmation }`.
 //! The chunks `stream()` yields are translated by `core::chat::agentskit`. `abort()` is called
 //! when the turn stops the call, when it is dropped and when a chunk fails it; the iterator's
 //! `return()` runs too, so an async generator's `finally` runs.
@@ -16,7 +19,7 @@ use wasm_bindgen::prelude::*;
 use super::custom::iterator_of;
 use super::openai::call_quietly;
 use super::reader::ResultReader;
-use crate::core::chat::agentskit::AgentsKitStream;
+use crate::core::chat::agentskit::{adapter_messages, AgentsKitStream};
 use crate::core::chat::model::{ModelChunk, ModelRequest, ToolSpec};
 use crate::ports::chat::{ModelAdapter, ModelStream};
 use crate::ports::{LocalFuture, PortError};
@@ -76,14 +79,25 @@ impl ModelAdapter for AgentsKitAdapter {
 
 /// AgentsKit's `AdapterRequest`.
 fn request_js(request: &ModelRequest) -> JsValue {
+    let settings = &request.settings;
     let tools = js_sys::Array::new();
     for tool in &request.tools {
         tools.push(&tool_js(tool));
     }
     let context = js_sys::Object::new();
+    if let Some(prompt) = &settings.instructions {
+        set(&context, "systemPrompt", prompt.as_str());
+    }
+    if let Some(t) = settings.temperature {
+        set(&context, "temperature", t);
+    }
+    if let Some(n) = settings.max_output_tokens {
+        set(&context, "maxTokens", n as f64);
+    }
     set(&context, "tools", tools);
+    let messages = adapter_messages(&request.messages, settings.instructions.as_deref());
     let out = js_sys::Object::new();
-    set(&out, "messages", messages_with_dates(&request.messages));
+    set(&out, "messages", messages_with_dates(&messages));
     set(&out, "context", context);
     out.into()
 }

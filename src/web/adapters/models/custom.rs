@@ -2,13 +2,15 @@
 //! a Promise of one; a plain iterable also works) of chunks:
 //!
 //! - `{ type: 'text', text }`
+//! - `{ type: 'reasoning', text }` (the model's thinking, kept in `metadata.reasoning`)
 //! - `{ type: 'tool-call', index, id?, name?, argsDelta? }` (`argsDelta` defaults to `''`)
 //! - `{ type: 'finish', reason, usage? }` with `reason` one of `stop`, `length`, `tool-calls`,
 //!   `content-filter` (underscores accepted too; any other string counts as "other") and
 //!   `usage` `{ promptTokens, completionTokens, totalTokens? }`.
 //!
-//! `request` is `{ messages, tools }`: canonical messages and `{ name, description, parameters,
-//! requiresConfirmation }` per tool. A chunk of any other shape fails the call. An iterable that
+//! `request` is `{ messages, tools, settings }`: canonical messages, `{ name, description,
+//! parameters, requiresConfirmation }` per tool, and the definition's call settings in the AI
+//! SDK's names (`instructions`, `temperature`, `maxOutputTokens`, ...: only those set). A chunk of any other shape fails the call. An iterable that
 //! ends without a finish chunk finishes with reason `stop`; nothing after a finish chunk is
 //! read. `abort()` (or dropping the stream) aborts `signal` and calls the iterator's `return()`
 //! so a generator's `finally` runs.
@@ -193,11 +195,12 @@ pub(crate) fn iterator_of(value: &JsValue) -> Option<JsValue> {
     None
 }
 
-/// The request as the host model sees it: `{ messages, tools }`.
+/// The request as the host model sees it: `{ messages, tools, settings }`.
 pub fn request_value(request: &ModelRequest) -> Value {
     json!({
         "messages": messages_to_value(&request.messages),
         "tools": request.tools.iter().map(tool_value).collect::<Vec<_>>(),
+        "settings": request.settings.to_value(),
     })
 }
 
@@ -221,9 +224,16 @@ pub fn chunk_from_value(value: &Value) -> Result<ModelChunk, String> {
                 .ok_or("a text chunk needs a string text")?;
             Ok(ModelChunk::Text(text.to_owned()))
         }
+        Some("reasoning") => {
+            let text = chunk
+                .get("text")
+                .and_then(Value::as_str)
+                .ok_or("a reasoning chunk needs a string text")?;
+            Ok(ModelChunk::Reasoning(text.to_owned()))
+        }
         Some("tool-call") => tool_call(chunk),
         Some("finish") => finish(chunk),
-        _ => Err("a chunk's type must be 'text', 'tool-call' or 'finish'".into()),
+        _ => Err("a chunk's type must be 'text', 'reasoning', 'tool-call' or 'finish'".into()),
     }
 }
 
