@@ -140,3 +140,31 @@ test('a client that follows the log itself asks for JSON and gets 202', async ()
   assert.equal(response.status, 202);
   assert.deepEqual(await response.json(), { threadId, runId: 'run-json-1' });
 });
+
+test('10 identical resumes at once: one decision, the transfer runs once, every answer follows that run', async () => {
+  const { agent, threadId } = agentWith('/confirm 14');
+  await agent.runAgent({});
+  const [interrupt] = agent.pendingInterrupts;
+  const body = JSON.stringify({
+    threadId, runId: 'run-resume', messages: agent.messages, tools: [], context: [], state: {}, forwardedProps: {},
+    resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }],
+  });
+  const post = (accept) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body });
+  const before = runs.length;
+  const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post(i % 2 ? 'application/json' : 'text/event-stream')));
+  for (const [i, response] of answers.entries()) {
+    if (i % 2) {
+      assert.equal(response.status, 202);
+      assert.equal((await response.json()).runId, interrupt.id, 'the continuation is the token\'s run');
+      continue;
+    }
+    assert.equal(response.status, 200);
+    const events = (await response.text()).split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')));
+    assert.equal(events[0].type, 'RUN_STARTED');
+    assert.equal(events[0].runId, interrupt.id);
+    assert.deepEqual(events.at(-1), { ...events.at(-1), type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    assert.ok(events.some((e) => e.type === 'TOOL_CALL_RESULT' && e.content === 'transferred 14'), `answer ${i}`);
+  }
+  await Promise.allSettled(pending);
+  assert.deepEqual(runs.slice(before), [14], 'the transfer ran once');
+});

@@ -37,10 +37,10 @@ const words = (n) => Array.from({ length: n }, (_, i) => `w${i + 1}`).join(' ');
 const textOf = (message) => (message?.parts ?? []).filter((p) => p.type === 'text').map((p) => p.content).join('');
 const toolPart = (client) => client.getMessages().flatMap((m) => m.parts).find((p) => p.type === 'tool-call');
 
-async function waitFor(predicate, timeoutMs = 15_000) {
+async function waitFor(predicate, timeoutMs = 15_000, state = () => '') {
   const until = Date.now() + timeoutMs;
   while (!predicate()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${predicate}`);
+    if (Date.now() > until) throw new Error(`timed out waiting for ${predicate} ${state()}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -153,7 +153,8 @@ test('after the Worker restarts, a page seeded from the session view restores th
   assert.equal(b.client.getMessages().length, 2);
   assert.equal(toolPart(b.client).input?.amount ?? JSON.parse(toolPart(b.client).arguments).amount, 7);
   await b.client.addToolApprovalResponse({ id: b.client.getPendingInterrupts()[0].id, approved: true });
-  await waitFor(() => toolPart(b.client).output !== undefined && b.client.getStatus() === 'ready');
+  const seen = () => JSON.stringify({ status: b.client.getStatus(), error: b.client.getError()?.message, part: toolPart(b.client), reads: b.reads });
+  await waitFor(() => toolPart(b.client).output !== undefined && b.client.getStatus() === 'ready', 15_000, seen);
   assert.match(JSON.stringify(toolPart(b.client).output), /transferred/);
   b.close();
 });
