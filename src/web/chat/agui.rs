@@ -24,11 +24,10 @@ use web_sys::Response;
 use super::deadline::RequestDeadline;
 use super::handler::{ChatHost, Failure, Named, SessionIds};
 use super::http::json_response;
-use super::stream::TextStream;
+use super::stream::EventStream;
 use crate::core::agui::{prefers_json, AgUiStream};
 use crate::core::limits;
 use crate::core::protocol::BoundaryError;
-use crate::core::ui::sse::push_events;
 use crate::core::ui::UiTurn;
 use crate::ports::log::SessionLog;
 use crate::turn::follow::{follow, join_run};
@@ -142,7 +141,7 @@ async fn events_response(
         .await
         .map_err(|e| Refusal::internal(Stage::SessionLog, e.port_error()))?;
     let cancelled = token.clone();
-    let (stream, body) = TextStream::new(Box::new(move || cancelled.cancel()))
+    let (stream, body) = EventStream::new(Box::new(move || cancelled.cancel()))
         .map_err(|_| BoundaryError::Internal)?;
     let response = crate::web::http::respond(200, &body, "text/event-stream", EVENT_HEADERS)
         .map_err(|_| BoundaryError::Internal)?;
@@ -153,13 +152,11 @@ async fn events_response(
         for chunk in chunks {
             events.feed(chunk, &mut out);
         }
-        let mut text = String::new();
-        push_events(&mut text, &out);
-        writer.write(&text);
+        writer.push(out);
         events.is_ended()
     };
     if take(&joined.run) {
-        stream.close("");
+        stream.close();
         deadline.clear();
         return Ok(response);
     }
@@ -168,7 +165,7 @@ async fn events_response(
         // However it ends (the run's end, the time up, the client gone, the log failing), the
         // body closes: a stream that ends without `RUN_FINISHED` is one `HttpAgent` accepts.
         follow(log.as_ref(), sleep.as_ref(), offset, &token, &mut take).await;
-        stream.close("");
+        stream.close();
         deadline.clear();
     });
     Ok(response)
