@@ -53,6 +53,7 @@ export {
   renderChatHtml,
   renderChatMessages,
   toUIMessages,
+  toTanStackHydration,
 } from '../pkg/turnkeep.js';
 export { ChatProducerError } from './errors.mjs';
 

@@ -1,6 +1,6 @@
 // Types of `turnkeep/client`: the browser client (the live connection, the one projection and
 // its markup, the turn protocol). The shared types are `turnkeep`'s (index.d.ts).
-import type { ChatSnapshot, LogConfirmation, Message, TurnDiagnostic, TurnSnapshotEvent, UIMessage } from './index.js';
+import type { ChatSnapshot, LogConfirmation, Message, TanStackChunk, TanStackHydration, TurnDiagnostic, TurnSnapshotEvent, UIMessage } from './index.js';
 
 export {
   version,
@@ -33,6 +33,7 @@ export {
   renderChatHtml,
   renderChatMessages,
   toUIMessages,
+  toTanStackHydration,
 } from './index.js';
 export type * from './index.js';
 
@@ -94,6 +95,10 @@ export interface ChatConnection {
   snapshot(): ChatSnapshot & { offset: string | null };
   /** The transport cursor: where the next read starts (null at the start). */
   readonly offset: string | null;
+  /** A turn was accepted through another route: a reader waiting for the stream reads at once. */
+  nudge(): void;
+  /** The versioned diagnostic of a refused request to a turnkeep route, as the error to throw. */
+  failure(status: number, body: string): ChatConnectionError;
   /** One idempotent teardown: ends every reader, the read and any send in flight. */
   close(): void;
   stop(): void;
@@ -160,5 +165,57 @@ export class UIMessageChunkMapper {
 export class UIMessageStreamReader {
   constructor();
   push(bytes: Uint8Array): { chunks: UIMessageChunk[]; done: boolean };
+  free(): void;
+}
+
+// ---- TanStack AI's connection adapter over the connection ----
+
+/** TanStack AI's `SubscribeConnectionAdapter` (`useChat({ connection })`), plus `stop()`. */
+export interface TanStackConnection {
+  subscribe(abortSignal?: AbortSignal): AsyncIterable<TanStackChunk>;
+  send(
+    messages: unknown[],
+    data?: Record<string, unknown>,
+    abortSignal?: AbortSignal,
+    runContext?: {
+      threadId: string;
+      runId: string;
+      parentRunId?: string;
+      resume?: Array<{ interruptId: string; status: 'resolved' | 'cancelled'; payload?: unknown }>;
+      clientTools?: Array<{ name: string; description: string; parameters: unknown }>;
+      forwardedProps?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    },
+  ): Promise<void>;
+  joinRun(runId: string, abortSignal?: AbortSignal): AsyncIterable<TanStackChunk>;
+  hydrate(threadId: string, options?: { limit?: number; before?: string }): Promise<TanStackHydration>;
+  /** Stops whatever turn runs in the thread, from any tab (TanStack's own `stop()` only stops listening). */
+  stop(options?: { signal?: AbortSignal }): Promise<{ version: 1; turnId: string; state: 'stopping' | 'ended' | 'idle'; outcome?: string }>;
+}
+
+/**
+ * `toTanStackConnection(connection, { api, threadId? })`: the adapter over the page's one
+ * connection and the chat route (`createUIMessageChatHandler` at `api`, which takes AG-UI
+ * `RunAgentInput` bodies). Seed the connection (`initialMessages`, `initialOffset`,
+ * `initialRunId`) from the server's snapshot so its live read starts after it.
+ */
+export function toTanStackConnection(
+  connection: ChatConnection,
+  options: {
+    api: string;
+    /** The session id; else the one TanStack passes to `send` / `hydrate`. */
+    threadId?: string;
+    headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+    credentials?: RequestCredentials;
+    fetch?: typeof globalThis.fetch;
+  },
+): TanStackConnection;
+
+/** `joinRun`'s rule: the answer so far rebuilt (`start()`), then the log's chunks until the run ends. */
+export class TanStackRunJoin {
+  constructor(snapshot: Pick<ChatSnapshot, 'messages'> & Partial<ChatSnapshot>, threadId: string, runId: string, nowMs: number);
+  start(): TanStackChunk[];
+  feed(chunk: unknown): TanStackChunk | undefined;
+  readonly ended: boolean;
   free(): void;
 }

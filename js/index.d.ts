@@ -815,6 +815,36 @@ export function createSessionLogHandler(options: {
 /** A conversation (a projection's or `ChatMemory`'s messages) as `UIMessage[]`, for `useChat({ messages })`. */
 export function toUIMessages(messages: Message[], confirmations?: LogConfirmation[]): UIMessage[];
 
+// ---- TanStack AI / AG-UI ----
+
+/** A TanStack AI stream chunk: an AG-UI event as the session log holds it. */
+export type TanStackChunk = Record<string, unknown> & { type: string };
+
+/** An AG-UI interrupt (a call waiting for a person; `id` is its confirmation token). */
+export interface TanStackInterrupt {
+  id: string;
+  reason: 'approval_required';
+  toolCallId: string;
+  expiresAt?: string;
+  metadata: { kind: 'approval'; toolName: string; input: Record<string, unknown> };
+}
+
+/** What `hydrate` restores: TanStack's `ChatHydrationResult`. */
+export interface TanStackHydration {
+  /** TanStack UI messages (a snapshot's `nativeMessages`). */
+  messages: unknown[];
+  /** The running turn; null when none runs or when calls wait for a person. */
+  activeRun: { runId: string } | null;
+  interrupts: { runId: string; pending: TanStackInterrupt[] } | null;
+}
+
+/**
+ * TanStack's `hydrate` rule: a projection snapshot (`resolveChatSnapshot`'s, a connection's
+ * `snapshot()`) as `{ messages, activeRun, interrupts }` (`toTanStackConnection` performs it in
+ * the page; a server can answer a hydrate read with it).
+ */
+export function toTanStackHydration(snapshot: Pick<ChatSnapshot, 'messages'> & Partial<ChatSnapshot>): TanStackHydration;
+
 // ---- Durable chat: session logs and the one projection ----
 
 /** An idempotent producer's stamp: Durable Streams fencing (`Producer-Id/Epoch/Seq`). */

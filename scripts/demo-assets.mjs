@@ -1,5 +1,6 @@
 // Writes demo-assets/, the demo Worker's static assets (wrangler.toml [assets]):
-//   /turnkeep/js/client/*.mjs, /turnkeep/js/protocol.mjs, /turnkeep/pkg-client/turnkeep.js,
+//   /turnkeep/js/client/*.mjs, /turnkeep/js/protocol.mjs, /turnkeep/js/content-part.mjs,
+//   /turnkeep/pkg-client/turnkeep.js,
 //   /turnkeep/pkg-client/turnkeep_bg.wasm
 //       the npm package's browser client (`turnkeep/client`), as a page imports it: the same
 //       projection and renderer the server runs, and the live connection's rules
@@ -21,6 +22,7 @@ const copies = [
     .filter((name) => name.endsWith('.mjs') && !NOT_FOR_BROWSERS.has(name))
     .map((name) => [`js/client/${name}`, `turnkeep/js/client/${name}`]),
   ['js/protocol.mjs', 'turnkeep/js/protocol.mjs'],
+  ['js/content-part.mjs', 'turnkeep/js/content-part.mjs'], // js/client/api.mjs imports it
   ['pkg-client/turnkeep.js', 'turnkeep/pkg-client/turnkeep.js'],
   ['pkg-client/turnkeep_bg.wasm', 'turnkeep/pkg-client/turnkeep_bg.wasm'],
   ...readdirSync(join(root, 'js/cloudflare/demo')).map((name) => [`js/cloudflare/demo/${name}`, `demo/${name}`]),

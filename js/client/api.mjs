@@ -35,3 +35,8 @@ export { createChatConnection, ChatConnectionError } from './connection.mjs';
 // mapping it runs (the server's: UIMessage[] of a conversation, log chunks → UI chunks).
 export { TurnkeepChatTransport } from './ui-transport.mjs';
 export { toUIMessages, UIMessageChunkMapper, UIMessageStreamReader } from '../../pkg-client/turnkeep.js';
+
+// TanStack AI's connection adapter over the live connection and the chat route's AG-UI runs,
+// and the restore rules it performs (hydrate, joinRun).
+export { toTanStackConnection } from './tanstack.mjs';
+export { toTanStackHydration, TanStackRunJoin } from '../../pkg-client/turnkeep.js';

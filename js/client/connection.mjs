@@ -183,6 +183,11 @@ export function createChatConnection(options) {
     subscribe,
     send,
     stopTurn,
+    /** A turn was accepted elsewhere (another route, another wire): a reader waiting for the
+     * stream to exist reads at once. */
+    nudge: () => perform(core.nudge()),
+    /** The versioned diagnostic of a refused request to a turnkeep route, as the error to throw. */
+    failure: (status, text) => new ChatConnectionError(core.postFailure(status, text)),
     /** The replay state (initial messages and every chunk delivered, projected) and the cursor. */
     snapshot: () => core.snapshot(),
     get offset() {

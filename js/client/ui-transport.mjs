@@ -123,8 +123,19 @@ export class TurnkeepChatTransport {
   onRemoteTurn(callback) {
     const leaving = new AbortController();
     (async () => {
+      // A run another tab started is reported once its answer starts (the mapper's `start`):
+      // by then its user's message is in the connection's projection, which `messages()` gives.
+      let run = null; // { runId, mapper } of a run seen starting, not reported yet
       for await (const chunk of this.#connection.subscribe(leaving.signal)) {
-        if (chunk?.type === 'RUN_STARTED' && this.#sending === 0) callback({ runId: chunk.runId });
+        if (chunk?.type === 'RUN_STARTED') {
+          run = this.#sending === 0 ? { runId: chunk.runId, mapper: new UIMessageChunkMapper() } : null;
+        }
+        if (run && run.mapper.feed(chunk).some((ui) => ui.type === 'start')) {
+          const { runId, mapper } = run;
+          run = null;
+          mapper.free?.();
+          callback({ runId });
+        }
       }
     })().catch(() => {});
     return () => leaving.abort();

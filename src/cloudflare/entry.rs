@@ -282,8 +282,9 @@ async fn call_handler(handler: &Function, request: &Request) -> Result<Response,
 }
 
 /// GET /api/sessions/:sessionId: `{ messages, session: { cursor, activeTurn, terminalTurns,
-/// confirmations }, offset, renderParts, streamMessages }` (storage plus the projection of the
-/// session's stream).
+/// confirmations }, offset, renderParts, streamMessages, activeRunId }` (storage plus the
+/// projection of the session's stream: a client's seed is `streamMessages`, `offset` and
+/// `activeRunId`).
 async fn session_view(request: &Request, env: &Env, raw: &str) -> Response {
     let authorization = request.headers().get("authorization").ok().flatten();
     let (tenant, session_id) = match session_view_target(authorization.as_deref(), raw) {
@@ -329,6 +330,7 @@ async fn read_view(env: &Env, tenant: &str, session_id: &str) -> Result<Response
     js_sys::Reflect::set(&body, &"offset".into(), &get("offset"))?;
     js_sys::Reflect::set(&body, &"renderParts".into(), &get("renderParts"))?;
     js_sys::Reflect::set(&body, &"streamMessages".into(), &get("messages"))?;
+    js_sys::Reflect::set(&body, &"activeRunId".into(), &get("activeRunId"))?;
     let text = js_sys::JSON::stringify(&body)?;
     http_respond(200, &text.into(), "application/json; charset=utf-8", &[])
 }

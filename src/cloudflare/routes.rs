@@ -6,8 +6,8 @@
 //! |---|---|
 //! | `GET /?session=<id>[&panes=3]` | the demo chat page, server-rendered (`page.rs`) |
 //! | `POST /api/chat` | the chat pipeline (Workers AI with an `AI` binding, else the demo model or `OPENAI_BASE_URL`'s) |
-//! | `POST /api/ui/chat`, `GET /api/ui/chat/:id/stream`, `POST /api/ui/chat/:id/stop`, `GET /api/ui/chat/:id/messages` | the same pipeline speaking the AI SDK's UI message stream |
-//! | `GET /api/sessions/:sessionId` | `{ messages, session, offset, renderParts, streamMessages }` |
+//! | `POST /api/ui/chat`, `GET /api/ui/chat/:id/stream`, `POST /api/ui/chat/:id/stop`, `GET /api/ui/chat/:id/messages` | the same pipeline speaking the AI SDK's UI message stream; `POST /api/ui/chat` also takes AG-UI `RunAgentInput` (TanStack AI's `toTanStackConnection`, `HttpAgent`) |
+//! | `GET /api/sessions/:sessionId` | `{ messages, session, offset, renderParts, streamMessages, activeRunId }` |
 //! | `GET /api/chat/stream/:sessionId` | `createChatStreamProxy`: demo auth, then the session's stream, read from the Worker's own `SessionStream` object (no streams token) |
 //! | `/v1/stream/<name>` | the Durable Streams server (`streams::route`) |
 //! | `POST /api/ask` | the Ask service over the docs corpus |

@@ -136,6 +136,10 @@ pub mod chat {
     pub(crate) const SESSION_INCOMPATIBLE: Row = row(Chat, 409, "SESSION_INCOMPATIBLE_DEFINITION", "The stored session cannot be resumed by this chat definition.", false);
     /// + (`createUIMessageChatHandler`)
     pub(crate) const INVALID_UI_REQUEST: Row = row(Chat, 400, "REQUEST_INVALID_UI_MESSAGES", "Request body must be an AI SDK chat request ending in a user message or answered approvals.", false);
+    /// + (`createUIMessageChatHandler`, an AG-UI `RunAgentInput`)
+    pub(crate) const INVALID_RUN_INPUT: Row = row(Chat, 400, "REQUEST_INVALID_RUN_INPUT", "Request body must be an AG-UI RunAgentInput ending in a user message or carrying resume entries.", false);
+    /// + (a `RunAgentInput` where no session log is configured: its run is followed there)
+    pub(crate) const RUN_NEEDS_LOG: Row = row(Chat, 501, "SERVER_SESSION_LOG_REQUIRED", "This chat has no session log to follow a run in.", false);
 }
 
 /// The Ask service (AgentsKit's Ask backend table, messages literal).
@@ -289,6 +293,7 @@ pub const ALL: &[Row] = &[
     chat::INTERNAL, chat::TURN_FAILED, chat::INVALID_CONFIG, chat::TURN_REPLAYED,
     chat::TURN_NOT_RUNNING, chat::STOP_UNAVAILABLE, chat::FORBIDDEN, chat::INVALID_MESSAGES,
     chat::CONFIRMATION_NOT_FOUND, chat::CONFIRMATION_UNAVAILABLE, chat::SESSION_INCOMPATIBLE, chat::INVALID_UI_REQUEST,
+    chat::INVALID_RUN_INPUT, chat::RUN_NEEDS_LOG,
     ask::METHOD_NOT_ALLOWED, ask::UNSUPPORTED_MEDIA_TYPE, ask::TOO_LARGE, ask::INVALID_JSON,
     ask::INVALID_PAYLOAD, ask::QUESTION_MISSING, ask::FORBIDDEN, ask::RATE_LIMITED, ask::TIMEOUT,
     ask::RETRIEVAL_TIMEOUT, ask::CANCELLED, ask::RETRIEVAL_FAILED, ask::NO_GROUNDED_SOURCES,

@@ -3,6 +3,7 @@
 //! dependency closure), reads a clock, draws randomness or does I/O (`scripts/purity.sh`,
 //! clippy with `src/clippy.toml`). Time (`now_ms`), ids and seeds are always arguments.
 
+pub mod agui;
 pub mod ask;
 pub mod chat;
 pub mod checks;

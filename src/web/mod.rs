@@ -59,6 +59,8 @@ shared_helper! {
     #[cfg(any(feature = "server", feature = "ask", feature = "sandbox"))]
     pub(crate) mod options;
 }
+#[cfg(feature = "protocol")]
+mod agui;
 mod panic;
 #[cfg(feature = "protocol")]
 pub(crate) mod projection;
@@ -81,6 +83,8 @@ mod strict_json;
 #[cfg(feature = "protocol")]
 mod ui;
 
+#[cfg(feature = "protocol")]
+pub use agui::{to_tanstack_hydration, TanStackRunJoin};
 #[cfg(feature = "ask")]
 pub use ask::{create_ask_service_handler, create_local_retriever, LocalRetriever};
 #[cfg(feature = "server")]

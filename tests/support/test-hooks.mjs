@@ -6,7 +6,7 @@
 // glue's exports and the entry's plain-JS parts), for tests that count what the server did.
 import { readFileSync } from 'node:fs';
 import * as glue from '../../pkg-worker-test/turnkeep.js';
-import { createDemoModel, createOpenAICompatibleModel, defineChat } from '../../js/chat.mjs';
+import { createDemoModel, createOpenAICompatibleModel } from '../../js/chat.mjs';
 import * as protocol from '../../js/protocol.mjs';
 
 glue.initSync({ module: readFileSync(new URL('../../pkg-worker-test/turnkeep_bg.wasm', import.meta.url)) });
@@ -14,4 +14,6 @@ glue.initSync({ module: readFileSync(new URL('../../pkg-worker-test/turnkeep_bg.
 export * from '../../pkg-worker-test/turnkeep.js';
 
 /** `turnkeep`'s exports over the test build (see the file's comment). */
+// defineChat is the build's own definition reader (js/define.mjs reads with pkg/'s).
+const defineChat = (options) => glue.readChatDefinition(options);
 export const testBuildApi = { ...glue, ...protocol, defineChat, createDemoModel, createOpenAICompatibleModel };

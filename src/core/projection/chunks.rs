@@ -38,8 +38,12 @@ pub(crate) const STOP_REQUESTED: &str = "turnkeep.stop-requested";
 /// A confirmation record's state as a turn knows it: `value` is the record (`token`,
 /// `toolCallId`, `action`, `input`, `expiresAt` in epoch ms, `status`).
 pub(crate) const CONFIRMATION: &str = "turnkeep.confirmation";
-/// The `reason` and `metadata.kind` of an approval interrupt (as TanStack AI writes them).
-pub(crate) const INTERRUPT_REASON_TOOL_CALL: &str = "tool_call";
+/// The `reason` and `metadata.kind` of an approval interrupt. `approval_required` with the
+/// `kind: "approval"` marker is what TanStack AI's client (0.33) resolves through
+/// `addToolApprovalResponse` without a tool binding of its own (its `chat()` writes
+/// `tool_call`, which only a client holding the same tool definitions can answer), and what
+/// AG-UI's `HttpAgent` keeps as a pending interrupt.
+pub(crate) const INTERRUPT_REASON_APPROVAL: &str = "approval_required";
 pub(crate) const INTERRUPT_KIND_APPROVAL: &str = "approval";
 
 /// The `type` of a chunk, if it has one.
@@ -104,17 +108,38 @@ pub(crate) fn run_finished(
 
 /// One AG-UI `Interrupt` asking a person to approve `record`'s call (`expiresAt` as ISO-8601).
 fn approval_interrupt(record: &Confirmation, tool_name: &str) -> Value {
-    json!({
-        "id": record.token,
-        "reason": INTERRUPT_REASON_TOOL_CALL,
-        "toolCallId": record.tool_call_id,
-        "expiresAt": format_iso_millis_at(record.expires_at),
+    approval_interrupt_of(
+        &record.token,
+        &record.tool_call_id,
+        Some(record.expires_at),
+        tool_name,
+        &record.input,
+    )
+}
+
+/// The interrupt of one waiting call, from its parts (a live run's end and a hydration build
+/// the same object).
+pub(crate) fn approval_interrupt_of(
+    token: &str,
+    tool_call_id: &str,
+    expires_at_ms: Option<u64>,
+    tool_name: &str,
+    input: &serde_json::Map<String, Value>,
+) -> Value {
+    let mut interrupt = json!({
+        "id": token,
+        "reason": INTERRUPT_REASON_APPROVAL,
+        "toolCallId": tool_call_id,
         "metadata": {
             "kind": INTERRUPT_KIND_APPROVAL,
             "toolName": tool_name,
-            "input": Value::Object(record.input.clone()),
+            "input": Value::Object(input.clone()),
         },
-    })
+    });
+    if let Some(at) = expires_at_ms {
+        interrupt["expiresAt"] = Value::String(format_iso_millis_at(at));
+    }
+    interrupt
 }
 
 /// A confirmation record's state (see [`CONFIRMATION`]).

@@ -127,6 +127,15 @@ impl TurnEncoder {
     }
 }
 
+/// The chunks that bring a reader holding `history` to `target` (the same steps a running
+/// turn publishes), or `None` when chunks cannot express the change. For a reader that joins a
+/// run late and rebuilds its answer (TanStack's `joinRun`). `target` is what a log projected
+/// to, so an answer that has started but holds nothing yet is announced too (with its own
+/// `createdAt`, as the log did).
+pub fn replay_steps(history: &[Message], target: &[Message], now_ms: u64) -> Option<Vec<Value>> {
+    steps(&Projection::from_messages(history), target, now_ms)
+}
+
 /// The messages worth publishing: all but a trailing assistant message that has nothing yet
 /// (it is created when a model call starts and dropped if the turn stops before any text or
 /// reasoning).

@@ -131,13 +131,17 @@ pub enum BoundaryError {
     SessionIncompatible,
     /// The UI message stream route: the body is not the AI SDK's chat request.
     InvalidUiRequest,
+    /// The same route: the body names a thread and a run but is not a usable `RunAgentInput`.
+    InvalidRunInput,
+    /// A `RunAgentInput` where no session log is configured (the client follows the run there).
+    RunNeedsLog,
 }
 
 /// One row of the boundary table (a row of the diagnostic registry).
 pub type BoundaryRow = crate::diagnostics::Row;
 
 impl BoundaryError {
-    pub const ALL: [BoundaryError; 21] = [
+    pub const ALL: [BoundaryError; 23] = [
         Self::MethodNotAllowed,
         Self::UnsupportedMediaType,
         Self::TooLarge,
@@ -159,6 +163,8 @@ impl BoundaryError {
         Self::ConfirmationUnavailable,
         Self::SessionIncompatible,
         Self::InvalidUiRequest,
+        Self::InvalidRunInput,
+        Self::RunNeedsLog,
     ];
 
     /// The mapping to the registry's rows (`core::diagnostics::chat`: AgentsKit's table plus
@@ -187,6 +193,8 @@ impl BoundaryError {
             Self::ConfirmationUnavailable => chat::CONFIRMATION_UNAVAILABLE,
             Self::SessionIncompatible => chat::SESSION_INCOMPATIBLE,
             Self::InvalidUiRequest => chat::INVALID_UI_REQUEST,
+            Self::InvalidRunInput => chat::INVALID_RUN_INPUT,
+            Self::RunNeedsLog => chat::RUN_NEEDS_LOG,
         }
     }
 

@@ -66,7 +66,7 @@ const fn invalid(detail: &'static str) -> UiRequestError {
 
 /// The bounds of the one message read (a `UIMessage` with a few parts; file parts carry their
 /// data inline as `data:` URLs, so strings are not capped here: the body limit caps them).
-const UI_MESSAGE_BOUNDS: JsonBounds = JsonBounds {
+pub(crate) const UI_MESSAGE_BOUNDS: JsonBounds = JsonBounds {
     nodes_max: limits::UI_MESSAGE_NODES_MAX,
     depth_max: limits::UI_MESSAGE_DEPTH_MAX,
     string_units_max: None,
@@ -236,7 +236,7 @@ fn approvals(parts: &[Value]) -> Result<Vec<Approval>, UiRequestError> {
 
 /// A client's message id kept as the stored message's: printable, at most
 /// `UI_MESSAGE_ID_CHARS_MAX` characters.
-fn is_message_id(id: &str) -> bool {
+pub(crate) fn is_message_id(id: &str) -> bool {
     !id.is_empty()
         && id.chars().count() <= limits::UI_MESSAGE_ID_CHARS_MAX
         && !id.chars().any(char::is_control)

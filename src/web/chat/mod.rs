@@ -16,6 +16,7 @@
 //! Request/response plumbing and JS interop are shared with the other handlers
 //! (`crate::web::http`, `crate::web::js`); they are re-exported here under their old paths.
 
+mod agui;
 mod bench_counts;
 mod deadline;
 mod definition;

@@ -289,3 +289,51 @@ impl TextStream {
         self.stream.close_with(Some(()));
     }
 }
+
+/// An SSE body of JSON events, over a [`PullStream`]: what is pushed between two pulls is queued,
+/// with consecutive text and argument deltas of one message or call merged into one event
+/// (`core::projection::encode::merge_queued`, the log sender's rule), so a slow reader gets fewer,
+/// larger events. Each pull writes the queue as `data: <event>\n\n` lines.
+pub struct EventStream {
+    stream: PullStream<()>,
+    queue: Rc<RefCell<std::collections::VecDeque<serde_json::Value>>>,
+}
+
+impl EventStream {
+    /// The writer's handle and the body. `on_cancel` runs once if the consumer cancels.
+    pub fn new(
+        on_cancel: Box<dyn FnOnce()>,
+    ) -> Result<(Rc<Self>, web_sys::ReadableStream), JsValue> {
+        let queue = Rc::new(RefCell::new(std::collections::VecDeque::new()));
+        let drained = queue.clone();
+        let encode: Encoder<()> = Box::new(move |(), is_last| {
+            let events: Vec<serde_json::Value> = drained.borrow_mut().drain(..).collect();
+            let mut text = String::new();
+            crate::core::ui::sse::push_events(&mut text, &events);
+            (is_last || !text.is_empty()).then(|| {
+                let bytes = Uint8Array::new_with_length(text.len() as u32);
+                bytes.copy_from(text.as_bytes());
+                bytes
+            })
+        });
+        let (stream, body) = PullStream::new(encode, on_cancel, DELTAS)?;
+        Ok((Rc::new(Self { stream, queue }), body))
+    }
+
+    pub fn push(&self, events: Vec<serde_json::Value>) {
+        if events.is_empty() {
+            return;
+        }
+        let mut queue = self.queue.borrow_mut();
+        for event in events {
+            crate::core::projection::merge_queued(&mut queue, event);
+        }
+        drop(queue);
+        self.stream.publish((), Urgency::Prompt);
+    }
+
+    /// Ends the body after what was pushed.
+    pub fn close(&self) {
+        self.stream.close_with(Some(()));
+    }
+}

@@ -4,6 +4,8 @@
 //! message stream, so the stock `DefaultChatTransport({ api })` works unchanged. One export
 //! serves every route under `{api}` (`core::ui::ui_route` decides which):
 //!
+//! - `POST {api}` with an AG-UI `RunAgentInput` (TanStack AI through `toTanStackConnection`):
+//!   the same turn, answered `202` and followed in the session log ([`super::agui`]);
 //! - `POST {api}`: a turn — the user's message sent, the last answer regenerated, or tool
 //!   approvals answered (each a `client.confirmation.resolve` of its token; a decision that lost
 //!   the race follows the winner's continuation instead of failing) — answered with the UI
@@ -33,6 +35,7 @@ use super::js::get_fn;
 use super::options::HandlerOptions;
 use super::ui_follow::{follow_response, join_response};
 use super::ui_sink::UiSink;
+use crate::core::agui::{decode_run_input, is_run_input};
 use crate::core::limits;
 use crate::core::protocol::{BoundaryError, Message};
 use crate::core::ui::{
@@ -108,6 +111,15 @@ async fn handle(
             let deadline = RequestDeadline::start(request, limits.timeout_ms);
             let context = host.authenticate(request, &deadline).await?;
             let body = read_body(limits.ui_body_bytes_max, request, &deadline).await?;
+            if is_run_input(&body) {
+                let run = decode_run_input(&body).map_err(|_| BoundaryError::InvalidRunInput)?;
+                named.session_id = Some(run.session_id.clone());
+                let id = run.session_id;
+                return super::agui::run(
+                    host, request, &context, id, run.turn, deadline, keep_alive, named,
+                )
+                .await;
+            }
             let ui = decode_ui_request(&body).map_err(|_| BoundaryError::InvalidUiRequest)?;
             named.session_id = Some(ui.session_id.clone());
             send(
