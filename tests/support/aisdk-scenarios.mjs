@@ -4,15 +4,17 @@
 // plain JSON facts; tests/support/aisdk-checks.mjs holds what they must be.
 //
 // The models are the real ones: `ai/test`'s MockLanguageModelV3 / V4, and the unchanged
-// `@ai-sdk/anthropic`, `@ai-sdk/openai` (Responses and chat completions) and
-// `workers-ai-provider` provider packages. The providers talk to a local fixture server
+// `@ai-sdk/anthropic`, `@ai-sdk/openai` (Responses and chat completions),
+// `@ai-sdk/openai-compatible` and `workers-ai-provider` provider packages. The providers talk to a local fixture server
 // (tests/support/aisdk-fixture-server.mjs) replaying recorded streaming responses; Workers AI
 // talks to a stand-in `env.AI` binding (tests/support/workers-ai-standin.mjs), since its service
 // cannot be reached here. `ai@7.0.173` ships no MockLanguageModelV2: the V2 scenario uses a
 // hand-written V2 model object, which says so in its `provider` field.
 //
 // `env`: { pkg (turnkeep's exports), mocks (ai/test), createAnthropic, createOpenAI,
-// createWorkersAI, z (zod), fixtureUrl, workersAiFixtures: { toolCall, text } }.
+// createOpenAICompatible, createWorkersAI, z (zod), fixtureUrl, workersAiFixtures: { toolCall,
+// text } }; the real-model scenarios (`realText`, `realTool`: not in SCENARIO_NAMES, run by
+// scripts/real-model.sh) also `realUrl` and `realModel`.
 
 const SECRET = 'SECRET-4711';
 
@@ -319,6 +321,62 @@ export const SCENARIOS = {
     return provider(model, runs, await turn(h.handler, { input: 'find cats' }), h);
   },
 
+  /** @ai-sdk/openai-compatible, unchanged, against the fixture server: a tool turn. */
+  async openaiCompatible(env) {
+    const { pkg, createOpenAICompatible } = env;
+    const runs = [];
+    const model = createOpenAICompatible({ baseURL: `${env.fixtureUrl}/compatible/v1`, name: 'local', apiKey: 'test-key' })('local-model');
+    const definition = pkg.defineChat({
+      id: 'compatible', revision: 1, model, memory: pkg.createMemoryChatMemory(), tools: [lookupTool(runs)],
+      instructions: 'Be brief.', maxOutputTokens: 256, temperature: 0, toolChoice: 'auto',
+    });
+    const h = harness(pkg, definition);
+    return provider(model, runs, await turn(h.handler, { input: 'find cats' }), h);
+  },
+
+  /** @ai-sdk/openai-compatible with `includeUsage`, no tools: one text turn. */
+  async openaiCompatibleText(env) {
+    const { pkg, createOpenAICompatible } = env;
+    const model = createOpenAICompatible({ baseURL: `${env.fixtureUrl}/compatible/v1`, name: 'local', includeUsage: true })('local-model');
+    const definition = pkg.defineChat({ id: 'compatible-text', revision: 1, model, memory: pkg.createMemoryChatMemory() });
+    const h = harness(pkg, definition);
+    return provider(model, [], await turn(h.handler, { input: 'hello' }), h);
+  },
+
+  /** @ai-sdk/openai-compatible against a real llama.cpp server (scripts/real-model.sh): text. */
+  async realText(env) {
+    const { pkg, createOpenAICompatible } = env;
+    const model = createOpenAICompatible({ baseURL: env.realUrl, name: 'llama.cpp', includeUsage: true })(env.realModel);
+    const definition = pkg.defineChat({
+      id: 'real-text', revision: 1, model, memory: pkg.createMemoryChatMemory(),
+      instructions: 'Answer in one short sentence.', temperature: 0, maxOutputTokens: 32,
+    });
+    const h = harness(pkg, definition);
+    return provider(model, [], await turn(h.handler, { input: 'Name one colour.' }), h);
+  },
+
+  /**
+   * @ai-sdk/openai-compatible against a real llama.cpp server: a tool turn. llama_cpp.server
+   * answers with a tool call only when the request forces one function by name (its grammar
+   * then holds the arguments to the tool's JSON Schema), so the first model call forces
+   * `lookup` and the later ones leave the choice to the model, as AI SDK's `prepareStep` would
+   * (`forceToolOnFirstCall`): forced on every call, the model would call the tool forever.
+   */
+  async realTool(env) {
+    const { pkg, createOpenAICompatible } = env;
+    const runs = [];
+    const choices = [];
+    const base = createOpenAICompatible({ baseURL: env.realUrl, name: 'llama.cpp', includeUsage: true })(env.realModel);
+    const model = forceToolOnFirstCall(base, 'lookup', choices);
+    const definition = pkg.defineChat({
+      id: 'real-tool', revision: 1, model, memory: pkg.createMemoryChatMemory(), tools: [lookupTool(runs)],
+      instructions: 'Use the lookup tool, then answer in one short sentence.', temperature: 0, maxOutputTokens: 64,
+    });
+    const h = harness(pkg, definition);
+    const facts = provider(model, runs, await turn(h.handler, { input: 'Look up cats.' }), h);
+    return { ...facts, choices };
+  },
+
   /** An Anthropic error event mid-stream: the turn fails with the safe diagnostic. */
   async anthropicError(env) {
     const facts = await SCENARIOS.anthropic(env, 'anthropic-error');
@@ -340,6 +398,25 @@ export const SCENARIOS = {
     return { ...facts, binding: ai.calls };
   },
 };
+
+/**
+ * `model` with `toolChoice` forcing `toolName` on its first `doStream` and the definition's
+ * choice on later ones; `choices` records each call's. The provider's stream is passed as is.
+ */
+function forceToolOnFirstCall(model, toolName, choices) {
+  return {
+    specificationVersion: model.specificationVersion,
+    provider: model.provider,
+    modelId: model.modelId,
+    supportedUrls: model.supportedUrls,
+    doGenerate: (options) => model.doGenerate(options),
+    doStream(options) {
+      const toolChoice = choices.length === 0 ? { type: 'tool', toolName } : options.toolChoice;
+      choices.push(toolChoice ?? null);
+      return model.doStream({ ...options, toolChoice });
+    },
+  };
+}
 
 function provider(model, runs, result, h) {
   return {
@@ -363,5 +440,6 @@ export async function runScenario(name, env) {
 
 export const SCENARIO_NAMES = [
   'mockText:v3', 'mockText:v4', 'mockTool:v3', 'mockTool:v4', 'mockError:v3', 'mockError:v4', 'v2',
-  'invalidInput', 'standardSchema', 'anthropic', 'anthropicError', 'openaiResponses', 'openaiChat', 'workersAi',
+  'invalidInput', 'standardSchema', 'anthropic', 'anthropicError', 'openaiResponses', 'openaiChat',
+  'openaiCompatible', 'openaiCompatibleText', 'workersAi',
 ];

@@ -1,9 +1,10 @@
 // AI SDK language models as turnkeep models inside real workerd (Miniflare 4): the scenarios of
 // tests/support/aisdk-scenarios.mjs — ai/test's MockLanguageModelV3 / V4, a hand-written V2
-// model, @ai-sdk/anthropic and @ai-sdk/openai (Responses and chat completions) against the
-// fixture server this test runs, workers-ai-provider over a stand-in env.AI binding — bundled
-// into one Worker the way wrangler bundles one (export conditions workerd, worker, browser; the
-// package's .wasm beside the script), and checked exactly as in Node (tests/js/aisdk-models).
+// model, @ai-sdk/anthropic, @ai-sdk/openai (Responses and chat completions) and
+// @ai-sdk/openai-compatible against the fixture server this test runs, workers-ai-provider over
+// a stand-in env.AI binding — bundled into one Worker the way wrangler bundles one (export
+// conditions workerd, worker, browser; the package's .wasm beside the script), and checked
+// exactly as in Node (tests/js/aisdk-models).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
