@@ -368,8 +368,10 @@ export const SCENARIOS = {
     const choices = [];
     const base = createOpenAICompatible({ baseURL: env.realUrl, name: 'llama.cpp', includeUsage: true })(env.realModel);
     const model = forceToolOnFirstCall(base, 'lookup', choices);
+    // maxLength: the grammar bounds the query, so a small model cannot ramble past maxOutputTokens.
+    const parameters = { ...LOOKUP_PARAMETERS, properties: { query: { type: 'string', minLength: 1, maxLength: 40 } } };
     const definition = pkg.defineChat({
-      id: 'real-tool', revision: 1, model, memory: pkg.createMemoryChatMemory(), tools: [lookupTool(runs)],
+      id: 'real-tool', revision: 1, model, memory: pkg.createMemoryChatMemory(), tools: [lookupTool(runs, parameters)],
       instructions: 'Use the lookup tool, then answer in one short sentence.', temperature: 0, maxOutputTokens: 64,
     });
     const h = harness(pkg, definition);
