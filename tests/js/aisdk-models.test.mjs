@@ -110,6 +110,8 @@ test('the real-model lane\'s scenarios and checks hold over the recorded exchang
     const expected = name === 'realTool' ? [{ type: 'function', function: { name: 'lookup' } }, null] : [null];
     assert.deepEqual(sent, expected, `${name}: the tool forced by name on the first call only`);
   }
+  const answered = server.requests.at(-1).body.messages.find((m) => m.role === 'assistant');
+  assert.equal(answered.content, '', 'llama_cpp.server refuses an assistant content of null: sent as ""');
 });
 
 // ---- Optional lane: @ai-sdk/openai-compatible against a real llama.cpp server. scripts/real-model.sh

@@ -366,7 +366,9 @@ export const SCENARIOS = {
     const { pkg, createOpenAICompatible } = env;
     const runs = [];
     const choices = [];
-    const base = createOpenAICompatible({ baseURL: env.realUrl, name: 'llama.cpp', includeUsage: true })(env.realModel);
+    const base = createOpenAICompatible({
+      baseURL: env.realUrl, name: 'llama.cpp', includeUsage: true, transformRequestBody: llamaCppRequestBody,
+    })(env.realModel);
     const model = forceToolOnFirstCall(base, 'lookup', choices);
     // maxLength: the grammar bounds the query, so a small model cannot ramble past maxOutputTokens.
     const parameters = { ...LOOKUP_PARAMETERS, properties: { query: { type: 'string', minLength: 1, maxLength: 40 } } };
@@ -400,6 +402,16 @@ export const SCENARIOS = {
     return { ...facts, binding: ai.calls };
   },
 };
+
+/**
+ * A chat completions body as llama_cpp.server (0.3.36) accepts it: its request schema wants an
+ * assistant message's `content` to be a string, while @ai-sdk/openai-compatible sends `null`
+ * beside `tool_calls` (as OpenAI's API allows), which the server refuses with a 422.
+ */
+function llamaCppRequestBody(body) {
+  const messages = body.messages.map((m) => (m.role === 'assistant' && m.content === null ? { ...m, content: '' } : m));
+  return { ...body, messages };
+}
 
 /**
  * `model` with `toolChoice` forcing `toolName` on its first `doStream` and the definition's
