@@ -14,8 +14,8 @@ use turn_support::*;
 use turnkeep::core::projection::Projection;
 use turnkeep::core::protocol::Part;
 use turnkeep::core::ui::{
-    decode_ui_request, run_answer, turn_answer, ui_messages, ui_route, Approval, ToolConfirmations, UiRoute,
-    UiStream, UiTurn,
+    decode_ui_request, run_answer, turn_answer, ui_messages, ui_route, Approval, ToolConfirmations,
+    UiRoute, UiStream, UiTurn,
 };
 use turnkeep::turn::{admit, open, resolve, run, Interrupt, Resolution, ResolveRequest, Turn};
 
@@ -468,7 +468,13 @@ fn a_failed_turn_ends_with_an_error_chunk() {
 #[test]
 fn a_stream_joined_at_any_point_rebuilds_then_continues() {
     let session = conversation(
-        &["hello", "/tool cats", "/think cats", "/words 12", "/confirm 9"],
+        &[
+            "hello",
+            "/tool cats",
+            "/think cats",
+            "/words 12",
+            "/confirm 9",
+        ],
         Some(true),
     );
     let chunks = session.log_store.chunks();
@@ -488,7 +494,11 @@ fn a_stream_joined_at_any_point_rebuilds_then_continues() {
             }
             assert!(ui.is_ended(), "cut {cut}");
             check_order(&out, cut);
-            assert_eq!(reasoning_of(&out), thought, "cut {cut}: the reasoning, once");
+            assert_eq!(
+                reasoning_of(&out),
+                thought,
+                "cut {cut}: the reasoning, once"
+            );
             // What the rebuilt stream says of each text part is what the whole run said of it
             // (a continuation's rebuilt stream also holds the steps before it).
             let joined = text_by_id(&out);

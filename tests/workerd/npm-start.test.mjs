@@ -94,7 +94,9 @@ async function open(context, path) {
   };
   page.on('requestfinished', ended);
   page.on('requestfailed', ended);
-  await page.goto(`${base}${path}`);
+  // A page's load (its document, assets and wasm from wrangler dev) took over playwright's 30 s
+  // once on a machine loaded by builds beside the tests: the bound is a hang's, not a speed's.
+  await page.goto(`${base}${path}`, { timeout: 90_000 });
   await page.waitForSelector('html[data-live]');
   return page;
 }

@@ -134,25 +134,11 @@ async fn handle(
             .await
         }
         UiRoute::Resume { session_id } => {
-            named.session_id = Some(session_id.clone());
-            let deadline = RequestDeadline::start(request, limits.timeout_ms);
-            let context = host.authenticate(request, &deadline).await?;
-            let ids = SessionIds {
-                session_id: &session_id,
-                turn_id: None,
-            };
-            let (ports, chat) = host.resolve(&context, ids, &deadline).await?;
+            let (ports, chat, deadline) = open_session(host, request, &session_id, named).await?;
             resume(ports, &chat, &session_id, request, &deadline).await
         }
         UiRoute::Stop { session_id } => {
-            named.session_id = Some(session_id.clone());
-            let deadline = RequestDeadline::start(request, limits.timeout_ms);
-            let context = host.authenticate(request, &deadline).await?;
-            let ids = SessionIds {
-                session_id: &session_id,
-                turn_id: None,
-            };
-            let (ports, chat) = host.resolve(&context, ids, &deadline).await?;
+            let (ports, chat, deadline) = open_session(host, request, &session_id, named).await?;
             let answer =
                 turn::request_stop_running(&ports, &chat, &session_id, deadline.interrupt())
                     .await?;
@@ -163,17 +149,29 @@ async fn handle(
             stop_response(turn_id, &answer)
         }
         UiRoute::Messages { session_id } => {
-            named.session_id = Some(session_id.clone());
-            let deadline = RequestDeadline::start(request, limits.timeout_ms);
-            let context = host.authenticate(request, &deadline).await?;
-            let ids = SessionIds {
-                session_id: &session_id,
-                turn_id: None,
-            };
-            let (ports, chat) = host.resolve(&context, ids, &deadline).await?;
+            let (ports, chat, deadline) = open_session(host, request, &session_id, named).await?;
             messages(&ports, &chat, &session_id, &deadline).await
         }
     }
+}
+
+/// A session route's start (stream, stop, messages): its deadline, the request authenticated,
+/// then the session's ports and chat as the host resolves them for no turn in particular.
+async fn open_session(
+    host: &dyn ChatHost,
+    request: &Request,
+    session_id: &str,
+    named: &mut Named,
+) -> Result<(Ports, ChatSetup, RequestDeadline), Failure> {
+    named.session_id = Some(session_id.to_owned());
+    let deadline = RequestDeadline::start(request, host.limits().timeout_ms);
+    let context = host.authenticate(request, &deadline).await?;
+    let ids = SessionIds {
+        session_id,
+        turn_id: None,
+    };
+    let (ports, chat) = host.resolve(&context, ids, &deadline).await?;
+    Ok((ports, chat, deadline))
 }
 
 /// The body within the route's limit, as JSON.

@@ -19,12 +19,30 @@ use crate::core::ui::sse::{push_events, DONE, HEADERS};
 use crate::core::ui::{run_answer, turn_answer, ToolConfirmations, UiStream};
 use crate::ports::chat::Sleep;
 use crate::ports::log::SessionLog;
+use crate::ports::CancelToken;
 use crate::turn::follow::{follow, Joined, JoinedRun};
 
 /// A 200 UI message stream response over `body`.
 pub fn ui_stream_response(body: &ReadableStream) -> Result<Response, JsValue> {
     let (content_type, rest) = HEADERS.split_first().expect("the content type comes first");
     crate::web::http::respond(200, body, content_type.1, rest)
+}
+
+/// A UI message stream cancelled with `token` when its reader goes: the stream (to close), the
+/// response, and what writes UI chunks to it as SSE events.
+fn event_stream(
+    token: &CancelToken,
+) -> Result<(Rc<TextStream>, Response, impl Fn(&[serde_json::Value])), JsValue> {
+    let cancelled = token.clone();
+    let (stream, body) = TextStream::new(Box::new(move || cancelled.cancel()))?;
+    let response = ui_stream_response(&body)?;
+    let writer = stream.clone();
+    let write = move |chunks: &[serde_json::Value]| {
+        let mut text = String::new();
+        push_events(&mut text, chunks);
+        writer.write(&text);
+    };
+    Ok((stream, response, write))
 }
 
 /// The late stream (see the module comment), answered at once and written as the log is read.
@@ -36,17 +54,7 @@ pub fn follow_response(
     deadline: RequestDeadline,
 ) -> Result<Response, JsValue> {
     let token = deadline.interrupt().token().clone();
-    let cancelled = token.clone();
-    let (stream, body) = TextStream::new(Box::new(move || cancelled.cancel()))?;
-    let response = ui_stream_response(&body)?;
-    let write = {
-        let stream = stream.clone();
-        move |chunks: &[serde_json::Value]| {
-            let mut text = String::new();
-            push_events(&mut text, chunks);
-            stream.write(&text);
-        }
-    };
+    let (stream, response, write) = event_stream(&token)?;
     let projection = &joined.projection;
     let messages = projection.to_messages();
     let confirmations = ToolConfirmations::from_log(projection.confirmations());
@@ -65,7 +73,8 @@ pub fn follow_response(
         // A new turn the log has not seen start yet: its own chunks will say everything.
         Some(false) if !continues => UiStream::new(),
         _ => {
-            let (ui, rebuilt) = UiStream::rebuild(&run_answer(projection, continues), &confirmations);
+            let (ui, rebuilt) =
+                UiStream::rebuild(&run_answer(projection, continues), &confirmations);
             write(&rebuilt);
             ui
         }
@@ -115,17 +124,7 @@ pub fn join_response(
     deadline: RequestDeadline,
 ) -> Result<Response, JsValue> {
     let token = deadline.interrupt().token().clone();
-    let cancelled = token.clone();
-    let (stream, body) = TextStream::new(Box::new(move || cancelled.cancel()))?;
-    let response = ui_stream_response(&body)?;
-    let write = {
-        let stream = stream.clone();
-        move |chunks: &[serde_json::Value]| {
-            let mut text = String::new();
-            push_events(&mut text, chunks);
-            stream.write(&text);
-        }
-    };
+    let (stream, response, write) = event_stream(&token)?;
     let messages = joined.before.to_messages();
     let confirmations = ToolConfirmations::from_log(joined.before.confirmations());
     let resolving = confirmations.call_of(&run_id).map(str::to_owned);
