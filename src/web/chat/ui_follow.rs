@@ -92,22 +92,14 @@ pub fn follow_response(
         return Ok(response);
     };
     ui.follow_run(&run_id);
-    let offset = joined.offset;
-    wasm_bindgen_futures::spawn_local(async move {
-        let mut take = |chunks: &[serde_json::Value]| {
-            let mut out = Vec::new();
-            for chunk in chunks {
-                ui.feed(chunk, &mut out);
-            }
-            write(&out);
-            ui.is_ended()
-        };
-        // However it ends (the run's end, the time up, the client gone, the log failing), the
-        // stream closes cleanly: a client whose turn still runs resumes again.
-        follow(log.as_ref(), sleep.as_ref(), offset, &token, &mut take).await;
-        stream.close(DONE);
-        deadline.clear();
-    });
+    let live = Live {
+        log,
+        sleep,
+        token,
+        stream,
+        deadline,
+    };
+    wasm_bindgen_futures::spawn_local(live.follow(joined.offset, ui, write));
     Ok(response)
 }
 
@@ -143,8 +135,36 @@ pub fn join_response(
         deadline.clear();
         return Ok(response);
     }
-    let offset = joined.offset;
-    wasm_bindgen_futures::spawn_local(async move {
+    let live = Live {
+        log,
+        sleep,
+        token,
+        stream,
+        deadline,
+    };
+    wasm_bindgen_futures::spawn_local(live.follow(joined.offset, ui, write));
+    Ok(response)
+}
+
+/// What a late or joined stream needs to go on live after its first chunks.
+struct Live {
+    log: Rc<dyn SessionLog>,
+    sleep: Rc<dyn Sleep>,
+    token: CancelToken,
+    stream: Rc<TextStream>,
+    deadline: RequestDeadline,
+}
+
+impl Live {
+    /// Maps what the log appends after `offset` until the run ends. However it ends (the run's
+    /// end, the time up, the client gone, the log failing), the stream closes cleanly: a client
+    /// whose turn still runs resumes again.
+    async fn follow(
+        self,
+        offset: Option<String>,
+        mut ui: UiStream,
+        write: impl Fn(&[serde_json::Value]),
+    ) {
         let mut take = |chunks: &[serde_json::Value]| {
             let mut out = Vec::new();
             for chunk in chunks {
@@ -153,9 +173,15 @@ pub fn join_response(
             write(&out);
             ui.is_ended()
         };
-        follow(log.as_ref(), sleep.as_ref(), offset, &token, &mut take).await;
-        stream.close(DONE);
-        deadline.clear();
-    });
-    Ok(response)
+        follow(
+            self.log.as_ref(),
+            self.sleep.as_ref(),
+            offset,
+            &self.token,
+            &mut take,
+        )
+        .await;
+        self.stream.close(DONE);
+        self.deadline.clear();
+    }
 }
