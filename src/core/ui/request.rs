@@ -44,6 +44,18 @@ pub enum UiTurn {
     Approvals(Vec<Approval>),
 }
 
+impl UiTurn {
+    /// The turn the request names, as a diagnostic names it: a send's, a regenerate's when it
+    /// has one, the first approval's token (a continuation's turn id).
+    pub fn turn_id(&self) -> Option<&str> {
+        match self {
+            UiTurn::Send { turn_id, .. } => Some(turn_id),
+            UiTurn::Regenerate { turn_id } => turn_id.as_deref(),
+            UiTurn::Approvals(approvals) => approvals.first().map(|a| a.token.as_str()),
+        }
+    }
+}
+
 /// One answered approval.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Approval {

@@ -48,11 +48,7 @@ pub async fn run(
     keep_alive: &dyn Fn(&Promise),
     named: &mut Named,
 ) -> Result<Response, Failure> {
-    let turn_id = match &ui {
-        UiTurn::Send { turn_id, .. } => Some(turn_id.clone()),
-        UiTurn::Approvals(approvals) => approvals.first().map(|a| a.token.clone()),
-        UiTurn::Regenerate { turn_id } => turn_id.clone(),
-    };
+    let turn_id = ui.turn_id().map(str::to_owned);
     named.turn_id = turn_id.clone();
     let ids = SessionIds {
         session_id: &session_id,
