@@ -3,6 +3,11 @@
 //! cut point:
 //! - a reader that projected the prefix and then feeds the suffix ends where a reader of the
 //!   whole log ends (the seed → live law), whatever it read of the state at the cut;
+//! - the same for a reader that starts from the seed *as a page receives it*: a new projection
+//!   from the seed's `messages` (`new ChatProjection(seed.messages, { activeRunId,
+//!   confirmations })`), fed the suffix, shows what the whole log shows (messages, render parts,
+//!   confirmations, the running turn), and a tool card materialised at seed time is unchanged by
+//!   the first live chunk unless that chunk is about its call (`check_seed_law`);
 //! - a tool card keeps its shape (message id, call id, name) across the cut, and its status only
 //!   moves forward;
 //! - no message id appears twice (canonical and native);
@@ -19,12 +24,84 @@ use serde_json::{json, Map, Value};
 use turnkeep::core::chat::controller::{ChatState, ChatStatus};
 use turnkeep::core::chat::model::Usage;
 use turnkeep::core::projection::{render_parts, Projection, RenderPart, TurnEncoder};
-use turnkeep::core::protocol::{Message, MessageStatus, Role, ToolCall, ToolCallStatus};
+use turnkeep::core::protocol::{
+    messages_to_value, Message, MessageStatus, Role, ToolCall, ToolCallStatus,
+};
 
 // ---- the properties, over any log
 
+/// What a page shows of a projection: the canonical messages, the render parts, the tool
+/// confirmations and the running turn.
+fn shown(p: &Projection) -> (Vec<Message>, Vec<RenderPart>, Value, Option<String>) {
+    let messages = p.to_messages();
+    let parts = render_parts(&messages);
+    let confirmations = serde_json::to_value(p.confirmations()).unwrap();
+    (messages, parts, confirmations, p.active_run().map(str::to_owned))
+}
+
+/// The seed → live law as a page runs it: at every cut, the seed a server renders from the
+/// prefix (`resolveChatSnapshot`: `messages`, `activeRunId`, `confirmations`, `inFlight`),
+/// crossed through JSON as the page receives it, then a new projection from it (`new
+/// ChatProjection(seed)`) fed the suffix shows what the whole log shows (and from `messages`
+/// alone, where nothing was in flight at the cut); and the first
+/// live chunk leaves every tool card the seed materialised as it was, unless it names the card's
+/// call, in which case seed and live agree on the card.
+fn check_seed_law(chunks: &[Value]) -> Result<(), TestCaseError> {
+    let mut whole = Projection::new();
+    whole.feed_all(chunks);
+    let expected = shown(&whole);
+    let mut prefix = Projection::new();
+    for cut in 0..=chunks.len() {
+        let wire = |v: Value| serde_json::from_str::<Value>(&v.to_string()).unwrap();
+        let messages = wire(messages_to_value(&prefix.to_messages()));
+        let confirmations = wire(serde_json::to_value(prefix.confirmations()).unwrap());
+        let in_flight = wire(prefix.in_flight());
+        let seeded = Projection::from_initial(&messages, prefix.active_run())
+            .with_confirmations(&confirmations)
+            .with_in_flight(&in_flight);
+        if prefix.is_settled() {
+            // Between messages, the seed's messages alone say it all (`new ChatProjection(seed.messages, { activeRunId, confirmations })`).
+            let mut bare = Projection::from_initial(&messages, prefix.active_run())
+                .with_confirmations(&confirmations);
+            bare.feed_all(&chunks[cut..]);
+            prop_assert_eq!(&shown(&bare), &expected, "seeded from messages alone at settled cut {} differs from the whole log", cut);
+        }
+        let at_seed = render_parts(&seeded.to_messages());
+        prop_assert_eq!(&at_seed, &render_parts(&prefix.to_messages()), "the seed at cut {} draws what the prefix does", cut);
+        let mut live = seeded.clone();
+        if let Some(first) = chunks.get(cut) {
+            live.feed(first);
+            let mut continuous = prefix.clone();
+            continuous.feed(first);
+            // The calls the chunk is about (a native batch restates every one).
+            let names = |call: &str| {
+                first["type"] == "MESSAGES_SNAPSHOT"
+                    || first.get("toolCallId").and_then(Value::as_str) == Some(call)
+                    || first.pointer("/value/toolCallId").and_then(Value::as_str) == Some(call)
+            };
+            let after = render_parts(&live.to_messages());
+            let continuous_after = render_parts(&continuous.to_messages());
+            for card in at_seed.iter().filter(|p| matches!(p, RenderPart::ToolCard { .. })) {
+                let RenderPart::ToolCard { tool_call_id, .. } = card else { unreachable!() };
+                let find = |parts: &[RenderPart]| parts.iter().find(|p| matches!(p, RenderPart::ToolCard { tool_call_id: id, .. } if id == tool_call_id)).cloned();
+                prop_assert_eq!(find(&after), find(&continuous_after), "seed and live disagree on card {} after chunk {} (cut {})", tool_call_id, first, cut);
+                if !names(tool_call_id) {
+                    prop_assert_eq!(find(&after), Some(card.clone()), "card {} changed by the first live chunk {} (cut {})", tool_call_id, first, cut);
+                }
+            }
+            live.feed_all(&chunks[cut + 1..]);
+        }
+        prop_assert_eq!(&shown(&live), &expected, "seeded at cut {} then fed the suffix differs from the whole log", cut);
+        if cut < chunks.len() {
+            prefix.feed(&chunks[cut]);
+        }
+    }
+    Ok(())
+}
+
 /// Checks every property at every cut of `chunks`.
 fn check_log(chunks: &[Value]) -> Result<(), TestCaseError> {
+    check_seed_law(chunks)?;
     let mut whole = Projection::new();
     whole.feed_all(chunks);
     let mut live = Projection::new();

@@ -11,6 +11,8 @@
 //! `timestamp`, status `complete` once the message or the run ended). Reasoning (AG-UI's
 //! `REASONING_*`) goes to its message's `metadata.reasoning`.
 
+mod in_flight;
+
 use crate::hash::FixedHashMap;
 
 use serde_json::{Map, Value};
