@@ -482,3 +482,49 @@ fn appends_that_arrive_together_are_one_delivery() {
         [deliver(&[1], vec![chunk(1), chunk(2), chunk(3)])]
     );
 }
+
+#[test]
+fn a_connection_prepared_for_a_session_refuses_another_sessions_chunks() {
+    use turnkeep::core::projection::{Identity, IdentityMismatch};
+    let identity = Identity::expect(Some("s1"), Some(2.0)).unwrap();
+    let prepared = || {
+        let mut c = Connection::new(ReadOffset::Start, Projection::new(), 42).with_identity(identity.clone());
+        c.subscribe();
+        c.response(1, 200, true, 0);
+        c
+    };
+    let run = |thread: &str| json!({ "type": "RUN_STARTED", "runId": "t1", "threadId": thread });
+    // Its own session's chunks are delivered.
+    let mut c = prepared();
+    assert_eq!(
+        c.body(1, append(&[run("s1"), chunk(1)], 10).as_bytes()),
+        [deliver(&[1], vec![run("s1"), chunk(1)])]
+    );
+    // A delivery with one foreign chunk: nothing of it reaches a reader or the replay state,
+    // the cursor stays, and the readers end with the mismatch.
+    assert_eq!(
+        c.body(1, append(&[chunk(2), run("s2")], 20).as_bytes()),
+        [
+            end(&[1], Some(ConnectionFailure::Foreign(IdentityMismatch::ForeignSession))),
+            Action::Abort { generation: 1 }
+        ]
+    );
+    assert_eq!(c.offset(), &ReadOffset::After(offset(10)));
+    assert_eq!(c.replay().to_messages()[0].content, "w1 ");
+    // A chunk stamped with another definition revision.
+    let mut c = prepared();
+    let stamped = json!({ "type": "RUN_STARTED", "runId": "t1", "threadId": "s1", "definitionRevision": 3 });
+    assert_eq!(
+        c.body(1, append(&[stamped], 10).as_bytes()),
+        [
+            end(&[1], Some(ConnectionFailure::Foreign(IdentityMismatch::OtherRevision))),
+            Action::Abort { generation: 1 }
+        ]
+    );
+    // Unprepared, the same chunks pass.
+    let mut c = open();
+    assert_eq!(
+        c.body(1, append(&[run("s2")], 10).as_bytes()),
+        [deliver(&[1], vec![run("s2")])]
+    );
+}

@@ -2,6 +2,7 @@
 //! retryable), as versioned diagnostics. A refused read also says the HTTP status it got
 //! (additive field `status`); nothing else from the server's answer is passed on.
 
+use crate::projection::IdentityMismatch;
 use crate::protocol::TurnDiagnostic;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -19,6 +20,8 @@ pub enum ConnectionFailure {
     /// The chat endpoint answered a `send()` or `stopTurn()` with this status and no versioned
     /// diagnostic of its own.
     PostFailed { status: u16 },
+    /// The stream delivered a chunk of another session or definition revision.
+    Foreign(IdentityMismatch),
 }
 
 impl ConnectionFailure {
@@ -31,6 +34,7 @@ impl ConnectionFailure {
             Self::ReaderOverflow => ("STREAM_READER_OVERFLOW", "This reader fell too far behind the session stream.", true),
             Self::ReadersExhausted => ("STREAM_READERS_EXHAUSTED", "The connection has as many readers as it may.", true),
             Self::PostFailed { .. } => ("CHAT_POST_FAILED", "The chat endpoint did not accept the request.", false),
+            Self::Foreign(mismatch) => mismatch.row(),
         }
     }
 
@@ -70,6 +74,8 @@ mod tests {
             ConnectionFailure::ReaderOverflow,
             ConnectionFailure::ReadersExhausted,
             ConnectionFailure::PostFailed { status: 503 },
+            ConnectionFailure::Foreign(IdentityMismatch::ForeignSession),
+            ConnectionFailure::Foreign(IdentityMismatch::OtherRevision),
         ];
         let mut codes = crate::hash::FixedHashSet::default();
         for failure in all {

@@ -37,7 +37,7 @@ use crate::limits::{
     CONNECTION_MISSING_POLL_MS_MIN, CONNECTION_READERS_MAX, CONNECTION_READER_BACKLOG_CHUNKS_MAX,
     CONNECTION_RETRY_MS_MAX, CONNECTION_RETRY_MS_MIN, CONNECTION_SSE_EVENT_BYTES_MAX,
 };
-use crate::projection::Projection;
+use crate::projection::{Identity, Projection};
 use crate::sse::SseParser;
 
 /// A logical reader (one `subscribe()`).
@@ -115,6 +115,9 @@ pub struct Connection {
     sse: SseParser,
     /// Everything delivered, projected (seeded with the initial messages).
     replay: Projection,
+    /// The session and revision this connection was prepared for: a delivery naming another
+    /// is refused whole ([`crate::projection::identity`]).
+    identity: Identity,
     closed: bool,
     disposed: bool,
     jitter: Jitter,
@@ -135,10 +138,18 @@ impl Connection {
             held: Vec::new(),
             sse: new_parser(),
             replay,
+            identity: Identity::default(),
             closed: false,
             disposed: false,
             jitter: Jitter::new(seed),
         }
+    }
+
+    /// The same connection, prepared for `identity`: chunks naming another session or
+    /// definition revision end the readers with the mismatch, undelivered and unprojected.
+    pub fn with_identity(mut self, identity: Identity) -> Self {
+        self.identity = identity;
+        self
     }
 
     /// The transport cursor: where the next read starts.
@@ -358,6 +369,13 @@ impl Connection {
             self.cursor = c.cursor;
         }
         if self.offset.is_before(&c.next_offset) {
+            if let Err(mismatch) = self.identity.check_all(&self.held) {
+                // Not this session's stream (a misrouted proxy, a reused URL): nothing of it is
+                // delivered or projected, the cursor stays, and the readers end rather than
+                // retry into the same stream.
+                self.end_all(Some(ConnectionFailure::Foreign(mismatch)), out);
+                return;
+            }
             self.offset = ReadOffset::After(c.next_offset);
             self.failures = 0;
             if let Link::Open { advanced, .. } = &mut self.link {
