@@ -1,6 +1,6 @@
 // Types of `turnkeep/client`: the browser client (the live connection, the one projection and
 // its markup, the turn protocol). The shared types are `turnkeep`'s (index.d.ts).
-import type { ChatSnapshot, LogConfirmation, Message, TanStackChunk, TanStackHydration, TurnDiagnostic, TurnSnapshotEvent, UIMessage } from './index.js';
+import type { ChatSnapshot, LogConfirmation, Message, SafeId, TanStackChunk, TanStackHydration, TurnDiagnostic, TurnSnapshotEvent, UIMessage } from './index.js';
 
 export {
   version,
@@ -53,6 +53,18 @@ export class ChatConnectionError extends Error {
   readonly diagnostic: ConnectionDiagnostic;
 }
 
+/**
+ * The seed's target: the session only. Its routes are turnkeep's canonical ones under `baseUrl`
+ * (the page's origin when absent): the stream at `api/chat/stream/<sessionId>`, the chat
+ * endpoint at `api/chat` (or `chatUrl`). Needs `authorize`.
+ */
+export interface ChatSessionTarget {
+  sessionId: SafeId;
+  baseUrl?: string;
+  chatUrl?: string;
+  headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+}
+
 export interface ChatConnectionTarget {
   /** The session stream: a Durable Streams SSE endpoint (e.g. a chat-stream proxy route). Relative in a page. */
   url: string;
@@ -64,7 +76,20 @@ export interface ChatConnectionTarget {
 }
 
 export interface ChatConnectionOptions {
-  target: string | ChatConnectionTarget;
+  target: string | ChatConnectionTarget | ChatSessionTarget;
+  /** A whole seed (`resolveChatSnapshot`'s answer), in place of the `initial*` options; checked against the session and `definitionRevision`. */
+  seed?: ChatSnapshot & { offset?: string | null };
+  /** The definition revision the page was prepared for: a seed or chunk naming another is refused (`RENDER_REVISION_MISMATCH`). */
+  definitionRevision?: number;
+  /**
+   * Asked before every request the connection makes, with the request and the session id; a
+   * falsy answer sends nothing (a read ends `STREAM_REFUSED` 403, a post rejects
+   * `SESSION_FORBIDDEN`). Required with a `{ sessionId }` target (`false`: the server
+   * authorizes every request).
+   */
+  authorize?: ((request: Request, sessionId: SafeId | undefined) => boolean | Promise<boolean>) | false;
+  /** The headers of every request (default `defaultStreamsAuth(target)`: the target's headers). */
+  auth?: () => HeadersInit | Promise<HeadersInit>;
   /** The messages the client holds already (a seed's `messages`): the replay state's start. */
   initialMessages?: unknown[];
   /** Read after this offset (a seed's `offset`): the suffix only. Absent: the whole log, then live. */
@@ -106,6 +131,9 @@ export interface ChatConnection {
 }
 
 export function createChatConnection(options: ChatConnectionOptions): ChatConnection;
+
+/** The auth provider a connection uses when given none: the target's own `headers`. */
+export function defaultStreamsAuth(target: ChatConnectionOptions['target']): () => Promise<Headers>;
 
 // ---- The AI SDK's ChatTransport over the connection ----
 

@@ -928,6 +928,41 @@ export interface ChatSnapshot {
   activeRunId: string | null;
   /** The tool confirmations the log shows (tokens to resolve, and how each ended). */
   confirmations: LogConfirmation[];
+  /**
+   * What the log has started and not yet ended that `messages` cannot say (open messages, the
+   * argument text of calls still streaming, reasoning spans, the newest chunk time): pass the
+   * whole seed to `new ChatProjection(seed)` and a projection fed the suffix ends where the whole
+   * log does, at any cut.
+   */
+  inFlight?: ChatInFlight;
+  /** The session and definition revision the seed was stamped with (`resolveChatSnapshot`). */
+  sessionId?: SafeId;
+  definitionRevision?: number;
+}
+
+export interface ChatInFlight {
+  messages: string[];
+  toolArgs: Record<string, string>;
+  reasoning: Record<string, string>;
+  openReasoning: string[];
+  lastMs: number;
+}
+
+/**
+ * The session and definition revision a renderer is prepared for: a chunk or seed naming
+ * another is refused with a `ChatIdentityError` (`RENDER_FOREIGN_SESSION`,
+ * `RENDER_REVISION_MISMATCH`), nothing rendered. Unset: unchecked.
+ */
+export interface RendererIdentity {
+  sessionId?: SafeId;
+  definitionRevision?: number;
+}
+
+/** What a renderer throws for a chunk or seed of another session or revision. */
+export interface ChatIdentityError extends Error {
+  name: 'ChatIdentityError';
+  code: 'RENDER_FOREIGN_SESSION' | 'RENDER_REVISION_MISMATCH';
+  diagnostic: TurnDiagnostic & { version: 1 };
 }
 
 export interface LogConfirmation {
@@ -944,17 +979,22 @@ export interface LogConfirmation {
 export function projectChatSnapshot(chunks: unknown[]): ChatSnapshot;
 
 /** The markup of a conversation (one `<article>` per message, every value escaped). */
-export function renderChatHtml(renderParts: RenderPart[]): string;
+export function renderChatHtml(renderParts: RenderPart[] | ChatSnapshot, identity?: RendererIdentity): string;
 /** The same markup per message, so a live page replaces only the messages that changed. */
-export function renderChatMessages(renderParts: RenderPart[]): { id: string; html: string }[];
+export function renderChatMessages(renderParts: RenderPart[] | ChatSnapshot, identity?: RendererIdentity): { id: string; html: string }[];
 
 /** The same projection, fed incrementally (a live client). */
 export class ChatProjection {
   /**
-   * Empty, or starting from messages a client already holds (a seed's `messages` or
-   * `nativeMessages`, TanStack UI messages), with the run still going then.
+   * Empty, or starting from what a client already holds: a whole seed (`resolveChatSnapshot`'s
+   * answer, a `snapshot()`), or messages (a seed's `messages` or `nativeMessages`, TanStack UI
+   * messages) with the run still going then, the confirmations and what was in flight.
+   * `sessionId` / `definitionRevision`: a seed or chunk of another is refused.
    */
-  constructor(initialMessages?: unknown[], options?: { activeRunId?: string });
+  constructor(
+    initial?: unknown[] | ChatSnapshot,
+    options?: RendererIdentity & { activeRunId?: string; confirmations?: LogConfirmation[]; inFlight?: ChatInFlight },
+  );
   feed(chunk: unknown): void;
   feedAll(chunks: unknown[]): void;
   snapshot(): ChatSnapshot;
@@ -968,6 +1008,9 @@ export class ChatProjection {
 export function resolveChatSnapshot(options: {
   target: SessionLog | DurableStreamsTarget;
   signal?: AbortSignal;
+  /** Stamped on the seed, so renderers prepared for another session or revision refuse it. */
+  sessionId?: SafeId;
+  definitionRevision?: number;
 }): Promise<ChatSnapshot & { offset: string | null }>;
 
 // ---- The chat-stream proxy (the browser reads it with `turnkeep/client`) ----
@@ -1057,10 +1100,10 @@ export interface ChatResponseOptions {
    * `SESSION_FORBIDDEN`, a throw → 500 `SERVER_INTERNAL` (cause to `onError`). Pass `false` only
    * where the caller authorized by other means (a background executor under its own claim).
    */
-  authorize: ((request: Request, sessionId: SafeId | undefined) => boolean | Promise<boolean>) | false;
+  authorize: ((request: Request, sessionId: SafeId) => boolean | Promise<boolean>) | false;
   /** The request `authorize` checks (required with an `authorize` function). */
   request?: Request;
-  /** Passed to `authorize` and `onError`. */
+  /** Passed to `authorize` and `onError`; required with an `authorize` function. */
   sessionId?: SafeId;
   /** Messages to persist before the answer: echoed as text, then one native batch with the complete state. */
   newMessages?: readonly ChatSendMessage[];

@@ -29,7 +29,7 @@ export const AssistantContentPartSchema = assistantContentPartSchema(checkAssist
 export { projectChatSnapshot, ChatProjection, renderChatHtml, renderChatMessages } from '../../pkg-client/turnkeep.js';
 
 // The live connection (one SSE read per connection, shared by its readers; rules in Rust).
-export { createChatConnection, ChatConnectionError } from './connection.mjs';
+export { createChatConnection, ChatConnectionError, defaultStreamsAuth } from './connection.mjs';
 
 // The AI SDK's ChatTransport over the live connection and the UI message stream routes, and the
 // mapping it runs (the server's: UIMessage[] of a conversation, log chunks → UI chunks).

@@ -18,10 +18,25 @@ export class ChatConnectionError extends Error {
 }
 
 /**
- * `createChatConnection({ target, initialMessages?, initialOffset?, fetch? })`.
+ * The streams auth provider a connection uses when given none: the target's own `headers`
+ * (HeadersInit, or a function returning it), for every read and post. A connection that runs on
+ * a server on behalf of someone passes `auth` (e.g. the streams token) instead.
+ */
+export const defaultStreamsAuth = (target) => async () =>
+  new Headers((typeof target?.headers === 'function' ? await target.headers() : target?.headers) ?? {});
+
+/**
+ * `createChatConnection({ target, seed?, initialMessages?, initialOffset?, initialRunId?,
+ * definitionRevision?, authorize?, auth?, fetch? })`.
  * `target`: the session stream's URL (a Durable Streams SSE endpoint, e.g. a chat-stream proxy
- * route), or `{ url, chatUrl?, sessionId?, headers? }` (`chatUrl` and `sessionId` let it send
- * turns; `headers`: HeadersInit, or a function returning it, sent with every request).
+ * route), `{ url, chatUrl?, sessionId?, headers? }` (`chatUrl` and `sessionId` let it send
+ * turns; `headers`: HeadersInit, or a function returning it, sent with every request), or the
+ * seed's `{ sessionId, baseUrl?, headers? }` (the session's routes under `baseUrl`; `authorize`
+ * required). `authorize(request, sessionId)`: asked before every request the connection makes;
+ * a falsy answer sends nothing (reads end `STREAM_REFUSED` 403, posts reject `SESSION_FORBIDDEN`).
+ * `auth()`: the headers of every request (default `defaultStreamsAuth(target)`).
+ * `seed` (`resolveChatSnapshot`'s answer) and `definitionRevision`: a seed or chunk of another
+ * session or revision is refused (`RENDER_FOREIGN_SESSION`, `RENDER_REVISION_MISMATCH`).
  */
 export function createChatConnection(options) {
   const base = globalThis.location?.href;
@@ -29,7 +44,12 @@ export function createChatConnection(options) {
   const target = options.target;
   const fetchImpl = options.fetch ?? ((request) => globalThis.fetch(request));
   if (typeof fetchImpl !== 'function') throw new TypeError('createChatConnection: fetch must be a function');
-  const headersOf = async () => new Headers((typeof target?.headers === 'function' ? await target.headers() : target?.headers) ?? {});
+  const auth = options.auth ?? defaultStreamsAuth(target);
+  if (typeof auth !== 'function') throw new TypeError('createChatConnection: auth must be a function returning headers');
+  const headersOf = async () => new Headers((await auth()) ?? {});
+  const authorize = typeof options.authorize === 'function' ? options.authorize : null;
+  /** Whether `authorize` lets `request` go out (no hook: yes). */
+  const allowed = async (request) => !authorize || Boolean(await authorize(request, core.sessionId ?? undefined));
 
   const readers = new Map(); // reader id → its queue
   const sends = new Set(); // AbortControllers of posts in flight
@@ -85,7 +105,13 @@ export function createChatConnection(options) {
     };
     let response;
     try {
-      response = await fetchImpl(new Request(url, { headers: await headersOf(), signal: controller.signal }));
+      const request = new Request(url, { headers: await headersOf(), signal: controller.signal });
+      if (!(await allowed(request))) {
+        // Refused before anything was sent: the readers end as on a 403 from the server.
+        if (current()) perform(core.response(generation, 403, null, Date.now()));
+        return;
+      }
+      response = await fetchImpl(request);
     } catch {
       return ended();
     }
@@ -130,7 +156,9 @@ export function createChatConnection(options) {
     try {
       const headers = await headersOf();
       headers.set('content-type', 'application/json');
-      const response = await fetchImpl(new Request(core.chatUrl, { method: 'POST', headers, body, signal: controller.signal }));
+      const request = new Request(core.chatUrl, { method: 'POST', headers, body, signal: controller.signal });
+      if (!(await allowed(request))) throw new ChatConnectionError(core.forbidden());
+      const response = await fetchImpl(request);
       if (!response.ok) {
         const text = await response.text().catch(() => '');
         throw new ChatConnectionError(core.postFailure(response.status, text));

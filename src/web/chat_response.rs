@@ -103,6 +103,15 @@ impl ResponseOptions {
                     .ok_or("sessionId must be a SafeId")?,
             ),
         };
+        // authorize(request, sessionId) answers for one session: without it, it would be asked
+        // about none (`authorize(request, undefined)`), and a hook that only checks what it is
+        // given would let the write through.
+        if authorize.is_some() && session_id.is_none() {
+            return Err(
+                "sessionId is required with authorize (authorize(request, sessionId) checks it)"
+                    .into(),
+            );
+        }
         let new_messages = match get(options, "newMessages") {
             v if v.is_undefined() => Vec::new(),
             v => match to_json(&v) {

@@ -17,11 +17,69 @@ use web_sys::Url;
 
 use crate::core::checks::is_safe_id;
 use crate::core::connection::turn::{input_of, post_failure, stop_body, submit_body, PostIds};
+use crate::core::connection::target::{as_directory, session_paths};
 use crate::core::connection::{Action, Connection, ReadOffset};
+use crate::core::diagnostics::chat;
+use crate::core::projection::Projection;
 use crate::core::protocol::TurnDiagnostic;
 use crate::web::convert::{from_json, js_error, to_json};
 use crate::web::js::{get, set};
-use crate::web::projection::{projection_from, snapshot_of};
+use crate::web::projection::{identity_of, mismatch_error, projection_from, snapshot_of};
+
+/// Where a connection starts: the `initial*` options, or a whole seed's fields.
+struct Initial {
+    messages: JsValue,
+    offset: JsValue,
+    run: JsValue,
+    confirmations: JsValue,
+    in_flight: JsValue,
+}
+
+impl Initial {
+    fn options(options: &JsValue) -> Self {
+        Initial {
+            messages: get(options, "initialMessages"),
+            offset: get(options, "initialOffset"),
+            run: get(options, "initialRunId"),
+            confirmations: JsValue::UNDEFINED,
+            in_flight: JsValue::UNDEFINED,
+        }
+    }
+
+    /// A seed: `messages`, `offset`, `activeRunId`, `confirmations`, `inFlight`.
+    fn seed(seed: &JsValue) -> Self {
+        Initial {
+            messages: get(seed, "messages"),
+            offset: get(seed, "offset"),
+            run: get(seed, "activeRunId"),
+            confirmations: get(seed, "confirmations"),
+            in_flight: get(seed, "inFlight"),
+        }
+    }
+}
+
+fn optional_session_id(target: &JsValue) -> Result<Option<String>, JsValue> {
+    let id = get(target, "sessionId");
+    if id.is_undefined() {
+        return Ok(None);
+    }
+    id.as_string()
+        .filter(|s| is_safe_id(s))
+        .map(Some)
+        .ok_or_else(|| invalid("target.sessionId must be a SafeId"))
+}
+
+/// The base a `{ sessionId }` target's routes live under: `target.baseUrl` (relative to the
+/// page), else the page's origin; always with a trailing `/`.
+fn session_base(base_url: &JsValue, page: Option<&str>) -> Result<String, JsValue> {
+    let root = if base_url.is_undefined() {
+        let page = page.ok_or_else(|| invalid("target { sessionId } needs baseUrl outside a page"))?;
+        Url::new(page).map_err(|_| invalid("the page's location is not a URL"))?.origin()
+    } else {
+        http_url(base_url, page, "target.baseUrl")?
+    };
+    Ok(as_directory(&root))
+}
 
 /// The connection of one `createChatConnection`.
 #[wasm_bindgen(js_name = ChatConnectionCore)]
@@ -30,6 +88,7 @@ pub struct ChatConnectionCore {
     read_url: String,
     chat_url: Option<String>,
     session_id: Option<String>,
+    definition_revision: Option<u64>,
 }
 
 fn invalid(detail: &str) -> JsValue {
@@ -59,9 +118,13 @@ fn http_url(value: &JsValue, base: Option<&str>, what: &str) -> Result<String, J
 
 #[wasm_bindgen(js_class = ChatConnectionCore)]
 impl ChatConnectionCore {
-    /// `options`: `{ target, initialMessages?, initialOffset?, initialRunId? }`, `target` a URL string or
-    /// `{ url, chatUrl?, sessionId? }`. `baseUrl`: what relative URLs resolve against (the page's
-    /// location), or undefined. `seed`: the jitter generator's seed.
+    /// `options`: `{ target, seed?, initialMessages?, initialOffset?, initialRunId?,
+    /// definitionRevision?, authorize? }`, `target` a URL string, `{ url, chatUrl?, sessionId? }`,
+    /// or the seed's `{ sessionId, baseUrl?, chatUrl? }` (the session's routes under `baseUrl`,
+    /// `core::connection::target`; `authorize` required with it: a function, or `false`).
+    /// `seed`: a whole seed (`resolveChatSnapshot`'s answer), in place of the `initial*` options.
+    /// `baseUrl`: what relative URLs resolve against (the page's location), or undefined.
+    /// `seed`: the jitter generator's seed.
     #[wasm_bindgen(constructor)]
     pub fn new(
         options: JsValue,
@@ -76,64 +139,104 @@ impl ChatConnectionCore {
         let (read_url, chat_url, session_id) = if target.is_string() {
             (http_url(&target, base, "target")?, None, None)
         } else if target.is_object() {
+            let session_id = optional_session_id(&target)?;
+            let url = get(&target, "url");
             let chat = get(&target, "chatUrl");
-            let chat_url = if chat.is_undefined() {
-                None
-            } else {
-                Some(http_url(&chat, base, "target.chatUrl")?)
-            };
-            let id = get(&target, "sessionId");
-            let session_id = if id.is_undefined() {
-                None
-            } else {
-                Some(
-                    id.as_string()
-                        .filter(|s| is_safe_id(s))
-                        .ok_or_else(|| invalid("target.sessionId must be a SafeId"))?,
+            if url.is_undefined() {
+                let Some(id) = session_id.as_deref() else {
+                    return Err(invalid("target needs url, or sessionId (the seed's { sessionId, baseUrl?, headers? })"));
+                };
+                let authorize = get(&options, "authorize");
+                if !(authorize.is_function() || authorize == JsValue::FALSE) {
+                    return Err(invalid("authorize is required with target { sessionId }: (request, sessionId) => boolean, or false where the server authorizes every request"));
+                }
+                let root = session_base(&get(&target, "baseUrl"), base)?;
+                let (stream_path, chat_path) = session_paths(id);
+                let chat_url = if chat.is_undefined() {
+                    http_url(&JsValue::from_str(chat_path), Some(&root), "target.chatUrl")?
+                } else {
+                    http_url(&chat, base, "target.chatUrl")?
+                };
+                (
+                    http_url(&JsValue::from_str(&stream_path), Some(&root), "target.sessionId")?,
+                    Some(chat_url),
+                    session_id,
                 )
-            };
-            (
-                http_url(&get(&target, "url"), base, "target.url")?,
-                chat_url,
-                session_id,
-            )
+            } else {
+                let chat_url = if chat.is_undefined() {
+                    None
+                } else {
+                    Some(http_url(&chat, base, "target.chatUrl")?)
+                };
+                (http_url(&url, base, "target.url")?, chat_url, session_id)
+            }
         } else {
             return Err(invalid(
-                "target is required: the session stream's URL, or { url, chatUrl?, sessionId? }",
+                "target is required: the session stream's URL, { url, chatUrl?, sessionId? }, or { sessionId, baseUrl? }",
             ));
         };
-        let offset_value = get(&options, "initialOffset");
-        let offset = if offset_value.is_undefined() || offset_value.is_null() {
+        let auth = get(&options, "authorize");
+        if !(auth.is_undefined() || auth.is_function() || auth == JsValue::FALSE) {
+            return Err(invalid("authorize must be (request, sessionId) => boolean, or false"));
+        }
+        let mut prepared = identity_of(&options, "createChatConnection")?;
+        prepared.session_id.clone_from(&session_id);
+        let given = get(&options, "seed");
+        let from = if given.is_undefined() || given.is_null() {
+            Initial::options(&options)
+        } else {
+            let value = to_json(&given).map_err(|m| invalid(&format!("seed: {m}")))?;
+            prepared
+                .check(&value)
+                .map_err(|m| mismatch_error(m))?;
+            Initial::seed(&given)
+        };
+        let offset = if from.offset.is_undefined() || from.offset.is_null() {
             ReadOffset::Start
         } else {
-            let text = offset_value
+            let text = from
+                .offset
                 .as_string()
                 .ok_or_else(|| invalid("initialOffset must be a string"))?;
             ReadOffset::parse(Some(&text)).map_err(|m| invalid(&format!("initialOffset: {m}")))?
         };
-        let run = get(&options, "initialRunId");
+        let run = from.run;
         if !(run.is_undefined() || run.is_null() || run.as_string().is_some_and(|r| is_safe_id(&r)))
         {
             return Err(invalid(
                 "initialRunId must be a SafeId (a seed's activeRunId)",
             ));
         }
-        let replay = projection_from(
-            &get(&options, "initialMessages"),
-            run.as_string().as_deref(),
-        )
-        .map_err(|m| invalid(&m))?;
+        let mut replay = projection_from(&from.messages, run.as_string().as_deref())
+            .map_err(|m| invalid(&m))?;
+        for (value, apply) in [
+            (&from.confirmations, Projection::with_confirmations as fn(Projection, &Value) -> Projection),
+            (&from.in_flight, Projection::with_in_flight),
+        ] {
+            if !(value.is_undefined() || value.is_null()) {
+                replay = apply(replay, &to_json(value).map_err(|m| invalid(&format!("seed: {m}")))?);
+            }
+        }
         let seed = if seed.is_finite() {
             seed.abs() as u64
         } else {
             0
         };
+        let definition_revision = prepared.definition_revision;
         Ok(ChatConnectionCore {
-            machine: Connection::new(offset, replay, seed),
+            machine: Connection::new(offset, replay, seed).with_identity(prepared),
             read_url,
             chat_url,
             session_id,
+            definition_revision,
         })
+    }
+
+    /// The diagnostic of a request `authorize` refused (`SESSION_FORBIDDEN`, status 403): the
+    /// request was not sent.
+    #[wasm_bindgen(js_name = forbidden)]
+    pub fn forbidden(&self) -> JsValue {
+        from_json(&diagnostic_json(&chat::FORBIDDEN.diagnostic(), Some(chat::FORBIDDEN.status)))
     }
 
     /// A new reader: `{ reader, actions }`.
@@ -199,10 +302,18 @@ impl ChatConnectionCore {
         self.actions(actions)
     }
 
-    /// `{ messages, renderParts, nativeMessages, activeRunId, offset }`: the replay state (the
-    /// initial messages and every chunk delivered, projected) and the transport cursor.
+    /// `{ messages, renderParts, nativeMessages, confirmations, activeRunId, inFlight, offset }`
+    /// (plus the `sessionId` and `definitionRevision` it was prepared for): the replay state (the
+    /// initial messages and every chunk delivered, projected) and the transport cursor — a seed
+    /// `new ChatProjection(snapshot)` continues from.
     pub fn snapshot(&self) -> JsValue {
         let out = snapshot_of(self.machine.replay());
+        if let Some(id) = &self.session_id {
+            set(&out, "sessionId", id.as_str());
+        }
+        if let Some(revision) = self.definition_revision {
+            set(&out, "definitionRevision", revision as f64);
+        }
         set(
             &out,
             "offset",

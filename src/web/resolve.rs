@@ -18,8 +18,9 @@ use crate::web::convert::js_error;
 use crate::web::js::{get, get_fn, set};
 use crate::web::projection::snapshot_of;
 
-/// `resolveChatSnapshot({ target })` → Promise of `{ messages, renderParts, nativeMessages,
-/// confirmations, activeRunId, offset }`. `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
+/// `resolveChatSnapshot({ target, sessionId?, definitionRevision? })` → Promise of `{ messages,
+/// renderParts, nativeMessages, confirmations, activeRunId, inFlight, offset }`, stamped with
+/// `sessionId` and `definitionRevision` when given (renderers prepared for another refuse it). `target` is a session log (`{ append, read }`, e.g. `createDurableStreamsLog`) or
 /// the options of one (`{ url, headers?, fetch? }`). `offset` is `null` for an empty log; pass it
 /// to the live connection so seed and live continue one log.
 #[cfg(feature = "server")]
@@ -43,10 +44,17 @@ pub fn resolve_chat_snapshot(options: JsValue) -> Result<Promise, JsValue> {
         )
     };
     let cancel = token_of(&get(&options, "signal"));
+    // The identity the seed is stamped with, so the renderers it is handed to can check it.
+    let identity = crate::web::projection::identity_of(&options, "resolveChatSnapshot")?;
     Ok(future_to_promise(async move {
-        resolve_snapshot(log, crate::ports::CancelToken::clone(&cancel))
-            .await
-            .map(JsValue::from)
+        let out = resolve_snapshot(log, crate::ports::CancelToken::clone(&cancel)).await?;
+        if let Some(id) = &identity.session_id {
+            set(&out, "sessionId", id.as_str());
+        }
+        if let Some(revision) = identity.definition_revision {
+            set(&out, "definitionRevision", revision as f64);
+        }
+        Ok(JsValue::from(out))
     }))
 }
 

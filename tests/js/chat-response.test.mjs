@@ -99,6 +99,14 @@ test('authorize is required: a missing one is a configuration error; authorize: 
   const log = untouchable();
   await assert.rejects(toChatResponse({ target: log, request, source: chunks([]) }), (e) => e.code === 'SERVER_INVALID_CONFIG' && /authorize is required/.test(e.message));
   await assert.rejects(toChatResponse({ target: log, authorize: () => true }), /request is required/);
+  // authorize answers for one session: without sessionId it is a config error, never authorize(request, undefined).
+  let asked = 0;
+  await assert.rejects(
+    toChatResponse({ target: log, request, authorize: () => (asked++, true), source: chunks([]) }),
+    (e) => e.code === 'SERVER_INVALID_CONFIG' && /sessionId is required with authorize/.test(e.message),
+  );
+  assert.equal(asked, 0, 'authorize is not asked about no session');
+  assert.equal(log.calls, 0, 'the log is untouched');
   await assert.rejects(toChatResponse({ target: log, authorize: false, mode: 'later' }), /mode must be/);
   await assert.rejects(toChatResponse({ target: log, authorize: false, producer: { id: 'p', epoch: -1 } }), /producer.epoch/);
   await assert.rejects(toChatResponse({ target: 42, authorize: false }), /target must be/);

@@ -7,10 +7,12 @@
 //! - [`backoff`]: the delay schedule and its seeded jitter.
 //! - [`failure`]: the diagnostics readers end with.
 //! - [`turn`]: the turn events `send()` and `stopTurn()` post.
+//! - [`target`]: the routes a target that names only its session resolves to.
 
 pub mod backoff;
 pub mod failure;
 pub mod machine;
+pub mod target;
 pub mod turn;
 pub mod wire;
 
