@@ -15,6 +15,7 @@ import {
   renderChatHtml,
   renderChatMessages,
 } from '../../js/client/node.mjs';
+import { createMemorySessionLog, resolveChatSnapshot } from '../../js/node.mjs';
 
 const LOG = [
   { type: 'RUN_STARTED', runId: 't1', threadId: 's1', timestamp: 1 },
@@ -74,6 +75,20 @@ test("ChatProjection and renderChatHtml refuse a newer revision's snapshot; noth
   assert.equal(renderChatHtml(seed.renderParts), renderChatHtml(seed));
   assert.throws(() => new ChatProjection([], { definitionRevision: 0 }), /definitionRevision must be a safe integer > 0/);
   assert.throws(() => renderChatHtml([], { sessionId: 'not safe' }), /sessionId must be a SafeId/);
+});
+
+test('resolveChatSnapshot stamps the seed with the session and revision it was resolved for', async () => {
+  const log = createMemorySessionLog();
+  await log.append(LOG);
+  const seed = await resolveChatSnapshot({ target: log, sessionId: 's1', definitionRevision: 2 });
+  assert.equal(seed.sessionId, 's1');
+  assert.equal(seed.definitionRevision, 2);
+  assert.match(renderChatHtml(seed, PREPARED), /mine/);
+  // A page prepared for the next revision refuses this seed.
+  assert.throws(() => renderChatHtml(seed, { sessionId: 's1', definitionRevision: 3 }), refused('RENDER_REVISION_MISMATCH'));
+  const unstamped = await resolveChatSnapshot({ target: log });
+  assert.equal('sessionId' in unstamped, false);
+  await assert.rejects(async () => resolveChatSnapshot({ target: log, definitionRevision: -1 }), /definitionRevision must be a safe integer > 0/);
 });
 
 /** A Durable Streams SSE answer holding `appends`, each followed by its control event. */
