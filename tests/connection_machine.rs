@@ -488,7 +488,8 @@ fn a_connection_prepared_for_a_session_refuses_another_sessions_chunks() {
     use turnkeep::core::projection::{Identity, IdentityMismatch};
     let identity = Identity::expect(Some("s1"), Some(2.0)).unwrap();
     let prepared = || {
-        let mut c = Connection::new(ReadOffset::Start, Projection::new(), 42).with_identity(identity.clone());
+        let mut c = Connection::new(ReadOffset::Start, Projection::new(), 42)
+            .with_identity(identity.clone());
         c.subscribe();
         c.response(1, 200, true, 0);
         c
@@ -505,7 +506,10 @@ fn a_connection_prepared_for_a_session_refuses_another_sessions_chunks() {
     assert_eq!(
         c.body(1, append(&[chunk(2), run("s2")], 20).as_bytes()),
         [
-            end(&[1], Some(ConnectionFailure::Foreign(IdentityMismatch::ForeignSession))),
+            end(
+                &[1],
+                Some(ConnectionFailure::Foreign(IdentityMismatch::ForeignSession))
+            ),
             Action::Abort { generation: 1 }
         ]
     );
@@ -513,11 +517,15 @@ fn a_connection_prepared_for_a_session_refuses_another_sessions_chunks() {
     assert_eq!(c.replay().to_messages()[0].content, "w1 ");
     // A chunk stamped with another definition revision.
     let mut c = prepared();
-    let stamped = json!({ "type": "RUN_STARTED", "runId": "t1", "threadId": "s1", "definitionRevision": 3 });
+    let stamped =
+        json!({ "type": "RUN_STARTED", "runId": "t1", "threadId": "s1", "definitionRevision": 3 });
     assert_eq!(
         c.body(1, append(&[stamped], 10).as_bytes()),
         [
-            end(&[1], Some(ConnectionFailure::Foreign(IdentityMismatch::OtherRevision))),
+            end(
+                &[1],
+                Some(ConnectionFailure::Foreign(IdentityMismatch::OtherRevision))
+            ),
             Action::Abort { generation: 1 }
         ]
     );

@@ -36,7 +36,12 @@ fn shown(p: &Projection) -> (Vec<Message>, Vec<RenderPart>, Value, Option<String
     let messages = p.to_messages();
     let parts = render_parts(&messages);
     let confirmations = serde_json::to_value(p.confirmations()).unwrap();
-    (messages, parts, confirmations, p.active_run().map(str::to_owned))
+    (
+        messages,
+        parts,
+        confirmations,
+        p.active_run().map(str::to_owned),
+    )
 }
 
 /// The seed → live law as a page runs it: at every cut, the seed a server renders from the
@@ -64,10 +69,20 @@ fn check_seed_law(chunks: &[Value]) -> Result<(), TestCaseError> {
             let mut bare = Projection::from_initial(&messages, prefix.active_run())
                 .with_confirmations(&confirmations);
             bare.feed_all(&chunks[cut..]);
-            prop_assert_eq!(&shown(&bare), &expected, "seeded from messages alone at settled cut {} differs from the whole log", cut);
+            prop_assert_eq!(
+                &shown(&bare),
+                &expected,
+                "seeded from messages alone at settled cut {} differs from the whole log",
+                cut
+            );
         }
         let at_seed = render_parts(&seeded.to_messages());
-        prop_assert_eq!(&at_seed, &render_parts(&prefix.to_messages()), "the seed at cut {} draws what the prefix does", cut);
+        prop_assert_eq!(
+            &at_seed,
+            &render_parts(&prefix.to_messages()),
+            "the seed at cut {} draws what the prefix does",
+            cut
+        );
         let mut live = seeded.clone();
         if let Some(first) = chunks.get(cut) {
             live.feed(first);
@@ -81,17 +96,43 @@ fn check_seed_law(chunks: &[Value]) -> Result<(), TestCaseError> {
             };
             let after = render_parts(&live.to_messages());
             let continuous_after = render_parts(&continuous.to_messages());
-            for card in at_seed.iter().filter(|p| matches!(p, RenderPart::ToolCard { .. })) {
-                let RenderPart::ToolCard { tool_call_id, .. } = card else { unreachable!() };
-                let find = |parts: &[RenderPart]| parts.iter().find(|p| matches!(p, RenderPart::ToolCard { tool_call_id: id, .. } if id == tool_call_id)).cloned();
-                prop_assert_eq!(find(&after), find(&continuous_after), "seed and live disagree on card {} after chunk {} (cut {})", tool_call_id, first, cut);
+            for card in at_seed
+                .iter()
+                .filter(|p| matches!(p, RenderPart::ToolCard { .. }))
+            {
+                let RenderPart::ToolCard { tool_call_id, .. } = card else {
+                    unreachable!()
+                };
+                let find = |parts: &[RenderPart]| {
+                    parts.iter().find(|p| matches!(p, RenderPart::ToolCard { tool_call_id: id, .. } if id == tool_call_id)).cloned()
+                };
+                prop_assert_eq!(
+                    find(&after),
+                    find(&continuous_after),
+                    "seed and live disagree on card {} after chunk {} (cut {})",
+                    tool_call_id,
+                    first,
+                    cut
+                );
                 if !names(tool_call_id) {
-                    prop_assert_eq!(find(&after), Some(card.clone()), "card {} changed by the first live chunk {} (cut {})", tool_call_id, first, cut);
+                    prop_assert_eq!(
+                        find(&after),
+                        Some(card.clone()),
+                        "card {} changed by the first live chunk {} (cut {})",
+                        tool_call_id,
+                        first,
+                        cut
+                    );
                 }
             }
             live.feed_all(&chunks[cut + 1..]);
         }
-        prop_assert_eq!(&shown(&live), &expected, "seeded at cut {} then fed the suffix differs from the whole log", cut);
+        prop_assert_eq!(
+            &shown(&live),
+            &expected,
+            "seeded at cut {} then fed the suffix differs from the whole log",
+            cut
+        );
         if cut < chunks.len() {
             prefix.feed(&chunks[cut]);
         }

@@ -16,8 +16,8 @@ use wasm_bindgen::JsCast;
 use web_sys::Url;
 
 use crate::core::checks::is_safe_id;
-use crate::core::connection::turn::{input_of, post_failure, stop_body, submit_body, PostIds};
 use crate::core::connection::target::{as_directory, session_paths};
+use crate::core::connection::turn::{input_of, post_failure, stop_body, submit_body, PostIds};
 use crate::core::connection::{Action, Connection, ReadOffset};
 use crate::core::diagnostics::chat;
 use crate::core::projection::Projection;
@@ -58,6 +58,92 @@ impl Initial {
     }
 }
 
+impl Initial {
+    /// Where the read starts and the replay state it starts with.
+    fn start(&self) -> Result<(ReadOffset, Projection), JsValue> {
+        let offset = if self.offset.is_undefined() || self.offset.is_null() {
+            ReadOffset::Start
+        } else {
+            let text = self
+                .offset
+                .as_string()
+                .ok_or_else(|| invalid("initialOffset must be a string"))?;
+            ReadOffset::parse(Some(&text)).map_err(|m| invalid(&format!("initialOffset: {m}")))?
+        };
+        let run = &self.run;
+        if !(run.is_undefined() || run.is_null() || run.as_string().is_some_and(|r| is_safe_id(&r)))
+        {
+            return Err(invalid(
+                "initialRunId must be a SafeId (a seed's activeRunId)",
+            ));
+        }
+        let mut replay =
+            projection_from(&self.messages, run.as_string().as_deref()).map_err(|m| invalid(&m))?;
+        for (value, apply) in [
+            (
+                &self.confirmations,
+                Projection::with_confirmations as fn(Projection, &Value) -> Projection,
+            ),
+            (&self.in_flight, Projection::with_in_flight),
+        ] {
+            if !(value.is_undefined() || value.is_null()) {
+                let known = to_json(value).map_err(|m| invalid(&format!("seed: {m}")))?;
+                replay = apply(replay, &known);
+            }
+        }
+        Ok((offset, replay))
+    }
+}
+
+/// `(read URL, chat URL, session id)` of `options.target`.
+fn urls_of(
+    options: &JsValue,
+    base: Option<&str>,
+) -> Result<(String, Option<String>, Option<String>), JsValue> {
+    let target = get(options, "target");
+    if target.is_string() {
+        return Ok((http_url(&target, base, "target")?, None, None));
+    }
+    if !target.is_object() {
+        return Err(invalid(
+            "target is required: the session stream's URL, { url, chatUrl?, sessionId? }, or { sessionId, baseUrl? }",
+        ));
+    }
+    let session_id = optional_session_id(&target)?;
+    let url = get(&target, "url");
+    let chat = get(&target, "chatUrl");
+    let chat_url = if chat.is_undefined() {
+        None
+    } else {
+        Some(http_url(&chat, base, "target.chatUrl")?)
+    };
+    if !url.is_undefined() {
+        return Ok((http_url(&url, base, "target.url")?, chat_url, session_id));
+    }
+    // The seed's { sessionId, baseUrl? }: the session's routes, for someone `authorize` vouches for.
+    let Some(id) = session_id.as_deref() else {
+        return Err(invalid(
+            "target needs url, or sessionId (the seed's { sessionId, baseUrl?, headers? })",
+        ));
+    };
+    let authorize = get(options, "authorize");
+    if !(authorize.is_function() || authorize == JsValue::FALSE) {
+        return Err(invalid("authorize is required with target { sessionId }: (request, sessionId) => boolean, or false where the server authorizes every request"));
+    }
+    let root = session_base(&get(&target, "baseUrl"), base)?;
+    let (stream_path, chat_path) = session_paths(id);
+    let resolve = |path: &str, what| http_url(&JsValue::from_str(path), Some(&root), what);
+    let chat_url = match chat_url {
+        Some(url) => url,
+        None => resolve(chat_path, "target.chatUrl")?,
+    };
+    Ok((
+        resolve(&stream_path, "target.sessionId")?,
+        Some(chat_url),
+        session_id,
+    ))
+}
+
 fn optional_session_id(target: &JsValue) -> Result<Option<String>, JsValue> {
     let id = get(target, "sessionId");
     if id.is_undefined() {
@@ -73,8 +159,11 @@ fn optional_session_id(target: &JsValue) -> Result<Option<String>, JsValue> {
 /// page), else the page's origin; always with a trailing `/`.
 fn session_base(base_url: &JsValue, page: Option<&str>) -> Result<String, JsValue> {
     let root = if base_url.is_undefined() {
-        let page = page.ok_or_else(|| invalid("target { sessionId } needs baseUrl outside a page"))?;
-        Url::new(page).map_err(|_| invalid("the page's location is not a URL"))?.origin()
+        let page =
+            page.ok_or_else(|| invalid("target { sessionId } needs baseUrl outside a page"))?;
+        Url::new(page)
+            .map_err(|_| invalid("the page's location is not a URL"))?
+            .origin()
     } else {
         http_url(base_url, page, "target.baseUrl")?
     };
@@ -134,50 +223,12 @@ impl ChatConnectionCore {
         if !options.is_object() {
             return Err(invalid("options must be an object"));
         }
-        let target = get(&options, "target");
-        let base = base_url.as_deref();
-        let (read_url, chat_url, session_id) = if target.is_string() {
-            (http_url(&target, base, "target")?, None, None)
-        } else if target.is_object() {
-            let session_id = optional_session_id(&target)?;
-            let url = get(&target, "url");
-            let chat = get(&target, "chatUrl");
-            if url.is_undefined() {
-                let Some(id) = session_id.as_deref() else {
-                    return Err(invalid("target needs url, or sessionId (the seed's { sessionId, baseUrl?, headers? })"));
-                };
-                let authorize = get(&options, "authorize");
-                if !(authorize.is_function() || authorize == JsValue::FALSE) {
-                    return Err(invalid("authorize is required with target { sessionId }: (request, sessionId) => boolean, or false where the server authorizes every request"));
-                }
-                let root = session_base(&get(&target, "baseUrl"), base)?;
-                let (stream_path, chat_path) = session_paths(id);
-                let chat_url = if chat.is_undefined() {
-                    http_url(&JsValue::from_str(chat_path), Some(&root), "target.chatUrl")?
-                } else {
-                    http_url(&chat, base, "target.chatUrl")?
-                };
-                (
-                    http_url(&JsValue::from_str(&stream_path), Some(&root), "target.sessionId")?,
-                    Some(chat_url),
-                    session_id,
-                )
-            } else {
-                let chat_url = if chat.is_undefined() {
-                    None
-                } else {
-                    Some(http_url(&chat, base, "target.chatUrl")?)
-                };
-                (http_url(&url, base, "target.url")?, chat_url, session_id)
-            }
-        } else {
-            return Err(invalid(
-                "target is required: the session stream's URL, { url, chatUrl?, sessionId? }, or { sessionId, baseUrl? }",
-            ));
-        };
+        let (read_url, chat_url, session_id) = urls_of(&options, base_url.as_deref())?;
         let auth = get(&options, "authorize");
         if !(auth.is_undefined() || auth.is_function() || auth == JsValue::FALSE) {
-            return Err(invalid("authorize must be (request, sessionId) => boolean, or false"));
+            return Err(invalid(
+                "authorize must be (request, sessionId) => boolean, or false",
+            ));
         }
         let mut prepared = identity_of(&options, "createChatConnection")?;
         prepared.session_id.clone_from(&session_id);
@@ -186,37 +237,10 @@ impl ChatConnectionCore {
             Initial::options(&options)
         } else {
             let value = to_json(&given).map_err(|m| invalid(&format!("seed: {m}")))?;
-            prepared
-                .check(&value)
-                .map_err(|m| mismatch_error(m))?;
+            prepared.check(&value).map_err(mismatch_error)?;
             Initial::seed(&given)
         };
-        let offset = if from.offset.is_undefined() || from.offset.is_null() {
-            ReadOffset::Start
-        } else {
-            let text = from
-                .offset
-                .as_string()
-                .ok_or_else(|| invalid("initialOffset must be a string"))?;
-            ReadOffset::parse(Some(&text)).map_err(|m| invalid(&format!("initialOffset: {m}")))?
-        };
-        let run = from.run;
-        if !(run.is_undefined() || run.is_null() || run.as_string().is_some_and(|r| is_safe_id(&r)))
-        {
-            return Err(invalid(
-                "initialRunId must be a SafeId (a seed's activeRunId)",
-            ));
-        }
-        let mut replay = projection_from(&from.messages, run.as_string().as_deref())
-            .map_err(|m| invalid(&m))?;
-        for (value, apply) in [
-            (&from.confirmations, Projection::with_confirmations as fn(Projection, &Value) -> Projection),
-            (&from.in_flight, Projection::with_in_flight),
-        ] {
-            if !(value.is_undefined() || value.is_null()) {
-                replay = apply(replay, &to_json(value).map_err(|m| invalid(&format!("seed: {m}")))?);
-            }
-        }
+        let (offset, replay) = from.start()?;
         let seed = if seed.is_finite() {
             seed.abs() as u64
         } else {
@@ -236,7 +260,10 @@ impl ChatConnectionCore {
     /// request was not sent.
     #[wasm_bindgen(js_name = forbidden)]
     pub fn forbidden(&self) -> JsValue {
-        from_json(&diagnostic_json(&chat::FORBIDDEN.diagnostic(), Some(chat::FORBIDDEN.status)))
+        from_json(&diagnostic_json(
+            &chat::FORBIDDEN.diagnostic(),
+            Some(chat::FORBIDDEN.status),
+        ))
     }
 
     /// A new reader: `{ reader, actions }`.

@@ -157,7 +157,10 @@ impl ChatProjectionHandle {
         let mut inner = projection_from(&initial_messages, run.as_deref())
             .map_err(|m| js_error(&format!("ChatProjection: {m}")))?;
         for (key, apply) in [
-            ("confirmations", Projection::with_confirmations as fn(Projection, &Value) -> Projection),
+            (
+                "confirmations",
+                Projection::with_confirmations as fn(Projection, &Value) -> Projection,
+            ),
             ("inFlight", Projection::with_in_flight),
         ] {
             let value = get(&state, key);
@@ -222,14 +225,19 @@ impl ChatProjectionHandle {
 /// checked against `options`' identity (a seed of another session or revision is refused).
 fn parts_of(input: &JsValue, options: &JsValue, what: &str) -> Result<Vec<Value>, JsValue> {
     let identity = identity_of(options, what)?;
-    let value = to_json(input).map_err(|_| js_error("renderParts must be an array of render parts"))?;
+    let value =
+        to_json(input).map_err(|_| js_error("renderParts must be an array of render parts"))?;
     let parts = match value {
         Value::Array(parts) => parts,
         Value::Object(ref seed) if seed.get("renderParts").is_some_and(Value::is_array) => {
             identity.check(&value).map_err(mismatch_error)?;
             seed["renderParts"].as_array().cloned().unwrap_or_default()
         }
-        _ => return Err(js_error("renderParts must be an array of render parts (or a seed with renderParts)")),
+        _ => {
+            return Err(js_error(
+                "renderParts must be an array of render parts (or a seed with renderParts)",
+            ))
+        }
     };
     Ok(parts)
 }
@@ -240,14 +248,22 @@ fn parts_of(input: &JsValue, options: &JsValue, what: &str) -> Result<Vec<Value>
 /// a `ChatIdentityError`.
 #[wasm_bindgen(js_name = renderChatHtml)]
 pub fn render_chat_html(render_parts: JsValue, options: JsValue) -> Result<String, JsValue> {
-    Ok(render_conversation_html(&parts_of(&render_parts, &options, "renderChatHtml")?))
+    Ok(render_conversation_html(&parts_of(
+        &render_parts,
+        &options,
+        "renderChatHtml",
+    )?))
 }
 
 /// `renderChatMessages(renderParts | seed, identity?)` → `[{ id, html }]`: the same markup per
 /// message, so a live page replaces only the messages that changed.
 #[wasm_bindgen(js_name = renderChatMessages)]
 pub fn render_chat_messages(render_parts: JsValue, options: JsValue) -> Result<Array, JsValue> {
-    Ok(messages_html_js(&parts_of(&render_parts, &options, "renderChatMessages")?))
+    Ok(messages_html_js(&parts_of(
+        &render_parts,
+        &options,
+        "renderChatMessages",
+    )?))
 }
 
 fn messages_html_js(parts: &[Value]) -> Array {

@@ -127,18 +127,30 @@ mod tests {
         let check = |value: Value, expected: Result<(), IdentityMismatch>| {
             assert_eq!(prepared.check(&value), expected, "{value}");
         };
-        check(json!({ "type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x" }), Ok(()));
-        check(json!({ "type": "RUN_STARTED", "runId": "t", "threadId": "s1" }), Ok(()));
+        check(
+            json!({ "type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x" }),
+            Ok(()),
+        );
+        check(
+            json!({ "type": "RUN_STARTED", "runId": "t", "threadId": "s1" }),
+            Ok(()),
+        );
         check(
             json!({ "type": "RUN_STARTED", "runId": "t", "threadId": "s2" }),
             Err(IdentityMismatch::ForeignSession),
         );
-        check(json!({ "messages": [], "sessionId": "s1", "definitionRevision": 2 }), Ok(()));
+        check(
+            json!({ "messages": [], "sessionId": "s1", "definitionRevision": 2 }),
+            Ok(()),
+        );
         check(
             json!({ "messages": [], "sessionId": "other" }),
             Err(IdentityMismatch::ForeignSession),
         );
-        check(json!({ "sessionId": 7 }), Err(IdentityMismatch::ForeignSession));
+        check(
+            json!({ "sessionId": 7 }),
+            Err(IdentityMismatch::ForeignSession),
+        );
         for revision in [json!(3), json!(1), json!("2"), json!(2.5)] {
             check(
                 json!({ "messages": [], "sessionId": "s1", "definitionRevision": revision }),
@@ -147,17 +159,30 @@ mod tests {
         }
         // Nothing expected: nothing refused.
         let open = Identity::default();
-        assert_eq!(open.check(&json!({ "threadId": "any", "definitionRevision": 9 })), Ok(()));
+        assert_eq!(
+            open.check(&json!({ "threadId": "any", "definitionRevision": 9 })),
+            Ok(())
+        );
         // One foreign chunk refuses them all.
         let chunks = [json!({ "threadId": "s1" }), json!({ "threadId": "s9" })];
-        assert_eq!(prepared.check_all(&chunks), Err(IdentityMismatch::ForeignSession));
+        assert_eq!(
+            prepared.check_all(&chunks),
+            Err(IdentityMismatch::ForeignSession)
+        );
     }
 
     #[test]
     fn expectations_must_be_usable() {
-        assert_eq!(Identity::expect(Some("not safe"), None), Err(SESSION_ID_RULE));
+        assert_eq!(
+            Identity::expect(Some("not safe"), None),
+            Err(SESSION_ID_RULE)
+        );
         for bad in [0.0, -1.0, 1.5, f64::NAN, 1e300] {
-            assert_eq!(Identity::expect(None, Some(bad)), Err(REVISION_RULE), "{bad}");
+            assert_eq!(
+                Identity::expect(None, Some(bad)),
+                Err(REVISION_RULE),
+                "{bad}"
+            );
         }
         assert!(Identity::expect(None, None).unwrap().is_unchecked());
     }

@@ -21,7 +21,7 @@ pub mod reduce;
 pub mod render;
 
 pub use confirmations::LogConfirmation;
-pub use identity::{Identity, IdentityMismatch};
 pub use encode::{merge_queued, TurnEncoder};
+pub use identity::{Identity, IdentityMismatch};
 pub use reduce::Projection;
 pub use render::{render_parts, RenderPart};

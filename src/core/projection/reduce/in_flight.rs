@@ -63,12 +63,22 @@ impl Projection {
                 self.entries[at].open = true;
             }
         }
-        for (call, text) in seed.get("toolArgs").and_then(Value::as_object).into_iter().flatten() {
+        for (call, text) in seed
+            .get("toolArgs")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
             if let (true, Some(text)) = (self.calls.contains_key(call), text.as_str()) {
                 self.args_text.insert(call.clone(), text.to_owned());
             }
         }
-        for (span, id) in seed.get("reasoning").and_then(Value::as_object).into_iter().flatten() {
+        for (span, id) in seed
+            .get("reasoning")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
             if let Some(&at) = id.as_str().and_then(|id| self.by_id.get(id)) {
                 self.reasoning.insert(span.clone(), at);
             }
