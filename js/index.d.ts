@@ -779,10 +779,13 @@ export interface UIMessage {
 
 /**
  * The UI message stream routes, one function for all of them (mount it at `{api}`,
- * `{api}/[id]/stream`, `{api}/[id]/stop` and `{api}/[id]/messages`):
+ * `{api}/[id]/stream`, `{api}/[id]/stop`, `{api}/[id]/messages` and `{api}/[id]/hydrate`):
  * `POST {api}` a turn (what `DefaultChatTransport` sends: the user's message, a regeneration,
- * or answered tool approvals), `GET {api}/:id/stream` the running turn from its start (204 when
- * none), `POST {api}/:id/stop` stops it, `GET {api}/:id/messages` `{ messages: UIMessage[] }`.
+ * or answered tool approvals; or an AG-UI `RunAgentInput`), `GET {api}/:id/stream` the running
+ * turn from its start (204 when none), `POST {api}/:id/stop` stops it, `GET {api}/:id/messages`
+ * `{ messages: UIMessage[] }`, `POST {api}/:id/messages` a turn as the Durable Streams TanStack
+ * transport sends it (`{ messages, data }`, 202), `GET {api}/:id/hydrate` TanStack's
+ * `{ messages, activeRun, interrupts }`.
  */
 export interface UIMessageChatHandler {
   (request: Request, host?: HandlerHost): Promise<Response>;

@@ -6,10 +6,11 @@
 #   3. build the npm wasm modules (pkg/, pkg-client/, pkg-ask/, pkg-sandbox/), the demo Worker
 #      (pkg-worker/) and its test build (pkg-worker-test/), size report
 #   4. wasm-pack test (Node and headless Chromium)
-#   5. node --test tests/js/ (npm-pack import test, browser load test, storage conformance)
-#   6. node --test tests/stores/ (turnkeep/redis and turnkeep/postgres against real servers)
-#   7. the example apps (tests/examples/: Next.js edge, SvelteKit on Cloudflare)
-#   8. node --test tests/workerd/ (the demo Worker)  9. the Durable Streams conformance suite
+#   then in two lanes at once, lane 1: 5. node --test tests/workerd/ (the demo Worker)
+#   6. the Durable Streams conformance suite; lane 2: 7. node --test tests/js/ (npm-pack import
+#   test, browser load test, storage conformance) 8. node --test tests/stores/ (turnkeep/redis and
+#   turnkeep/postgres against real servers) 9. the example apps (tests/examples/: Next.js edge,
+#   SvelteKit on Cloudflare)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,27 +63,58 @@ wasm-pack test --mode no-install --node --headless --chrome --chromedriver /usr/
 TEST_MS_MAX=900000
 node_test() { node --test --test-force-exit --test-timeout="${TEST_MS_MAX}" "$@"; }
 
-step "node --test tests/js/"
-node_test tests/js/
+# Steps 5-9 wait on servers, browsers and timers more than they compute, so they run in two
+# lanes at once: lane 1 prints as it goes, lane 2 writes .test-lane2.log, printed when it ends.
+# Each lane fails on its first broken step, and either lane failing fails the run.
+lane1() {
+  step "node --test tests/workerd/ (the demo Worker and its Durable Object in workerd)"
+  # One file at a time: each starts workerd (Miniflare or wrangler dev), one also Chromium.
+  node_test --test-concurrency=1 tests/workerd/
 
-step "node --test tests/stores/ (Redis and PostgreSQL adapters against real servers)"
-# Each file starts its own redis-server / postgres on free loopback ports and stops them after.
-# Every test is bounded (STORES_TEST_MS_MAX): one run under heavy load hung 11 minutes in
-# connection-loss's reconnect test (a client command after CLIENT KILL that never settled; not
-# reproduced in 6 reruns alone), and a hang must fail by its name, not hold CI.
-STORES_TEST_MS_MAX=180000
-TEST_MS_MAX=$STORES_TEST_MS_MAX node_test tests/stores/
+  step "Durable Streams conformance suite against the Worker (wrangler dev, STREAMS_PUBLIC=1)"
+  bash scripts/streams-conformance.sh
+  step "lane 1 done"
+}
 
-step "the example apps: Next.js edge route, SvelteKit on Cloudflare (turnkeep from the packed tarball)"
-# One file per example, one at a time: each builds its app once (next build / vite build) and
-# serves it (next start / wrangler dev in workerd) for all of its scenarios.
-node_test --test-concurrency=1 tests/examples/
+lane2() {
+  step "node --test tests/js/"
+  node_test tests/js/
 
-step "node --test tests/workerd/ (the demo Worker and its Durable Object in workerd)"
-# One file at a time: each starts workerd (Miniflare or wrangler dev), one also Chromium.
-node_test --test-concurrency=1 tests/workerd/
+  step "node --test tests/stores/ (Redis and PostgreSQL adapters against real servers)"
+  # Each file starts its own redis-server / postgres on free loopback ports and stops them after.
+  # Every test is bounded (STORES_TEST_MS_MAX): one run under heavy load hung 11 minutes in
+  # connection-loss's reconnect test (a client command after CLIENT KILL that never settled; not
+  # reproduced in 6 reruns alone), and a hang must fail by its name, not hold CI.
+  STORES_TEST_MS_MAX=180000
+  TEST_MS_MAX=$STORES_TEST_MS_MAX node_test tests/stores/
 
-step "Durable Streams conformance suite against the Worker (wrangler dev, STREAMS_PUBLIC=1)"
-bash scripts/streams-conformance.sh
+  step "the example apps: Next.js edge route, SvelteKit on Cloudflare (turnkeep from the packed tarball)"
+  # One file per example, one at a time: each builds its app once (next build / vite build) and
+  # serves it (next start / wrangler dev in workerd) for all of its scenarios.
+  node_test --test-concurrency=1 tests/examples/
+  step "lane 2 done"
+}
 
-printf '[test] (%ss)\n\n[test] all green in %ss\n' "$(( $(date +%s) - t_step ))" "$(( $(date +%s) - t0 ))"
+# Both run as background jobs: a subshell on the left of `||` would run with `set -e` off and
+# go on past a failed step.
+lane2_log=.test-lane2.log
+t_lanes=$(date +%s)
+( t_step=; lane2 ) > "$lane2_log" 2>&1 &
+lane2_pid=$!
+( lane1 ) &
+lane1_pid=$!
+lane1_status=0
+wait "$lane1_pid" || lane1_status=$?
+lane2_status=0
+wait "$lane2_pid" || lane2_status=$?
+printf '\n[test] === lane 2 (tests/js, tests/stores, the example apps), as it ran beside lane 1 ===\n'
+cat "$lane2_log"
+t_step=
+printf '[test] both lanes: %ss\n' "$(( $(date +%s) - t_lanes ))"
+if [ "$lane1_status" != 0 ] || [ "$lane2_status" != 0 ]; then
+  printf '[test] FAILED: lane 1 (workerd, conformance) exit %s, lane 2 (js, stores, examples) exit %s\n' \
+    "$lane1_status" "$lane2_status" >&2
+  exit 1
+fi
+
+printf '\n[test] all green in %ss\n' "$(( $(date +%s) - t0 ))"

@@ -12,9 +12,11 @@ use std::rc::Rc;
 use serde_json::{json, Value};
 use turn_support::*;
 use turnkeep::core::agui::{
-    decode_run_input, hydration, is_run_input, prefers_json, AgUiStream, RunJoin,
+    decode_run_input, decode_transport_send, hydration, is_run_input, prefers_json, AgUiStream,
+    RunJoin,
 };
 use turnkeep::core::projection::Projection;
+use turnkeep::core::protocol::{FilePart, Part};
 use turnkeep::core::ui::{Approval, UiTurn};
 use turnkeep::turn::{admit, open, resolve, run, Interrupt, Resolution, ResolveRequest, Turn};
 
@@ -136,6 +138,122 @@ fn a_run_input_the_route_cannot_use_says_why() {
 }
 
 // ---- hydrate and joinRun, over real turns ---------------------------------------------------
+
+/// AG-UI 1.0's media parts (and TanStack's, the same shape) as the stored message's files.
+#[test]
+fn media_parts_are_kept_as_file_parts() {
+    let file = |source: &str, mime: Option<&str>| {
+        Part::File(FilePart {
+            source: source.into(),
+            mime_type: mime.map(str::to_owned),
+            filename: None,
+        })
+    };
+    let body = run_input(
+        json!({ "messages": [{ "id": "u1", "role": "user", "content": [
+        { "type": "text", "text": "what is this?" },
+        { "type": "image", "source": { "type": "data", "value": "iVBORw0K", "mimeType": "image/png" } },
+        { "type": "document", "source": { "type": "url", "value": "https://example.com/a.pdf", "mimeType": "application/pdf" } },
+    ] }] }),
+    );
+    let UiTurn::Send { text, files, .. } = decode_run_input(&body).expect("decodes").turn else {
+        panic!("a send");
+    };
+    assert_eq!(text, "what is this?");
+    assert_eq!(
+        files,
+        vec![
+            file("data:image/png;base64,iVBORw0K", Some("image/png")),
+            file("https://example.com/a.pdf", Some("application/pdf")),
+        ]
+    );
+    let refused = [
+        (
+            json!({ "type": "image", "source": { "type": "file", "value": "file-1" } }),
+            "provider file ids",
+        ),
+        (
+            json!({ "type": "image", "source": { "type": "data", "value": "AAAA" } }),
+            "mimeType",
+        ),
+        (json!({ "type": "audio" }), "source"),
+    ];
+    for (part, detail) in refused {
+        let body = run_input(
+            json!({ "messages": [{ "id": "u1", "role": "user", "content": [
+            { "type": "text", "text": "x" }, part,
+        ] }] }),
+        );
+        let error = decode_run_input(&body).expect_err("refused");
+        assert!(error.detail.contains(detail), "{detail}: {}", error.detail);
+    }
+}
+
+/// The Durable Streams TanStack transport's `{ messages, data }`: the session is the route's,
+/// the last message says what the request is.
+#[test]
+fn a_transport_send_is_a_turn_or_the_answers_of_its_approvals() {
+    let user = json!({ "messages": [
+        { "id": "m0", "role": "user", "parts": [{ "type": "text", "content": "earlier" }] },
+        { "id": "m1", "role": "user", "parts": [{ "type": "text", "content": "hello" }] },
+    ], "data": { "anything": 1 } });
+    let request = decode_transport_send(&user, "s9").expect("decodes");
+    assert_eq!(request.session_id, "s9");
+    let UiTurn::Send {
+        turn_id,
+        message_id,
+        text,
+        ..
+    } = request.turn
+    else {
+        panic!("a send");
+    };
+    assert_eq!(
+        (turn_id.as_str(), message_id.as_deref(), text.as_str()),
+        ("ui-m1", Some("m1"), "hello")
+    );
+    assert_eq!(
+        decode_transport_send(&user, "s9").unwrap().turn.turn_id(),
+        Some("ui-m1"),
+        "the same message is the same turn (a resend is a replay)"
+    );
+
+    let answered = json!({ "messages": [{ "id": "a1", "role": "assistant", "parts": [
+        { "type": "text", "content": "I need a yes." },
+        { "type": "tool-call", "id": "c1", "name": "transfer", "arguments": "{}", "state": "approval-responded",
+          "approval": { "id": "confirm-c1", "needsApproval": true, "approved": false } },
+        { "type": "tool-call", "id": "c2", "name": "transfer", "arguments": "{}", "state": "approval-requested",
+          "approval": { "id": "confirm-c2", "needsApproval": true } },
+    ] }] });
+    assert_eq!(
+        decode_transport_send(&answered, "s9").unwrap().turn,
+        UiTurn::Approvals(vec![Approval {
+            token: "confirm-c1".into(),
+            approved: false,
+            reason: None
+        }])
+    );
+
+    let refused = [
+        (json!({ "messages": [] }), "non-empty"),
+        (
+            json!({ "messages": [{ "role": "user", "parts": [{ "type": "text", "content": "x" }] }] }),
+            "id",
+        ),
+        (
+            json!({ "messages": [{ "id": "a", "role": "assistant", "parts": [] }] }),
+            "approval",
+        ),
+        (
+            json!({ "messages": [{ "id": "a", "role": "assistant", "parts": [{ "type": "tool-call", "state": "approval-responded", "approval": { "id": "bad id", "approved": true } }] }] }),
+            "token",
+        ),
+    ];
+    for (body, detail) in refused {
+        let error = decode_transport_send(&body, "s9").expect_err("refused");
+        assert!(error.detail.contains(detail), "{detail}: {}", error.detail);
+    }
+}
 
 const SESSION: &str = "s1";
 
@@ -309,6 +427,8 @@ fn check_agui(events: &[Value], context: &str) {
     );
     let mut texts: Vec<String> = Vec::new();
     let mut calls: Vec<String> = Vec::new();
+    let mut spans: Vec<String> = Vec::new();
+    let mut reasonings: Vec<String> = Vec::new();
     for (i, e) in events.iter().enumerate() {
         let id = |k: &str| {
             e[k].as_str()
@@ -362,11 +482,37 @@ fn check_agui(events: &[Value], context: &str) {
                 id("toolCallId");
                 id("content");
             }
+            "REASONING_START" => {
+                assert!(!spans.contains(&id("messageId")), "{context} #{i}");
+                spans.push(id("messageId"));
+            }
+            "REASONING_MESSAGE_START" => {
+                assert_eq!(e["role"], "reasoning", "{context} #{i}");
+                assert!(!reasonings.contains(&id("messageId")), "{context} #{i}");
+                reasonings.push(id("messageId"));
+            }
+            "REASONING_MESSAGE_CONTENT" => {
+                assert!(reasonings.contains(&id("messageId")), "{context} #{i}");
+                id("delta");
+            }
+            "REASONING_MESSAGE_END" => {
+                let m = id("messageId");
+                assert!(reasonings.contains(&m), "{context} #{i}");
+                reasonings.retain(|t| *t != m);
+            }
+            "REASONING_END" => {
+                let m = id("messageId");
+                assert!(spans.contains(&m), "{context} #{i}");
+                spans.retain(|t| *t != m);
+            }
             "CUSTOM" => assert!(!id("name").starts_with("turnkeep."), "{context} #{i}"),
             "RUN_FINISHED" => {
                 assert_eq!(i, events.len() - 1, "{context}: nothing after the end");
                 assert!(
-                    texts.is_empty() && calls.is_empty(),
+                    texts.is_empty()
+                        && calls.is_empty()
+                        && spans.is_empty()
+                        && reasonings.is_empty(),
                     "{context}: closed before the end"
                 );
                 for key in ["finishReason", "usage"] {
@@ -424,6 +570,7 @@ fn every_run_of_a_log_is_a_valid_agui_stream_and_says_what_the_log_says() {
 fn every_run_valid(session: &Session) {
     let chunks = session.log_store.chunks();
     let mut runs = 0;
+    let mut reasoned = false;
     for start in chunks.iter().filter(|c| c["type"] == "RUN_STARTED") {
         runs += 1;
         let run_id = start["runId"].as_str().unwrap();
@@ -457,7 +604,23 @@ fn every_run_valid(session: &Session) {
             .map(|e| e["delta"].as_str().unwrap())
             .collect();
         assert_eq!(said, text, "{run_id}");
+        // And of its reasoning.
+        let thought: String = chunks
+            .iter()
+            .skip_while(|c| c != &start)
+            .take_while(|c| c["type"] != "RUN_FINISHED")
+            .filter(|c| c["type"] == "REASONING_MESSAGE_CONTENT")
+            .map(|c| c["delta"].as_str().unwrap())
+            .collect();
+        let said: String = events
+            .iter()
+            .filter(|e| e["type"] == "REASONING_MESSAGE_CONTENT")
+            .map(|e| e["delta"].as_str().unwrap())
+            .collect();
+        assert_eq!(said, thought, "{run_id}: the reasoning");
+        reasoned |= !thought.is_empty();
     }
+    assert!(reasoned, "a run reasoned (`/think`)");
     assert_eq!(runs, 6, "five turns and a continuation");
 }
 

@@ -70,6 +70,30 @@ fn every_route_of_the_ui_handler() {
                 session_id: s("c1"),
             },
         ),
+        (
+            "POST",
+            "/api/ui/chat/c1/messages",
+            UiRoute::Post {
+                session_id: s("c1"),
+            },
+        ),
+        (
+            "PUT",
+            "/api/ui/chat/c1/messages",
+            UiRoute::MethodNotAllowed { allow: "GET, POST" },
+        ),
+        (
+            "GET",
+            "/api/ui/chat/c1/hydrate",
+            UiRoute::Hydrate {
+                session_id: s("c1"),
+            },
+        ),
+        (
+            "POST",
+            "/api/ui/chat/c1/hydrate",
+            UiRoute::MethodNotAllowed { allow: "GET" },
+        ),
         ("GET", "/api/ui/chat/a%2Fb/stream", UiRoute::BadSessionId),
         ("GET", "/api/ui/chat/%/stream", UiRoute::BadSessionId),
         // A chat id that is itself "stream" is a send to `{api}/stream`'s parent: only the

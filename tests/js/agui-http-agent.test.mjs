@@ -6,6 +6,7 @@
 // - a turn: the agent's messages end with its user message once and the answer, nothing
 //   stripped or refused (HttpAgent warns for every key outside the spec);
 // - a tool call with its result;
+// - reasoning, as AG-UI 1.0's reasoning spans (a `reasoning` message in the agent's messages);
 // - an approval: the run ends with an interrupt HttpAgent keeps pending; a run with `resume`
 //   approving it runs the tool once; another thread's rejection never runs it;
 // - a client that follows the log itself asks for JSON and gets 202.
@@ -93,6 +94,18 @@ test('a turn: the user message once, the answer, every event valid AG-UI', async
   assert.deepEqual(agent.messages.map((m) => [m.role, m.content]), [['user', 'hello'], ['assistant', 'echo: hello']]);
   assert.equal(events[0].type, 'RUN_STARTED');
   assert.equal(events.at(-1).type, 'RUN_FINISHED');
+  assert.deepEqual(warnings, [], 'nothing stripped');
+});
+
+test('reasoning: the model\'s thinking as a reasoning message before the answer', async () => {
+  const { agent, events, subscriber } = agentWith('/think cats');
+  await agent.runAgent({}, subscriber);
+  assert.deepEqual(agent.messages.map((m) => [m.role, m.content]), [
+    ['user', '/think cats'], ['reasoning', 'Thinking about cats.'], ['assistant', 'answer: cats'],
+  ]);
+  const kinds = events.map((e) => e.type).filter((t) => t.startsWith('REASONING'));
+  assert.deepEqual(kinds.slice(0, 2), ['REASONING_START', 'REASONING_MESSAGE_START']);
+  assert.deepEqual(kinds.slice(-2), ['REASONING_MESSAGE_END', 'REASONING_END']);
   assert.deepEqual(warnings, [], 'nothing stripped');
 });
 

@@ -10,9 +10,11 @@
 //!   `createdAt` and turnkeep's extras dropped);
 //! - drops the echo of the input (a `user` or `system` message: the client holds it, and its
 //!   text would be appended to it again);
-//! - opens a message a continuation writes into (its `TEXT_MESSAGE_START` was an earlier run's)
-//!   and drops an `END` of one that is not open, the second `TOOL_CALL_END` (TanStack 0.8's
-//!   result form) included;
+//! - opens an answer's message at its first content (a continuation's included: its
+//!   `TEXT_MESSAGE_START` was an earlier run's) and drops an `END` of one that is not open, the
+//!   second `TOOL_CALL_END` (TanStack 0.8's result form) included;
+//! - passes reasoning on as AG-UI 1.0's spans (`REASONING_START`, `REASONING_MESSAGE_START` /
+//!   `_CONTENT` / `_END`, `REASONING_END`), content only inside a message it opened;
 //! - closes what is open before the run's end; drops `MESSAGES_SNAPSHOT` (the log's carries
 //!   TanStack UI messages, which AG-UI would take as a replacement of its own) and turnkeep's
 //!   own `CUSTOM` events.
@@ -20,8 +22,10 @@
 use serde_json::{json, Map, Value};
 
 use crate::projection::chunks::{
-    CUSTOM, RUN_ERROR, RUN_FINISHED, RUN_STARTED, TEXT_MESSAGE_CONTENT, TEXT_MESSAGE_END,
-    TEXT_MESSAGE_START, TOOL_CALL_ARGS, TOOL_CALL_END, TOOL_CALL_RESULT, TOOL_CALL_START,
+    CUSTOM, REASONING_END, REASONING_MESSAGE_CONTENT, REASONING_MESSAGE_END,
+    REASONING_MESSAGE_START, REASONING_START, RUN_ERROR, RUN_FINISHED, RUN_STARTED,
+    TEXT_MESSAGE_CONTENT, TEXT_MESSAGE_END, TEXT_MESSAGE_START, TOOL_CALL_ARGS, TOOL_CALL_END,
+    TOOL_CALL_RESULT, TOOL_CALL_START,
 };
 
 /// The prefix of turnkeep's own `CUSTOM` event names (records, stop requests, call states).
@@ -36,6 +40,9 @@ pub struct AgUiStream {
     open_texts: Vec<String>,
     echoes: Vec<String>,
     open_calls: Vec<String>,
+    /// Reasoning spans (`REASONING_START`) and reasoning messages open, by id.
+    open_spans: Vec<String>,
+    open_reasonings: Vec<String>,
 }
 
 impl AgUiStream {
@@ -48,6 +55,8 @@ impl AgUiStream {
             open_texts: Vec::new(),
             echoes: Vec::new(),
             open_calls: Vec::new(),
+            open_spans: Vec::new(),
+            open_reasonings: Vec::new(),
         }
     }
 
@@ -77,7 +86,7 @@ impl AgUiStream {
             return;
         }
         match kind {
-            TEXT_MESSAGE_START => self.text_start(chunk, out),
+            TEXT_MESSAGE_START => self.text_start(chunk),
             TEXT_MESSAGE_CONTENT => self.text_content(chunk, out),
             TEXT_MESSAGE_END => {
                 if let Some(id) = text(chunk, "messageId") {
@@ -123,6 +132,11 @@ impl AgUiStream {
                     out.push(event);
                 }
             }
+            REASONING_START
+            | REASONING_MESSAGE_START
+            | REASONING_MESSAGE_CONTENT
+            | REASONING_MESSAGE_END
+            | REASONING_END => self.reasoning(chunk, kind, out),
             CUSTOM => {
                 let name = text(chunk, "name").unwrap_or_default();
                 if !name.starts_with(TURNKEEP_CUSTOM_PREFIX) && chunk.get("value").is_some() {
@@ -134,19 +148,17 @@ impl AgUiStream {
         }
     }
 
-    fn text_start(&mut self, chunk: &Value, out: &mut Vec<Value>) {
+    /// A message's start: an echo of the input is remembered (its content dropped); an
+    /// answer's opens at its first content instead, so a message is where its first words are
+    /// (a reasoning span the model writes first comes first, as it does in the log's answer)
+    /// and a message with no text (a step of tool calls) is none.
+    fn text_start(&mut self, chunk: &Value) {
         let Some(id) = text(chunk, "messageId") else {
             return;
         };
         if matches!(text(chunk, "role"), Some("user" | "system" | "developer")) {
             self.echoes.push(id.to_owned());
-            return;
         }
-        if self.open_texts.iter().any(|m| m == id) {
-            return;
-        }
-        self.open_texts.push(id.to_owned());
-        out.push(json!({ "type": TEXT_MESSAGE_START, "messageId": id, "role": "assistant" }));
     }
 
     fn text_content(&mut self, chunk: &Value, out: &mut Vec<Value>) {
@@ -163,6 +175,35 @@ impl AgUiStream {
         out.push(pick(chunk, &["type", "messageId", "delta", "timestamp"]));
     }
 
+    /// A reasoning event: a span or message opened once, content and ends only of what is
+    /// open (a continuation's reasoning opens its own spans).
+    fn reasoning(&mut self, chunk: &Value, kind: &str, out: &mut Vec<Value>) {
+        let Some(id) = text(chunk, "messageId") else {
+            return;
+        };
+        let keys: &[&str] = match kind {
+            REASONING_MESSAGE_CONTENT => &["type", "messageId", "delta", "timestamp"],
+            _ => &["type", "messageId", "timestamp"],
+        };
+        let open = match kind {
+            REASONING_START => !has(&self.open_spans, id) && push(&mut self.open_spans, id),
+            REASONING_END => take(&mut self.open_spans, id),
+            REASONING_MESSAGE_START => {
+                !has(&self.open_reasonings, id) && push(&mut self.open_reasonings, id)
+            }
+            REASONING_MESSAGE_END => take(&mut self.open_reasonings, id),
+            _ => has(&self.open_reasonings, id) && text(chunk, "delta").is_some(),
+        };
+        if !open {
+            return;
+        }
+        let mut event = pick(chunk, keys);
+        if kind == REASONING_MESSAGE_START {
+            event["role"] = json!("reasoning");
+        }
+        out.push(event);
+    }
+
     fn is_open_call(&self, chunk: &Value) -> bool {
         text(chunk, "toolCallId").is_some_and(|id| self.open_calls.iter().any(|c| c == id))
     }
@@ -174,6 +215,12 @@ impl AgUiStream {
         }
         for id in std::mem::take(&mut self.open_texts) {
             out.push(json!({ "type": TEXT_MESSAGE_END, "messageId": id }));
+        }
+        for id in std::mem::take(&mut self.open_reasonings) {
+            out.push(json!({ "type": REASONING_MESSAGE_END, "messageId": id }));
+        }
+        for id in std::mem::take(&mut self.open_spans) {
+            out.push(json!({ "type": REASONING_END, "messageId": id }));
         }
         self.ended = true;
         if kind == RUN_ERROR {
@@ -202,6 +249,16 @@ fn text<'a>(chunk: &'a Value, key: &str) -> Option<&'a str> {
 /// `toolCallName` (AG-UI), or `toolName` (TanStack 0.8's logs).
 fn tool_name(chunk: &Value) -> Option<&str> {
     text(chunk, "toolCallName").or_else(|| text(chunk, "toolName"))
+}
+
+fn has(open: &[String], id: &str) -> bool {
+    open.iter().any(|o| o == id)
+}
+
+/// Adds `id` to `open` (always true: the call reads as "and opened").
+fn push(open: &mut Vec<String>, id: &str) -> bool {
+    open.push(id.to_owned());
+    true
 }
 
 /// Removes `id` from `open`; whether it was there.

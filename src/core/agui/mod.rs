@@ -21,4 +21,4 @@ pub mod request;
 
 pub use events::{prefers_json, AgUiStream};
 pub use hydrate::{hydration, RunJoin};
-pub use request::{decode_run_input, is_run_input};
+pub use request::{decode_run_input, decode_transport_send, is_run_input};

@@ -16,11 +16,21 @@
 //!
 //! `tools`, `context`, `state` and `forwardedProps` are not read: the chat definition's tools
 //! win (a client tool of the same name is TanStack's declaration of the server's).
+//!
+//! The user's media parts (AG-UI 1.0's and TanStack's alike: `{ type: "image" | "audio" |
+//! "video" | "document", source: { type: "data" | "url", value, mimeType } }`) are kept as the
+//! stored message's file parts (a `data` source as a `data:` URL).
+//!
+//! [`decode_transport_send`]: the Durable Streams TanStack transport's body (`{ messages, data }`,
+//! `POST {api}/:id/messages`): no run context reaches the server, so the last message says it
+//! all: a user's message is the turn (its turn id derived from the message id, so a resend is a
+//! replay), an assistant's with tool-call parts in `state: "approval-responded"` answers them.
 
 use serde_json::Value;
 
 use crate::checks::{self, is_safe_id};
 use crate::limits;
+use crate::protocol::{FilePart, Part};
 use crate::ui::request::{derived_turn_id, is_message_id, UI_MESSAGE_BOUNDS};
 use crate::ui::{Approval, UiRequest, UiRequestError, UiTurn};
 
@@ -94,8 +104,133 @@ fn send(messages: Option<&Value>, turn_id: String) -> Result<UiTurn, UiRequestEr
         turn_id,
         message_id,
         text,
-        files: Vec::new(),
+        files: files_of(last)?,
     })
+}
+
+/// The kinds of media part AG-UI 1.0 and TanStack AI send.
+const MEDIA_PARTS: &[&str] = &["image", "audio", "video", "document"];
+
+/// A message's media parts as stored file parts, at most `UI_MESSAGE_FILES_MAX`.
+fn files_of(message: &Value) -> Result<Vec<Part>, UiRequestError> {
+    let parts = message
+        .get("parts")
+        .or_else(|| message.get("content"))
+        .and_then(Value::as_array);
+    let media = parts.into_iter().flatten().filter(|p| {
+        p.get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| MEDIA_PARTS.contains(&t))
+    });
+    let files: Vec<Part> = media.map(media_part).collect::<Result<_, _>>()?;
+    if files.len() > limits::UI_MESSAGE_FILES_MAX {
+        return Err(invalid(
+            "a message may carry at most UI_MESSAGE_FILES_MAX files",
+        ));
+    }
+    Ok(files)
+}
+
+/// `{ type, source: { type: "data" | "url", value, mimeType? } }` as a file part.
+fn media_part(part: &Value) -> Result<Part, UiRequestError> {
+    let source = part
+        .get("source")
+        .ok_or(invalid("a media part needs a source"))?;
+    let value = source
+        .get("value")
+        .and_then(Value::as_str)
+        .filter(|v| !v.is_empty())
+        .ok_or(invalid(
+            "a media part's source.value must be a non-empty string",
+        ))?;
+    let mime_type = source.get("mimeType").and_then(Value::as_str);
+    let url = match source.get("type").and_then(Value::as_str) {
+        Some("url") => value.to_owned(),
+        Some("data") => {
+            let mime = mime_type
+                .filter(|m| !m.is_empty())
+                .ok_or(invalid("a data source needs its mimeType"))?;
+            format!("data:{mime};base64,{value}")
+        }
+        _ => {
+            return Err(invalid(
+                "a media part's source must be data or a url (provider file ids are not read)",
+            ))
+        }
+    };
+    Ok(Part::File(FilePart {
+        source: url,
+        mime_type: mime_type.filter(|m| !m.is_empty()).map(str::to_owned),
+        filename: part
+            .pointer("/metadata/filename")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    }))
+}
+
+/// Decodes the Durable Streams TanStack transport's `{ messages, data }` for session
+/// `session_id` (the route's).
+pub fn decode_transport_send(body: &Value, session_id: &str) -> Result<UiRequest, UiRequestError> {
+    let last = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .ok_or(invalid("messages must be a non-empty array"))?;
+    if !checks::within_bounds(last, &UI_MESSAGE_BOUNDS) {
+        return Err(invalid("the last message exceeds the UI message limits"));
+    }
+    let turn = match last.get("role").and_then(Value::as_str) {
+        Some("assistant") => UiTurn::Approvals(answered_calls(last)?),
+        _ => {
+            let id = last
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|id| !id.is_empty())
+                .ok_or(invalid("the user's message must have an id"))?;
+            send(
+                Some(&Value::Array(vec![last.clone()])),
+                derived_turn_id("ui", id),
+            )?
+        }
+    };
+    Ok(UiRequest {
+        session_id: session_id.to_owned(),
+        turn,
+    })
+}
+
+/// A TanStack answer's tool-call parts in `state: "approval-responded"`, each a decision of the
+/// token its `approval.id` names.
+fn answered_calls(message: &Value) -> Result<Vec<Approval>, UiRequestError> {
+    let parts = message.get("parts").and_then(Value::as_array);
+    let answered = parts.into_iter().flatten().filter(|p| {
+        p.get("type").and_then(Value::as_str) == Some("tool-call")
+            && p.get("state").and_then(Value::as_str) == Some("approval-responded")
+    });
+    let mut out = Vec::new();
+    for part in answered {
+        let token = part
+            .pointer("/approval/id")
+            .and_then(Value::as_str)
+            .filter(|id| is_safe_id(id))
+            .ok_or(invalid("approval.id must be the confirmation token"))?;
+        let approved = part
+            .pointer("/approval/approved")
+            .and_then(Value::as_bool)
+            .ok_or(invalid("approval.approved must be a boolean"))?;
+        out.push(Approval {
+            token: token.to_owned(),
+            approved,
+            reason: None,
+        });
+    }
+    match out.len() {
+        0 => Err(invalid(
+            "an answer sent back must carry an answered approval",
+        )),
+        n if n > limits::UI_APPROVALS_MAX => Err(invalid("too many approvals in one request")),
+        _ => Ok(out),
+    }
 }
 
 /// A message's text: AG-UI's `content` (a string, or input parts `{ type: "text", text }`), or

@@ -413,6 +413,15 @@ pub(crate) fn native_message(message: &Message) -> Value {
             "input": Value::Object(call.args.clone()),
             "state": ui_tool_state(call.status),
         });
+        if call.status == ToolCallStatus::RequiresConfirmation {
+            // What TanStack's part holds while it asks (the approval its
+            // `addToolApprovalResponse({ id })` answers), so a page hydrated from these
+            // messages sends the token back.
+            part["approval"] = json!({
+                "id": crate::session::confirmation_token(&call.id),
+                "needsApproval": true,
+            });
+        }
         if let Some(result) = &call.result {
             part["output"] = output_value(result);
         }

@@ -135,13 +135,16 @@ pub enum BoundaryError {
     InvalidRunInput,
     /// A `RunAgentInput` where no session log is configured (the client follows the run there).
     RunNeedsLog,
+    /// `POST {api}/:id/messages`: the body is not the Durable Streams TanStack transport's
+    /// `{ messages, data }` ending in a user message or an answer with approvals.
+    InvalidTanStackSend,
 }
 
 /// One row of the boundary table (a row of the diagnostic registry).
 pub type BoundaryRow = crate::diagnostics::Row;
 
 impl BoundaryError {
-    pub const ALL: [BoundaryError; 23] = [
+    pub const ALL: [BoundaryError; 24] = [
         Self::MethodNotAllowed,
         Self::UnsupportedMediaType,
         Self::TooLarge,
@@ -165,6 +168,7 @@ impl BoundaryError {
         Self::InvalidUiRequest,
         Self::InvalidRunInput,
         Self::RunNeedsLog,
+        Self::InvalidTanStackSend,
     ];
 
     /// The mapping to the registry's rows (`core::diagnostics::chat`: AgentsKit's table plus
@@ -195,6 +199,7 @@ impl BoundaryError {
             Self::InvalidUiRequest => chat::INVALID_UI_REQUEST,
             Self::InvalidRunInput => chat::INVALID_RUN_INPUT,
             Self::RunNeedsLog => chat::RUN_NEEDS_LOG,
+            Self::InvalidTanStackSend => chat::INVALID_TANSTACK_SEND,
         }
     }
 

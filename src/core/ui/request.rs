@@ -268,51 +268,68 @@ pub(crate) fn derived_turn_id(prefix: &str, id: &str) -> String {
 }
 
 /// Which route of the UI message stream a request is for (the handler serves all of them, so
-/// one export mounts under `{api}`, `{api}/:id/stream`, `{api}/:id/stop` and
-/// `{api}/:id/messages`).
+/// one export mounts under `{api}`, `{api}/:id/stream`, `{api}/:id/stop`, `{api}/:id/messages`
+/// and `{api}/:id/hydrate`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UiRoute {
-    /// `POST {api}`: a turn (send, regenerate, approvals).
+    /// `POST {api}`: a turn (send, regenerate, approvals), or an AG-UI `RunAgentInput`.
     Send,
+    /// `POST {api}/:id/messages`: a turn of session `:id` as the Durable Streams TanStack
+    /// transport sends it (`{ messages, data }`), answered `202`.
+    Post { session_id: String },
     /// `GET {api}/:id/stream`: the running turn, from its start (204 when none runs).
     Resume { session_id: String },
     /// `POST {api}/:id/stop`: stop whatever turn runs.
     Stop { session_id: String },
     /// `GET {api}/:id/messages`: the conversation as `UIMessage[]` (a first paint).
     Messages { session_id: String },
+    /// `GET {api}/:id/hydrate`: TanStack's `{ messages, activeRun, interrupts }`.
+    Hydrate { session_id: String },
     /// A method the route does not answer: 405 with `Allow`.
     MethodNotAllowed { allow: &'static str },
     /// `:id` is not a SafeId.
     BadSessionId,
 }
 
+/// The routes under `{api}/:id/`, by their last segment: `(segment, method, route)`.
+type SessionRoute = fn(String) -> UiRoute;
+const SESSION_ROUTES: &[(&str, &str, SessionRoute)] = &[
+    ("stream", "GET", |session_id| UiRoute::Resume { session_id }),
+    ("stop", "POST", |session_id| UiRoute::Stop { session_id }),
+    ("messages", "GET", |session_id| UiRoute::Messages {
+        session_id,
+    }),
+    ("messages", "POST", |session_id| UiRoute::Post {
+        session_id,
+    }),
+    ("hydrate", "GET", |session_id| UiRoute::Hydrate {
+        session_id,
+    }),
+];
+
 /// Decides the route from the method and the URL's path.
 pub fn ui_route(method: &str, path: &str) -> UiRoute {
     let mut segments = path.trim_end_matches('/').rsplit('/');
     let (last, id) = (segments.next().unwrap_or_default(), segments.next());
     let id = id.filter(|id| !id.is_empty());
-    let sub = match (last, id) {
-        ("stream", Some(id)) => Some(("GET", id, 0)),
-        ("stop", Some(id)) => Some(("POST", id, 1)),
-        ("messages", Some(id)) => Some(("GET", id, 2)),
-        _ => None,
-    };
-    let Some((allowed, raw, which)) = sub else {
+    let routes: Vec<_> = SESSION_ROUTES.iter().filter(|r| r.0 == last).collect();
+    let Some(raw) = id.filter(|_| !routes.is_empty()) else {
         return if method == "POST" {
             UiRoute::Send
         } else {
             UiRoute::MethodNotAllowed { allow: "POST" }
         };
     };
-    if method != allowed {
-        return UiRoute::MethodNotAllowed { allow: allowed };
-    }
-    let Some(session_id) = checks::decode_uri_component(raw).filter(|s| is_safe_id(s)) else {
-        return UiRoute::BadSessionId;
+    let Some(&&(_, _, route)) = routes.iter().find(|r| r.1 == method) else {
+        let allow = if routes.len() > 1 {
+            "GET, POST"
+        } else {
+            routes[0].1
+        };
+        return UiRoute::MethodNotAllowed { allow };
     };
-    match which {
-        0 => UiRoute::Resume { session_id },
-        1 => UiRoute::Stop { session_id },
-        _ => UiRoute::Messages { session_id },
+    match checks::decode_uri_component(raw).filter(|s| is_safe_id(s)) {
+        Some(session_id) => route(session_id),
+        None => UiRoute::BadSessionId,
     }
 }

@@ -36,7 +36,16 @@ use crate::turn::{
 };
 use crate::turn::{Refusal, Stage};
 
-/// A run's turn: admitted and started (or its decision claimed), answered with `202`.
+/// How a run is answered once admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunAnswer {
+    /// By the request's `Accept` (`core::agui::prefers_json`): `202`, or the run's events.
+    ByAccept,
+    /// `202` always (the Durable Streams transport reads the log itself, never the body).
+    Accepted,
+}
+
+/// A run's turn: admitted and started (or its decision claimed), answered as `answer` says.
 #[allow(clippy::too_many_arguments)] // the pipeline's state, handed on whole
 pub async fn run(
     host: &dyn ChatHost,
@@ -44,6 +53,7 @@ pub async fn run(
     context: &JsValue,
     session_id: String,
     ui: UiTurn,
+    answer: RunAnswer,
     deadline: RequestDeadline,
     keep_alive: &dyn Fn(&Promise),
     named: &mut Named,
@@ -117,7 +127,7 @@ pub async fn run(
         keep_alive(&running);
     }
     let accept = request.headers().get("accept").ok().flatten();
-    if prefers_json(accept.as_deref()) {
+    if answer == RunAnswer::Accepted || prefers_json(accept.as_deref()) {
         let body = json!({ "threadId": session_id, "runId": run_id }).to_string();
         return json_response(202, &body).map_err(|_| BoundaryError::Internal.into());
     }

@@ -14,7 +14,11 @@
 //! - `POST {api}/:id/stop`: stops whatever turn runs (the AI SDK's own `stop()` only
 //!   disconnects);
 //! - `GET {api}/:id/messages`: `{ messages: UIMessage[] }`, a first paint for
-//!   `useChat({ messages })`.
+//!   `useChat({ messages })`;
+//! - `POST {api}/:id/messages`: a turn as the Durable Streams TanStack transport sends it
+//!   (`{ messages, data }`, `core::agui::decode_transport_send`), answered `202`;
+//! - `GET {api}/:id/hydrate`: TanStack's `{ messages, activeRun, interrupts }`
+//!   (`core::agui::hydration` of the session log's projection).
 //!
 //! Every failure before a stream starts is the registry's versioned diagnostic (the AI SDK shows
 //! the body text as `error.message`), through the one mapping of [`Failure`].
@@ -28,6 +32,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::{Request, Response};
 
+use super::agui::RunAnswer;
 use super::deadline::RequestDeadline;
 use super::handler::{stop_response, ChatHost, Failure, Named, SessionIds};
 use super::http::{bare_response, is_json_media_type, json_response, read_text_limited, BodyError};
@@ -35,7 +40,7 @@ use super::js::get_fn;
 use super::options::HandlerOptions;
 use super::ui_follow::{follow_response, join_response};
 use super::ui_sink::UiSink;
-use crate::core::agui::{decode_run_input, is_run_input};
+use crate::core::agui::{decode_run_input, decode_transport_send, hydration, is_run_input};
 use crate::core::limits;
 use crate::core::protocol::{BoundaryError, Message};
 use crate::core::ui::{
@@ -101,22 +106,34 @@ async fn handle(
         .map(|url| url.pathname())
         .map_err(|_| BoundaryError::Internal)?;
     let limits = host.limits();
-    match ui_route(&request.method(), &path) {
+    let route = ui_route(&request.method(), &path);
+    match route.clone() {
         UiRoute::MethodNotAllowed { .. } => Err(BoundaryError::MethodNotAllowed.into()),
         UiRoute::BadSessionId => Err(BoundaryError::InvalidUiRequest.into()),
-        UiRoute::Send => {
+        UiRoute::Send | UiRoute::Post { .. } => {
             if !is_json_media_type(request) {
                 return Err(BoundaryError::UnsupportedMediaType.into());
             }
             let deadline = RequestDeadline::start(request, limits.timeout_ms);
             let context = host.authenticate(request, &deadline).await?;
             let body = read_body(limits.ui_body_bytes_max, request, &deadline).await?;
-            if is_run_input(&body) {
-                let run = decode_run_input(&body).map_err(|_| BoundaryError::InvalidRunInput)?;
+            let run = match route {
+                UiRoute::Post { session_id } => Some((
+                    decode_transport_send(&body, &session_id)
+                        .map_err(|_| BoundaryError::InvalidTanStackSend)?,
+                    RunAnswer::Accepted,
+                )),
+                _ if is_run_input(&body) => Some((
+                    decode_run_input(&body).map_err(|_| BoundaryError::InvalidRunInput)?,
+                    RunAnswer::ByAccept,
+                )),
+                _ => None,
+            };
+            if let Some((run, answer)) = run {
                 named.session_id = Some(run.session_id.clone());
                 let id = run.session_id;
                 return super::agui::run(
-                    host, request, &context, id, run.turn, deadline, keep_alive, named,
+                    host, request, &context, id, run.turn, answer, deadline, keep_alive, named,
                 )
                 .await;
             }
@@ -152,7 +169,24 @@ async fn handle(
             let (ports, chat, deadline) = open_session(host, request, &session_id, named).await?;
             messages(&ports, &chat, &session_id, &deadline).await
         }
+        UiRoute::Hydrate { session_id } => {
+            let (ports, _, deadline) = open_session(host, request, &session_id, named).await?;
+            hydrate(&ports, &deadline).await
+        }
     }
+}
+
+/// `GET {api}/:id/hydrate`: TanStack's hydration of the session log's projection (a pending
+/// interrupt before an active run, as TanStack restores them).
+async fn hydrate(ports: &Ports, deadline: &RequestDeadline) -> Result<Response, Failure> {
+    let Some(log) = &ports.log else {
+        return Err(BoundaryError::RunNeedsLog.into());
+    };
+    let joined = join(log.as_ref(), deadline.interrupt().token())
+        .await
+        .map_err(|e| Refusal::internal(Stage::SessionLog, e.port_error()))?;
+    let body = hydration(&joined.projection).to_string();
+    json_response(200, &body).map_err(|_| BoundaryError::Internal.into())
 }
 
 /// A session route's start (stream, stop, messages): its deadline, the request authenticated,
