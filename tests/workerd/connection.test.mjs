@@ -339,3 +339,30 @@ async function waitFor(value, connection) {
   }
   return value();
 }
+
+test("the seed's target { sessionId, baseUrl } reaches the Worker's routes, asks authorize first, and checks the seed's identity", async () => {
+  const id = newSession();
+  const asked = [];
+  const connection = createChatConnection({
+    target: { sessionId: id, baseUrl: worker.url, headers: { authorization: 'Bearer acme' } },
+    authorize: (request, sessionId) => (asked.push([request.method, new URL(request.url).pathname, sessionId]), sessionId === id),
+    definitionRevision: 1,
+  });
+  const reader = collect(connection.subscribe(), runFinished);
+  const { snapshot } = await connection.send('/words 5');
+  assert.equal(snapshot.payload.status, 'complete');
+  assert.deepEqual(text(await reader), [words(5)]);
+  assert.ok(asked.some(([method, path]) => method === 'GET' && path === `/api/chat/stream/${id}`), JSON.stringify(asked));
+  assert.ok(asked.some(([method, path]) => method === 'POST' && path === '/api/chat'), JSON.stringify(asked));
+  assert.ok(asked.every(([, , sessionId]) => sessionId === id));
+  connection.dispose();
+  // A page prepared for this session continues from its seed; one prepared for another refuses it.
+  const seed = { ...connection.snapshot(), definitionRevision: 1 };
+  const next = createChatConnection({ target: { sessionId: id, baseUrl: worker.url, headers: { authorization: 'Bearer acme' } }, authorize: false, seed, definitionRevision: 1 });
+  assert.equal(next.offset, seed.offset);
+  next.dispose();
+  assert.throws(
+    () => createChatConnection({ target: { sessionId: newSession(), baseUrl: worker.url }, authorize: false, seed }),
+    (error) => error.code === 'RENDER_FOREIGN_SESSION',
+  );
+});
