@@ -173,9 +173,9 @@ export function tanStackPageScenarios(app) {
     await tab.locator('[data-testid="tool"]:not([data-state="approval-requested"])').waitFor();
     await waitReady(tab);
     await tab.locator('[data-testid="tool-output"]').waitFor();
+    assert.equal((await transfersOf(rejected)).length, 0, 'a rejected transfer never runs');
     const tool = (await storedMessages(other))[1].parts.find((p) => p.type === 'tool-transfer');
     assert.equal(tool.approval.approved, false, 'the stored decision is the rejection');
-    assert.equal((await transfersOf(rejected)).length, 0, 'a rejected transfer never runs');
     assert.equal(await tab.locator('[data-testid="approve"]').count(), 0);
     await noErrors(tab);
   });
