@@ -200,6 +200,11 @@ export class UIMessageStreamReader {
 
 /** TanStack AI's `SubscribeConnectionAdapter` (`useChat({ connection })`), plus `stop()`. */
 export interface TanStackConnection {
+  /**
+   * The connection's chunks from its offset. A `hydrate` or `joinRun` moves it past what they
+   * restore, and a joined run's chunks are left to the join (so `useChat({ live: true,
+   * persistence: true })` shows each once).
+   */
   subscribe(abortSignal?: AbortSignal): AsyncIterable<TanStackChunk>;
   send(
     messages: unknown[],

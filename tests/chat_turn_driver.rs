@@ -47,7 +47,26 @@ struct Run {
     published: Vec<(u64, ChatState)>,
 }
 
+/// A timer that never fires: the stall watch stays quiet (these turns run on `block_on`).
+struct Quiet;
+impl Sleep for Quiet {
+    fn sleep(&self, _ms: u64) -> LocalFuture<'_, ()> {
+        Box::pin(Never)
+    }
+}
+
 fn run(model: &dyn ModelAdapter, tools: &[&dyn Tool], input: &str, stop: &CancelToken) -> Run {
+    run_with(model, tools, input, stop, &Quiet, &|_, _| {})
+}
+
+fn run_with(
+    model: &dyn ModelAdapter,
+    tools: &[&dyn Tool],
+    input: &str,
+    stop: &CancelToken,
+    sleep: &dyn Sleep,
+    report: &dyn Fn(turnkeep::turn::Stage, PortError),
+) -> Run {
     let specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec().clone()).collect();
     let controller = std::cell::RefCell::new(ChatController::new(
         ChatConfig {
@@ -62,7 +81,9 @@ fn run(model: &dyn ModelAdapter, tools: &[&dyn Tool], input: &str, stop: &Cancel
         tools,
         clock: &FixedClock,
         ids: &ids,
-        report: &|_, _| {},
+        sleep,
+        model_stall_ms: 10_000,
+        report,
     };
     let mut published = Vec::new();
     let result = block_on(run_turn(
@@ -350,4 +371,68 @@ fn a_stop_before_the_turn_starts_ends_it_at_once() {
         "only the user message; the empty assistant message is dropped"
     );
     assert_published_in_order(&r);
+}
+
+/// Streams `chunks`, then hangs without closing (a provider that stopped sending).
+struct GoesQuiet {
+    chunks: Vec<&'static str>,
+    aborted: Rc<Cell<bool>>,
+}
+
+impl ModelAdapter for GoesQuiet {
+    fn start(&self, _: ModelRequest) -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>> {
+        let stream = GoesQuiet {
+            chunks: self.chunks.clone(),
+            aborted: self.aborted.clone(),
+        };
+        Box::pin(async move { Ok(Box::new(stream) as Box<dyn ModelStream>) })
+    }
+}
+
+impl ModelStream for GoesQuiet {
+    fn next_chunk(&mut self) -> LocalFuture<'_, Option<Result<ModelChunk, PortError>>> {
+        if self.chunks.is_empty() {
+            return Box::pin(async {
+                Never.await;
+                None
+            });
+        }
+        let chunk = self.chunks.remove(0);
+        Box::pin(async move { Some(Ok(ModelChunk::Text(chunk.into()))) })
+    }
+
+    fn abort(&mut self) {
+        self.aborted.set(true);
+    }
+}
+
+/// A timer that fires at once: every tick of the stall watch passes with no chunk.
+struct AtOnce;
+impl Sleep for AtOnce {
+    fn sleep(&self, _ms: u64) -> LocalFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+#[test]
+fn a_model_stream_that_goes_quiet_mid_answer_is_aborted_and_ends_as_a_model_failure() {
+    let aborted = Rc::new(Cell::new(false));
+    let model = GoesQuiet {
+        chunks: vec!["half ", "an answer"],
+        aborted: aborted.clone(),
+    };
+    let reports = RefCell::new(Vec::new());
+    let report = |stage: turnkeep::turn::Stage, e: PortError| {
+        reports.borrow_mut().push(format!("{stage:?}: {e}"))
+    };
+    let r = run_with(&model, &[], "hi", &CancelToken::new(), &AtOnce, &report);
+    assert!(aborted.get(), "the stream is aborted");
+    let answer = &r.result.messages[1];
+    assert_eq!(answer.status, MessageStatus::Error, "{answer:?}");
+    let reports = reports.borrow();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(
+        reports[0].contains("sent nothing for 10000 ms"),
+        "the operator is told why: {reports:?}"
+    );
 }

@@ -39,6 +39,7 @@ const LIMITS_SIM: TurnLimits = TurnLimits {
     lease_ms: 3_000,
     cleanup_budget_ms: 500,
     confirmation_ttl_ms: 2_000,
+    model_stall_ms: 1_000,
 };
 
 struct Sim {

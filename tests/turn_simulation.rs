@@ -7,22 +7,27 @@
 //! 2. after every turn that completed cleanly, the log projects to the saved messages (and the
 //!    next claim after any unclean end re-syncs it, so this holds again after the next turn);
 //! 3. a stale epoch never writes: per producer id, the epochs of stored chunks never go down;
-//! 4. a turn id in the terminal history is never claimed again.
+//! 4. a turn id in the terminal history is never claimed again;
+//! 5. no stuck spinner: a turn whose model stream goes quiet mid-answer (a fifth of them) ends
+//!    within `STALL_BOUND_MS` of its last chunk (the stall watch, then cleanup's budgets), not
+//!    at the shell's deadline, which for those turns is far away.
 //!
 //! A failing seed prints itself; `TURNKEEP_SIM_SEEDS=N` runs more. The simulator is shown able
-//! to fail: over storage without compare-and-set, and over a log without fencing.
+//! to fail: over storage without compare-and-set, over a log without fencing, and with no stall
+//! watch.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod turn_support;
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use turn_support::faults::{FaultyMemory, FaultyStorage, Rng};
 use turn_support::*;
+use turnkeep::core::chat::{ModelChunk, ModelRequest};
 use turnkeep::core::session::{decode_session_snapshot, SessionEnvelope};
-use turnkeep::ports::chat::Sleep;
+use turnkeep::ports::chat::{ModelAdapter, ModelStream, Sleep};
 use turnkeep::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::{CancelToken, LocalFuture, PortError};
@@ -35,8 +40,68 @@ const LIMITS_SIM: TurnLimits = TurnLimits {
     lease_ms: 3_000,
     cleanup_budget_ms: 500,
     confirmation_ttl_ms: 2_000,
+    model_stall_ms: 1_000,
 };
 const TIMEOUT_MS: u64 = 1_500;
+/// The shell's deadline for a turn whose model will go quiet: far enough that only the stall
+/// watch can end it in time.
+const STALLED_DEADLINE_MS: u64 = 60_000;
+
+/// How long after its model's last chunk a stalled turn may still run (invariant 5): the stall
+/// watch (at most one and a half times `model_stall_ms`), then cleanup's four budgets (settle,
+/// publish the end, save, release). Of `LIMITS_SIM`, whatever limits a run is given: a run
+/// without the watch must break it.
+const STALL_BOUND_MS: u64 = LIMITS_SIM.model_stall_ms * 3 / 2 + 4 * LIMITS_SIM.cleanup_budget_ms;
+
+/// A model that streams `after` chunks of `inner`'s, then goes quiet without closing (a hung
+/// provider), noting when (`stalled_at`).
+struct GoesQuiet {
+    inner: Rc<dyn ModelAdapter>,
+    after: u64,
+    world: Rc<World>,
+    stalled_at: Rc<Cell<Option<u64>>>,
+}
+
+struct GoesQuietStream {
+    inner: Box<dyn ModelStream>,
+    left: u64,
+    world: Rc<World>,
+    stalled_at: Rc<Cell<Option<u64>>>,
+}
+
+impl ModelAdapter for GoesQuiet {
+    fn start(
+        &self,
+        request: ModelRequest,
+    ) -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>> {
+        Box::pin(async move {
+            let inner = self.inner.start(request).await?;
+            Ok(Box::new(GoesQuietStream {
+                inner,
+                left: self.after,
+                world: self.world.clone(),
+                stalled_at: self.stalled_at.clone(),
+            }) as Box<dyn ModelStream>)
+        })
+    }
+}
+
+impl ModelStream for GoesQuietStream {
+    fn next_chunk(&mut self) -> LocalFuture<'_, Option<Result<ModelChunk, PortError>>> {
+        if self.left == 0 {
+            if self.stalled_at.get().is_none() {
+                self.stalled_at.set(Some(self.world.now()));
+            }
+            return Box::pin(std::future::pending());
+        }
+        self.left -= 1;
+        self.inner.next_chunk()
+    }
+
+    fn abort(&mut self) {
+        self.inner.abort();
+    }
+}
 
 /// A log whose appends sometimes fail or lose their acknowledgement, recording the producer of
 /// every stored chunk. `fenced: false` drops producer stamps (must trip check 3).
@@ -94,15 +159,20 @@ struct Sim {
     log_store: MemoryLogStore,
     log: Rc<FaultyLog>,
     base: Session,
-    /// Turn id → lease expiry of claims whose turn has not ended (crashed ones stay).
-    live: RefCell<HashMap<String, u64>>,
+    /// Turn id → lease expiry of claims whose turn has not ended (crashed ones stay), in id
+    /// order: a stop picks the first, and a seed must replay the same pick.
+    live: RefCell<BTreeMap<String, u64>>,
     claimed_ever: RefCell<Vec<String>>,
     violations: RefCell<Vec<String>>,
     clean_turns: Cell<u64>,
+    limits: TurnLimits,
+    /// The clock jumps the clients made, as (when, how far): time that passes for a stalled
+    /// turn without its timers getting a turn to run, so its bound stretches by them.
+    jumps: RefCell<Vec<(u64, u64)>>,
 }
 
 impl Sim {
-    fn new(seed: u64, cas: bool, fenced: bool) -> Self {
+    fn new(seed: u64, cas: bool, fenced: bool, limits: TurnLimits) -> Self {
         let world = World::new();
         let rng = Rng::new(seed);
         let log_store = MemoryLogStore::new();
@@ -130,10 +200,12 @@ impl Sim {
             base,
             world,
             rng,
-            live: RefCell::new(HashMap::new()),
+            live: RefCell::new(BTreeMap::new()),
             claimed_ever: RefCell::new(Vec::new()),
             violations: RefCell::new(Vec::new()),
             clean_turns: Cell::new(0),
+            limits,
+            jumps: RefCell::new(Vec::new()),
         }
     }
 
@@ -169,7 +241,11 @@ impl Sim {
                 0..=5 => self.submit(format!("c{client}-{action}")).await,
                 6 => self.retry_someone().await,
                 7 => self.stop_running().await,
-                _ => self.world.advance(self.rng.below(LIMITS_SIM.lease_ms * 2)),
+                _ => {
+                    let jump_ms = self.rng.below(self.limits.lease_ms * 2);
+                    self.jumps.borrow_mut().push((self.world.now(), jump_ms));
+                    self.world.advance(jump_ms);
+                }
             }
         }
     }
@@ -204,11 +280,24 @@ impl Sim {
             _ => "hello".to_owned(),
         };
         let sub = submission(SESSION, &turn_id, &input);
+        // A fifth of the models go quiet after a chunk or three.
+        let stalled_at = Rc::new(Cell::new(None));
+        let stalls = self.rng.below(5) == 0;
+        let mut ports = ports;
+        if stalls {
+            ports.model = Rc::new(GoesQuiet {
+                inner: ports.model.clone(),
+                after: 1 + self.rng.below(3),
+                world: self.world.clone(),
+                stalled_at: stalled_at.clone(),
+            });
+        }
+        let limits = self.limits;
         let deadline = Interrupt::new();
         let terminal_before = self
             .envelope()
             .is_some_and(|e| e.terminal_turn(&turn_id).is_some());
-        let Ok(claim) = admit(&ports, &chat, &sub, &LIMITS_SIM, &deadline).await else {
+        let Ok(claim) = admit(&ports, &chat, &sub, &limits, &deadline).await else {
             return;
         };
         if terminal_before {
@@ -233,11 +322,11 @@ impl Sim {
             live.insert(turn_id.clone(), expires);
         }
         self.claimed_ever.borrow_mut().push(turn_id.clone());
-        let Ok(opened) = open(&ports, &chat, &sub, &claim, &LIMITS_SIM, &deadline).await else {
+        let Ok(opened) = open(&ports, &chat, &sub, &claim, &limits, &deadline).await else {
             self.live.borrow_mut().remove(&turn_id);
             return;
         };
-        let turn = Turn::new(ports, LIMITS_SIM, sub, claim, opened);
+        let turn = Turn::new(ports, limits, sub, claim, opened);
         let sink = Rc::new(Sink::default());
         let mut running = Box::pin(run(turn.clone(), sink));
         let sleep = SimSleep(self.world.clone());
@@ -258,7 +347,13 @@ impl Sim {
                     if fate == 1 {
                         turn.interrupt(Cause::ClientGone);
                     }
-                    sleep.sleep(TIMEOUT_MS).await;
+                    sleep
+                        .sleep(if stalls {
+                            STALLED_DEADLINE_MS
+                        } else {
+                            TIMEOUT_MS
+                        })
+                        .await;
                     turn.interrupt(Cause::Timeout);
                     std::future::pending::<()>().await;
                 };
@@ -271,6 +366,22 @@ impl Sim {
         let Some(end) = end else {
             return; // crashed: its lease stays live until it lapses
         };
+        if let Some(at) = stalled_at.get() {
+            let now = self.world.now();
+            let jumped_ms: u64 = self
+                .jumps
+                .borrow()
+                .iter()
+                .filter(|(when, _)| (at..=now).contains(when))
+                .map(|&(_, ms)| ms)
+                .sum();
+            let ran_ms = now - at;
+            if ran_ms > STALL_BOUND_MS + jumped_ms {
+                self.violate(format!(
+                    "turn {turn_id} ran {ran_ms} ms after its model went quiet (bound {STALL_BOUND_MS} + clock jumps of {jumped_ms})"
+                ));
+            }
+        }
         self.live.borrow_mut().remove(&turn_id);
         let clean = end.released
             && end.outcome == turnkeep::core::session::TurnOutcome::Completed
@@ -336,7 +447,11 @@ fn block_on_now<T>(fut: LocalFuture<'_, Result<Option<T>, PortError>>) -> Option
 
 /// Runs one seed; returns the violations found (empty: all invariants held) and clean turns.
 fn simulate(seed: u64, cas: bool, fenced: bool) -> (Vec<String>, u64) {
-    let sim = Sim::new(seed, cas, fenced);
+    simulate_with(seed, cas, fenced, LIMITS_SIM)
+}
+
+fn simulate_with(seed: u64, cas: bool, fenced: bool, limits: TurnLimits) -> (Vec<String>, u64) {
+    let sim = Sim::new(seed, cas, fenced, limits);
     let clients = 3;
     let tasks: Vec<Task<'_>> = (0..clients)
         .map(|c| Box::pin(sim.client(c, 8)) as Task<'_>)
@@ -465,5 +580,23 @@ fn the_simulation_catches_a_log_without_fencing() {
     assert!(
         caught,
         "a log that ignores producer epochs must break an invariant in some schedule"
+    );
+}
+
+#[test]
+fn the_simulation_catches_a_turn_with_no_stall_watch() {
+    let unwatched = TurnLimits {
+        model_stall_ms: 1_000_000,
+        ..LIMITS_SIM
+    };
+    let caught = (1..=200).any(|seed| {
+        simulate_with(seed, true, true, unwatched)
+            .0
+            .iter()
+            .any(|v| v.contains("after its model went quiet"))
+    });
+    assert!(
+        caught,
+        "a model that goes quiet must keep some turn running past the bound without the watch"
     );
 }

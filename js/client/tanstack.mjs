@@ -9,7 +9,12 @@
 // read is shared and where it resumes.
 //
 // - subscribe(signal): the connection's chunks from its offset (a seeded connection starts where
-//   its seed ends: no history is replayed into TanStack's live subscription);
+//   its seed ends: no history is replayed into TanStack's live subscription). A live subscription
+//   (`useChat({ live: true })`) next to a hydrate or a join would apply twice what they restore:
+//   when either takes the connection's snapshot, each live subscription is moved onto a fresh
+//   reader taken with it (what the old reader still held is in the snapshot), and while a join
+//   is open it leaves out what the join yields (a `TanStackRunJoin` of the same snapshot as its
+//   reader says which: the join's rule, applied once more);
 // - send(messages, data, signal, runContext): POSTs a RunAgentInput to `api` asking for JSON (the
 //   route answers 202 instead of the run's events, which come over the connection); resolves once the
 //   turn is admitted (202); its events arrive through subscribe;
@@ -52,9 +57,73 @@ export function toTanStackConnection(connection, { api, threadId, headers, crede
     return id;
   }
 
+  const lives = new Set(); // the live subscriptions
+  const joins = new Set(); // the open joins: { runId }
+
+  /**
+   * A live subscription's read of the connection: its reader, and per open join a
+   * `TanStackRunJoin` of the same snapshot as the reader (the chunks that join yields).
+   */
+  function liveRead(signal) {
+    const read = { reader: undefined, claims: new Map() };
+    read.rebase = (snapshot) => {
+      const old = read.reader;
+      read.reader = connection.subscribe(signal)[Symbol.asyncIterator]();
+      read.claims = new Map();
+      for (const join of joins) {
+        const twin = new TanStackRunJoin(snapshot, threadOf(), join.runId, Date.now());
+        twin.start();
+        if (!twin.ended) read.claims.set(join, twin);
+      }
+      void old?.return?.();
+    };
+    read.rebase(joins.size > 0 ? connection.snapshot() : undefined);
+    return read;
+  }
+
+  /** The connection's snapshot, each live subscription's reader taken with it. */
+  function snapshotForRestore() {
+    const snapshot = connection.snapshot();
+    for (const read of lives) read.rebase(snapshot);
+    return snapshot;
+  }
+
+  /** Whether an open join yields `chunk` (so the live subscription leaves it out). */
+  function claimed(read, chunk) {
+    let claim = false;
+    for (const [join, twin] of read.claims) {
+      if (twin.feed(chunk) !== undefined) claim = true;
+      if (twin.ended) read.claims.delete(join);
+    }
+    return claim;
+  }
+
+  async function* live(signal) {
+    const read = liveRead(signal);
+    lives.add(read);
+    try {
+      for (;;) {
+        const from = read.reader;
+        const { value, done } = await from.next();
+        if (from !== read.reader) continue; // rebased meanwhile: what the old reader read is in the snapshot
+        if (done) return;
+        if (!claimed(read, value)) yield value;
+      }
+    } finally {
+      lives.delete(read);
+      await read.reader.return?.();
+    }
+  }
+
+  /** A join ended (its twins end at the same chunk) or was left (its twins are dropped). */
+  function closeJoin(join, left) {
+    joins.delete(join);
+    if (left) for (const read of lives) read.claims.delete(join);
+  }
+
   return {
     subscribe(signal) {
-      return connection.subscribe(signal);
+      return live(signal);
     },
 
     async send(messages, data, signal, runContext = {}) {
@@ -81,15 +150,20 @@ export function toTanStackConnection(connection, { api, threadId, headers, crede
 
     joinRun(runId, signal) {
       // The snapshot and the reader are taken together: the reader gets exactly what follows it.
-      const join = new TanStackRunJoin(connection.snapshot(), threadOf(), runId, Date.now());
+      const open = { runId };
+      joins.add(open);
+      const join = new TanStackRunJoin(snapshotForRestore(), threadOf(), runId, Date.now());
       const replay = join.start();
-      if (join.ended) return fromArray(replay);
-      return followed(join, replay, connection.subscribe(signal));
+      if (join.ended) {
+        closeJoin(open, true);
+        return fromArray(replay);
+      }
+      return followed(join, replay, connection.subscribe(signal), (left) => closeJoin(open, left));
     },
 
     async hydrate(threadId) {
       threadOf(threadId);
-      return toTanStackHydration(connection.snapshot());
+      return toTanStackHydration(snapshotForRestore());
     },
 
     /** Stops whatever turn runs in the thread: `{ version, state, turnId? }`. */
@@ -107,8 +181,11 @@ async function* fromArray(chunks) {
   yield* chunks;
 }
 
-/** The join's replay, then what it lets through of the reader's chunks; the reader is released. */
-async function* followed(join, replay, reader) {
+/**
+ * The join's replay, then what it lets through of the reader's chunks; the reader is released,
+ * and `closed(left)` told whether the join was left before the run's end.
+ */
+async function* followed(join, replay, reader, closed) {
   const chunks = reader[Symbol.asyncIterator]();
   try {
     yield* replay;
@@ -120,6 +197,7 @@ async function* followed(join, replay, reader) {
       if (join.ended) return;
     }
   } finally {
+    closed(!join.ended);
     await chunks.return?.();
   }
 }

@@ -63,6 +63,11 @@ pub(crate) const CONVERSATION_ROUTES_MAX: usize = 256;
 pub(crate) const CONVERSATION_EVENTS_PER_STATE_MAX: usize = 256;
 pub(crate) const CONVERSATION_EVENT_CHARS_MAX: usize = 128;
 pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
+/// A model stream that sent a chunk and then nothing more for this long has stalled: the turn
+/// ends as a model failure (`modelStallMs`). Well under the turn's deadline, so a hung provider
+/// shows as an error in seconds rather than a spinner for the whole turn; the time to the first
+/// chunk is the deadline's alone (a reasoning model may think silently before it).
+pub const MODEL_STALL_MS_DEFAULT: u64 = 10_000;
 /// The optional `reason` of a `client.confirmation.resolve`.
 pub(crate) const CONFIRMATION_REASON_CHARS_MAX: usize = 1_024;
 /// A proposal suffix: `confirm-<suffix>` must still be a SafeId. `wire`

@@ -50,6 +50,9 @@ pub struct TurnLimits {
     pub cleanup_budget_ms: u64,
     /// How long a tool confirmation this turn proposes stays approvable.
     pub confirmation_ttl_ms: u64,
+    /// How long a model stream may go quiet after its first chunk before the turn ends as a
+    /// model failure (`limits::MODEL_STALL_MS_DEFAULT`).
+    pub model_stall_ms: u64,
 }
 
 /// A validated `client.turn.submit`.

@@ -4,12 +4,15 @@
 //! The controller decides everything; the driver only performs its actions. Tools of a round
 //! run one after another. When `stop` fires, whatever is awaited (model start, next chunk,
 //! tool) is dropped, an open model stream is aborted, and the controller is stopped, which
-//! keeps the partial text. After each input fed to the controller, a changed state reaches
+//! keeps the partial text. A model stream that goes quiet after its first chunk for
+//! `model_stall_ms` (checked at ticks of half that, so it is ended between one and one and a
+//! half times it after its last chunk) is aborted and ends as a model failure: a hung provider
+//! costs seconds, not the turn's whole deadline. After each input fed to the controller, a changed state reaches
 //! `publish` as `(revision, state)`: in order, at most once per revision, and one call for all
 //! the revisions a single input bumped. A consumer that keeps only the latest (the handler's
 //! single pending snapshot slot) coalesces further.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use turnkeep_core::chat::controller::SendError;
@@ -17,11 +20,12 @@ use turnkeep_core::chat::{
     Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome,
 };
 use turnkeep_ports::chat::{
-    CancelToken, Clock, Ids, ModelAdapter, ModelStream, Tool, ToolContext, ToolFailure,
+    CancelToken, Clock, Ids, ModelAdapter, ModelStream, Sleep, Tool, ToolContext, ToolFailure,
 };
 use turnkeep_ports::PortError;
 
 use super::fault::Stage;
+use super::race::{race, Either};
 
 use super::stop::StopWatch;
 
@@ -37,6 +41,10 @@ pub struct TurnPorts<'a> {
     pub tools: &'a [&'a dyn Tool],
     pub clock: &'a dyn Clock,
     pub ids: &'a dyn Ids,
+    /// The stall watch's timer.
+    pub sleep: &'a dyn Sleep,
+    /// How long a model stream may go quiet after its first chunk (`TurnLimits::model_stall_ms`).
+    pub model_stall_ms: u64,
     /// Told about every model or tool failure (the controller records only a fixed text; the
     /// operator gets the failure itself).
     pub report: &'a dyn Fn(Stage, PortError),
@@ -110,6 +118,28 @@ pub async fn drive_turn(
     turn.publish_if_changed();
 }
 
+/// Resolves once a stream that has sent a chunk sends none for two ticks of `stall_ms / 2` in a
+/// row (between `stall_ms` and 1.5 × `stall_ms` after its last chunk). One timer per tick, not
+/// one per chunk; before the first chunk it only waits (the turn's deadline bounds that).
+async fn stall_watch(sleep: &dyn Sleep, stall_ms: u64, chunks: &Cell<u64>) {
+    let tick_ms = (stall_ms / 2).max(1);
+    let mut seen = chunks.get();
+    let mut quiet_ticks = 0;
+    loop {
+        sleep.sleep(tick_ms).await;
+        let now = chunks.get();
+        quiet_ticks = if now == seen && now > 0 {
+            quiet_ticks + 1
+        } else {
+            0
+        };
+        seen = now;
+        if quiet_ticks >= 2 {
+            return;
+        }
+    }
+}
+
 struct Turn<'t, 'p> {
     controller: &'t RefCell<ChatController>,
     ports: TurnPorts<'p>,
@@ -138,6 +168,30 @@ impl Turn<'_, '_> {
                 return self.controller.borrow_mut().on_model_error();
             }
         };
+        let chunks = Cell::new(0_u64);
+        let ports = self.ports;
+        let reading = self.read_model(stream.as_mut(), &chunks);
+        match race(
+            reading,
+            stall_watch(ports.sleep, ports.model_stall_ms, &chunks),
+        )
+        .await
+        {
+            Either::Left(action) => action,
+            Either::Right(()) => {
+                stream.abort();
+                let stalled = format!(
+                    "the model stream sent nothing for {} ms after its last chunk",
+                    ports.model_stall_ms
+                );
+                (ports.report)(Stage::Model, PortError::new(stalled));
+                self.controller.borrow_mut().on_model_error()
+            }
+        }
+    }
+
+    /// The model stream, chunk by chunk, counted in `chunks` (for the stall watch).
+    async fn read_model(&mut self, stream: &mut dyn ModelStream, chunks: &Cell<u64>) -> Action {
         loop {
             let next = match self.watch.until_stopped(stream.next_chunk()).await {
                 None => {
@@ -146,6 +200,7 @@ impl Turn<'_, '_> {
                 }
                 Some(next) => next,
             };
+            chunks.set(chunks.get() + 1);
             let action = match next {
                 None => return self.on_model_end(),
                 Some(Err(e)) => {

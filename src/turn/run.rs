@@ -305,6 +305,8 @@ async fn drive(turn: &Turn, sink: &dyn TurnSink, publisher: Option<&Publisher>) 
         tools: &tools,
         clock: turn.ports.clock.as_ref(),
         ids: turn.ports.ids.as_ref(),
+        sleep: turn.ports.sleep.as_ref(),
+        model_stall_ms: turn.limits.model_stall_ms,
         report: &report,
     };
     let publish = &mut |_revision: u64, state: &ChatState| {

@@ -25,7 +25,7 @@ const newChatId = () => `page-${process.pid}-${Date.now()}-${++chats}`;
 
 // Runs in the page before its scripts: records every text the last assistant message shows,
 // and every error the page throws.
-function recordPage() {
+export function recordPage() {
   window.__seen = [];
   window.__errors = [];
   window.addEventListener('error', (e) => window.__errors.push(String(e.message)));

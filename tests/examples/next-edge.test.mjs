@@ -1,13 +1,14 @@
-// examples/next-edge: the chat route on Next.js's edge runtime, and the useChat page with its
-// Node routes on a real Redis (next-chat-page.mjs), built once with `next build` and served by
-// `next start` (with REDIS_URL, and once more without it), with turnkeep installed from the
-// packed tarball.
+// examples/next-edge: the chat route on Next.js's edge runtime, and the useChat pages with their
+// Node routes on a real Redis (the AI SDK's, next-chat-page.mjs; TanStack AI's,
+// next-tanstack-page.mjs), built once with `next build` and served by `next start` (with
+// REDIS_URL, and once more without it), with turnkeep installed from the packed tarball.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { chatPageScenarios } from './next-chat-page.mjs';
+import { tanStackPageScenarios } from './next-tanstack-page.mjs';
 import { chatScenarios } from './scenarios.mjs';
 import { clean, EXAMPLES, installTarball, packTurnkeep, printSizes, sizeOf, timed } from './harness.mjs';
 import { startRedis } from '../support/databases.mjs';
@@ -58,6 +59,8 @@ chatPageScenarios(() => ({
     ({ server, url } = await nextStart({ REDIS_URL: redis.url }));
   },
 }));
+
+tanStackPageScenarios(() => ({ url }));
 
 // After the page scenarios' own `after` (hooks run in the order they were registered): the
 // browser is closed first, so no tab holds a connection that `next start`'s shutdown waits for.

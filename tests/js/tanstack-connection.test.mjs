@@ -7,7 +7,9 @@
 // - a turn: the client's user message once (its id kept by the server), the answer streamed
 //   through the live subscription, sendMessage resolving at the run's RUN_FINISHED;
 // - a page that opens mid-answer hydrates from its seed and joins the run from the seed's
-//   offset over its one read: every word once, no duplicate message;
+//   offset over its one read: every word once, no duplicate message; with useChat's live
+//   subscription open too (`live: true`), still once (the subscription leaves the joined run to
+//   the join), and the next turn comes through the subscription;
 // - an approval through addToolApprovalResponse (the log's interrupt is one TanStack resolves)
 //   runs the tool once; a rejection never runs it;
 // - a page opened while an approval waits restores it (hydrate's interrupts) and answers it;
@@ -88,7 +90,7 @@ async function waitFor(predicate, timeoutMs = 15_000) {
 }
 
 /** A page: its one connection (recording its reads), the adapter, TanStack's client. */
-function page(threadId, { seed, persistence = false } = {}) {
+function page(threadId, { seed, persistence = false, live = false } = {}) {
   const reads = [];
   const connection = createChatConnection({
     target: { url: `${base}/api/log/${threadId}` },
@@ -102,6 +104,7 @@ function page(threadId, { seed, persistence = false } = {}) {
   });
   const adapter = toTanStackConnection(connection, { api: `${base}/api/chat`, threadId });
   const client = new ChatClient({ connection: adapter, threadId, ...(persistence ? { persistence: true } : {}) });
+  if (live) client.subscribe(); // what useChat({ live: true }) does on mount
   return {
     connection, adapter, client, reads,
     close: () => {
@@ -147,6 +150,29 @@ test('a page opened mid-answer hydrates and joins the run from its seed\'s offse
   assert.equal(new URL(b.reads[0]).searchParams.get('offset'), seed.offset, 'from the seed\'s offset, not a replay');
   await sending;
   assert.equal(textOf(a.client.getMessages()[1]), words(100));
+  a.close();
+  b.close();
+});
+
+test('a live page (useChat({ live, persistence })) opened mid-answer: the join and the live subscription apply each word once', async () => {
+  const id = newThreadId();
+  const a = page(id, { live: true });
+  const sending = a.client.sendMessage('/words 100');
+  await waitFor(() => textOf(a.client.getMessages()[1]).includes('w10'));
+  const seed = await resolveChatSnapshot({ target: session(id).log });
+  assert.ok(seed.activeRunId, 'the turn runs');
+  const b = page(id, { seed, persistence: true, live: true });
+  b.client.attach();
+  await waitFor(() => b.client.getIsLoading());
+  await waitFor(() => !b.client.getIsLoading());
+  assert.deepEqual(b.client.getMessages().map((m) => m.role), ['user', 'assistant'], 'no duplicate message');
+  assert.equal(textOf(b.client.getMessages()[1]), words(100), 'every word once');
+  await sending;
+  // The next turn (sent from the other page) comes through b's live subscription, once.
+  await a.client.sendMessage('/words 5');
+  await waitFor(() => b.client.getMessages().length === 4);
+  await waitFor(() => textOf(b.client.getMessages()[3]) === words(5));
+  assert.deepEqual(b.client.getMessages().map(textOf), ['/words 100', words(100), '/words 5', words(5)]);
   a.close();
   b.close();
 });

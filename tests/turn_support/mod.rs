@@ -253,6 +253,7 @@ pub const LIMITS: TurnLimits = TurnLimits {
     lease_ms: 45_000,
     cleanup_budget_ms: 5_000,
     confirmation_ttl_ms: 60_000,
+    model_stall_ms: 10_000,
 };
 
 /// The demo `transfer` tool (it requires confirmation), counting every run and the idempotency

@@ -105,6 +105,7 @@ impl ChatLimits {
             ),
             cleanup_budget_ms: u64::from(self.cleanup_timeout_ms),
             confirmation_ttl_ms: self.confirmation_ttl_ms,
+            model_stall_ms: self.model_stall_ms,
         }
     }
 

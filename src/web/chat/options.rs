@@ -28,6 +28,8 @@ pub struct HandlerOptions {
     pub confirmation_ttl_ms: u64,
     /// The snapshot stream's byte budget (`snapshotBytesPerSecond`, `core::coalesce`).
     pub snapshot_bytes_per_s: u64,
+    /// How long a model stream may go quiet mid-answer (`modelStallMs`).
+    pub model_stall_ms: u64,
     /// The definitions `resolveDefinition` returned, as read.
     pub definitions: super::definition::DefinitionCache,
 }
@@ -60,6 +62,7 @@ impl HandlerOptions {
                 "snapshotBytesPerSecond",
                 limits::SNAPSHOT_BYTES_PER_S_DEFAULT,
             )?,
+            model_stall_ms: read.positive_int("modelStallMs", limits::MODEL_STALL_MS_DEFAULT)?,
             definitions: Default::default(),
         })
     }
