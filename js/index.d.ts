@@ -728,6 +728,14 @@ export interface ChatHandlerOptions<Context = unknown> {
    * 225 ms from a change's arrival (README, "Bytes on the wire: how snapshots are paced").
    */
   snapshotBytesPerSecond?: number;
+  /**
+   * A model stream that sent a chunk and then nothing for this long (a positive integer, default
+   * 10000) has stalled: it is aborted, the turn ends as a model failure (its messages saved, its
+   * lease released) and `onError` gets `stage: 'model'` with the cause. Checked at ticks of half
+   * of it, so a stall ends between 1 and 1.5 times it after the last chunk. The time to the first
+   * chunk is bounded by `timeoutMs` alone (a reasoning model may think silently before it).
+   */
+  modelStallMs?: number;
 }
 
 /** Where a fault happened (`onError`). */

@@ -143,6 +143,7 @@ impl ChatHost for DemoChatHost {
             ui_body_bytes_max: limits::UI_BODY_BYTES_MAX_DEFAULT,
             confirmation_ttl_ms: limits::CONFIRMATION_TTL_MS_DEFAULT,
             snapshot_bytes_per_s: limits::SNAPSHOT_BYTES_PER_S_DEFAULT,
+            model_stall_ms: limits::MODEL_STALL_MS_DEFAULT,
         }
     }
 

@@ -93,6 +93,8 @@ pub struct ChatLimits {
     pub confirmation_ttl_ms: u64,
     /// The snapshot stream's byte budget (`core::coalesce`).
     pub snapshot_bytes_per_s: u64,
+    /// How long a model stream may go quiet after its first chunk (`modelStallMs`).
+    pub model_stall_ms: u64,
 }
 
 impl ChatLimits {
@@ -285,6 +287,7 @@ impl ChatHost for HandlerOptions {
             ui_body_bytes_max: self.body_bytes_max,
             confirmation_ttl_ms: self.confirmation_ttl_ms,
             snapshot_bytes_per_s: self.snapshot_bytes_per_s,
+            model_stall_ms: self.model_stall_ms,
         }
     }
 
