@@ -736,12 +736,45 @@ export interface ChatHandlerOptions<Context = unknown> {
    * chunk is bounded by `timeoutMs` alone (a reasoning model may think silently before it).
    */
   modelStallMs?: number;
+  /**
+   * Asked before a turn-starting request (a send, an approval's decision) claims anything:
+   * `{ ok: false, retryAfterMs? }` answers `429 CHAT_RATE_LIMITED` (with `retry-after` in whole
+   * seconds when given). Bounded and isolated: a hook that throws, answers anything else or takes
+   * over 500 ms lets the request go on, and `onError` gets `stage: 'rateLimit'`.
+   */
+  /**
+   * Each turn's end, after its cleanup (called, never awaited; a throw or a rejection is ignored,
+   * so a slow or broken hook never delays or breaks a turn).
+   */
+  onTurnEnd?(event: TurnEndEvent): unknown;
+  rateLimit?(input: { context: Context; sessionId: SafeId; signal: AbortSignal }):
+    | { ok: true } | { ok: false; retryAfterMs?: number }
+    | Promise<{ ok: true } | { ok: false; retryAfterMs?: number }>;
+}
+
+/**
+ * One ended turn, for `onTurnEnd` (no message text). `finishReason`: `stop` (the model
+ * finished), `tool-calls` (a call waits for a person), `stopped`, `timeout`, `fenced` (a newer
+ * claim took the session over), `error` (the model or a step failed).
+ */
+export interface TurnEndEvent {
+  sessionId: SafeId;
+  turnId: SafeId;
+  /** The terminal history's record: `indeterminate` when the messages could not be saved. */
+  outcome: 'completed' | 'indeterminate';
+  finishReason: 'stop' | 'tool-calls' | 'stopped' | 'timeout' | 'fenced' | 'error';
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** From the claim to the end of cleanup, on the handler's clock (`now`). */
+  durationMs: number;
+  /** The registry code that closed the sender's response, when one did. */
+  errorCode?: string;
 }
 
 /** Where a fault happened (`onError`). */
 export type FaultStage =
   | 'authenticate' | 'resolveDefinition' | 'sessionStorage' | 'session.load' | 'session.resume'
-  | 'session.save' | 'memory.load' | 'memory.save' | 'model' | 'tool' | 'sessionLog' | 'stream';
+  | 'session.save' | 'memory.load' | 'memory.save' | 'model' | 'tool' | 'sessionLog' | 'stream'
+  | 'rateLimit';
 
 /** What a host that can keep work alive past the response passes (a Worker's `ctx`). */
 export interface HandlerHost {

@@ -16,7 +16,7 @@ use turnkeep::ports::log::{ProducerStamp, SessionLog};
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::CancelToken;
 use turnkeep::turn::publish::PumpEnd;
-use turnkeep::turn::{admit, open, run, Cause, Interrupt, Refusal, Turn, TurnEnd};
+use turnkeep::turn::{admit, open, request_stop, run, Cause, Interrupt, Refusal, Turn, TurnEnd};
 
 const SESSION: &str = "s1";
 
@@ -409,4 +409,50 @@ fn a_turn_that_outlived_its_lease_takes_it_back_when_nobody_claimed_and_loses_no
             assert_eq!(end.outcome, TurnOutcome::Completed);
         }
     }
+}
+
+/// What the operator hears of each ended turn (`onTurnEnd`): ids, outcome, why the answer
+/// ended, usage and time, never message text.
+#[test]
+fn every_ended_turn_is_summarised_for_the_operator() {
+    let session = Session::new(&World::new());
+    let cases = [
+        ("t-stop", "hello", "stop", None),
+        ("t-wait", "/confirm 5", "tool-calls", None),
+        ("t-fail", "/fail", "error", None),
+    ];
+    for (turn_id, input, finish_reason, error_code) in cases {
+        session_turn(&session, turn_id, input);
+        session.world.advance(1_000);
+        let summaries = session.faults.1.borrow();
+        let summary = summaries.last().expect("a summary");
+        assert_eq!(summary.turn_id, turn_id);
+        assert_eq!(summary.session_id, SESSION);
+        assert_eq!(summary.outcome, "completed", "{turn_id}");
+        assert_eq!(summary.finish_reason, finish_reason, "{turn_id}");
+        assert_eq!(summary.error_code, error_code, "{turn_id}");
+    }
+    // A stop from another client, with the demo model pausing 10 ms a word: stopped, and the
+    // turn's own clock says how long it ran.
+    let turn = start(&session, true, 10, "t-stopped", "/words 200").unwrap();
+    let ports = session.ports(true, 0);
+    finish_with(&session, &turn, async {
+        sleep(&session, 100).await;
+        let _ = request_stop(
+            &ports,
+            &chat_setup(SESSION),
+            SESSION,
+            "t-stopped",
+            &Interrupt::new(),
+        )
+        .await;
+    });
+    let summaries = session.faults.1.borrow();
+    let stopped = summaries.last().unwrap();
+    assert_eq!(
+        (stopped.turn_id.as_str(), stopped.finish_reason),
+        ("t-stopped", "stopped")
+    );
+    assert!(stopped.duration_ms >= 100, "{stopped:?}");
+    assert_eq!(summaries.len(), 4, "one summary per turn");
 }

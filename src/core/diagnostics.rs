@@ -141,6 +141,8 @@ pub mod chat {
     /// + (a `RunAgentInput` where no session log is configured: its run is followed there)
     pub(crate) const RUN_NEEDS_LOG: Row = row(Chat, 501, "SERVER_SESSION_LOG_REQUIRED", "This chat has no session log to follow a run in.", false);
     /// + (`POST {api}/:id/messages`, the Durable Streams TanStack transport's body)
+    /// + (the handler's `rateLimit` said no; `retry-after` when it said when)
+    pub(crate) const RATE_LIMITED: Row = row(Chat, 429, "CHAT_RATE_LIMITED", "Too many turns for now; retry later.", true);
     pub(crate) const INVALID_TANSTACK_SEND: Row = row(Chat, 400, "REQUEST_INVALID_TANSTACK_SEND", "Request body must be { messages, data } ending in a user message or in an answer with approvals.", false);
 }
 
@@ -295,7 +297,7 @@ pub const ALL: &[Row] = &[
     chat::INTERNAL, chat::TURN_FAILED, chat::INVALID_CONFIG, chat::TURN_REPLAYED,
     chat::TURN_NOT_RUNNING, chat::STOP_UNAVAILABLE, chat::FORBIDDEN, chat::INVALID_MESSAGES,
     chat::CONFIRMATION_NOT_FOUND, chat::CONFIRMATION_UNAVAILABLE, chat::SESSION_INCOMPATIBLE, chat::INVALID_UI_REQUEST,
-    chat::INVALID_RUN_INPUT, chat::RUN_NEEDS_LOG, chat::INVALID_TANSTACK_SEND,
+    chat::INVALID_RUN_INPUT, chat::RUN_NEEDS_LOG, chat::INVALID_TANSTACK_SEND, chat::RATE_LIMITED,
     ask::METHOD_NOT_ALLOWED, ask::UNSUPPORTED_MEDIA_TYPE, ask::TOO_LARGE, ask::INVALID_JSON,
     ask::INVALID_PAYLOAD, ask::QUESTION_MISSING, ask::FORBIDDEN, ask::RATE_LIMITED, ask::TIMEOUT,
     ask::RETRIEVAL_TIMEOUT, ask::CANCELLED, ask::RETRIEVAL_FAILED, ask::NO_GROUNDED_SOURCES,

@@ -68,6 +68,11 @@ pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
 /// shows as an error in seconds rather than a spinner for the whole turn; the time to the first
 /// chunk is the deadline's alone (a reasoning model may think silently before it).
 pub const MODEL_STALL_MS_DEFAULT: u64 = 10_000;
+/// A chat handler's `rateLimit` hook answers within this, or the request goes on without it
+/// (and `onError` is told): a slow limiter delays a turn this much at most.
+pub const RATE_LIMIT_MS_MAX: u64 = 500;
+/// The largest `retry-after` a rate limit's refusal says (a day).
+pub const RETRY_AFTER_S_MAX: u64 = 86_400;
 /// The optional `reason` of a `client.confirmation.resolve`.
 pub(crate) const CONFIRMATION_REASON_CHARS_MAX: usize = 1_024;
 /// A proposal suffix: `confirm-<suffix>` must still be a SafeId. `wire`

@@ -23,6 +23,7 @@ pub enum Stage {
     Tool,
     SessionLog,
     Stream,
+    RateLimit,
 }
 
 impl Stage {
@@ -40,6 +41,7 @@ impl Stage {
             Stage::Tool => "tool",
             Stage::SessionLog => "sessionLog",
             Stage::Stream => "stream",
+            Stage::RateLimit => "rateLimit",
         }
     }
 }
@@ -57,9 +59,14 @@ impl Fault {
     }
 }
 
-/// Where faults go: the operator's hook (`onError`), a log, or a test's list.
+/// What the operator hears: every fault (the host's `onError`, a log, a test's list), and each
+/// turn's end (`onTurnEnd`: [`super::summary::TurnSummary`], no message text). A reporter must
+/// never change what a client gets: a hook that throws is its own problem.
 pub trait FaultReport {
     fn report(&self, fault: &Fault);
+
+    /// A turn ended (its cleanup done, its sender's response closed).
+    fn turn_ended(&self, _summary: &super::summary::TurnSummary) {}
 }
 
 /// Drops every fault (hosts that configured no hook).

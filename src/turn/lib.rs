@@ -41,6 +41,7 @@ pub mod serial;
 pub mod snapshot;
 mod stop;
 pub mod stop_request;
+pub mod summary;
 
 pub use admit::{abandon, admit, resume_refusal, Claim};
 pub use commit::{commit_session, SaveFailure, Saved, SessionPorts, WriteBudget};

@@ -65,6 +65,8 @@ pub struct Turn {
     confirmations: RefCell<Vec<Confirmation>>,
     /// The `pending` records for the calls this turn left waiting (set when its work is done).
     proposed: RefCell<Vec<Confirmation>>,
+    /// The turn's clock when it was built (after its claim), for its summary's duration.
+    started_ms: u64,
 }
 
 /// How a turn ended.
@@ -97,7 +99,9 @@ impl Turn {
             .filter(|c| !c.status.is_final())
             .cloned()
             .collect();
+        let started_ms = ports.clock.now_ms();
         Rc::new(Self {
+            started_ms,
             ports,
             limits,
             submission,
@@ -164,6 +168,11 @@ impl Turn {
     /// How many messages the conversation had before this turn.
     pub fn history_len(&self) -> usize {
         self.history_len
+    }
+
+    /// The turn's clock when it was built.
+    pub fn started_ms(&self) -> u64 {
+        self.started_ms
     }
 
     pub fn submission(&self) -> &Submission {
@@ -287,7 +296,12 @@ pub async fn run(turn: Rc<Turn>, sink: Rc<dyn TurnSink>) -> TurnEnd {
         }
     };
     let ((), (log, ())) = join(drive, join(pump, watch)).await;
-    finish(&turn, &*sink, log).await
+    let end = finish(&turn, &*sink, log).await;
+    let now_ms = turn.ports.clock.now_ms();
+    turn.ports
+        .faults
+        .turn_ended(&super::summary::summary(&turn, &end, now_ms));
+    end
 }
 
 /// The driver: performs the controller's actions until it is done or the turn is stopped.

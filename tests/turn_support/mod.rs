@@ -24,6 +24,7 @@ use turnkeep::ports::log::SessionLog;
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::LocalFuture;
 use turnkeep::storage::{MemoryChatMemory, MemoryLogStore, MemorySessionStorage, StoreLog};
+use turnkeep::turn::summary::TurnSummary;
 use turnkeep::turn::{
     ChatSetup, DemoModel, DemoTool, Fault, FaultReport, Ports, Submission, TurnLimits, TurnSink,
 };
@@ -145,13 +146,17 @@ pub fn block_on<T>(world: &World, fut: impl Future<Output = T>) -> T {
     out.into_inner().expect("finished")
 }
 
-/// Faults reported by a turn.
+/// Faults reported by a turn, and the summaries of the turns that ended.
 #[derive(Default)]
-pub struct Faults(pub RefCell<Vec<Fault>>);
+pub struct Faults(pub RefCell<Vec<Fault>>, pub RefCell<Vec<TurnSummary>>);
 
 impl FaultReport for Faults {
     fn report(&self, fault: &Fault) {
         self.0.borrow_mut().push(fault.clone());
+    }
+
+    fn turn_ended(&self, summary: &TurnSummary) {
+        self.1.borrow_mut().push(summary.clone());
     }
 }
 

@@ -19,6 +19,7 @@ pub mod demo;
 pub mod input_schema;
 pub mod model;
 pub mod openai;
+pub mod rate_limit;
 pub mod settings;
 
 pub use controller::{

@@ -138,13 +138,15 @@ pub enum BoundaryError {
     /// `POST {api}/:id/messages`: the body is not the Durable Streams TanStack transport's
     /// `{ messages, data }` ending in a user message or an answer with approvals.
     InvalidTanStackSend,
+    /// The host's `rateLimit` refused a turn-starting request.
+    RateLimited,
 }
 
 /// One row of the boundary table (a row of the diagnostic registry).
 pub type BoundaryRow = crate::diagnostics::Row;
 
 impl BoundaryError {
-    pub const ALL: [BoundaryError; 24] = [
+    pub const ALL: [BoundaryError; 25] = [
         Self::MethodNotAllowed,
         Self::UnsupportedMediaType,
         Self::TooLarge,
@@ -169,6 +171,7 @@ impl BoundaryError {
         Self::InvalidRunInput,
         Self::RunNeedsLog,
         Self::InvalidTanStackSend,
+        Self::RateLimited,
     ];
 
     /// The mapping to the registry's rows (`core::diagnostics::chat`: AgentsKit's table plus
@@ -200,6 +203,7 @@ impl BoundaryError {
             Self::InvalidRunInput => chat::INVALID_RUN_INPUT,
             Self::RunNeedsLog => chat::RUN_NEEDS_LOG,
             Self::InvalidTanStackSend => chat::INVALID_TANSTACK_SEND,
+            Self::RateLimited => chat::RATE_LIMITED,
         }
     }
 

@@ -64,6 +64,7 @@ pub async fn run(
         session_id: &session_id,
         turn_id: turn_id.as_deref(),
     };
+    host.rate_limit(context, ids, &deadline).await?;
     let (ports, chat) = host.resolve(context, ids, &deadline).await?;
     let Some(log) = ports.log.clone() else {
         return Err(BoundaryError::RunNeedsLog.into());

@@ -141,6 +141,17 @@ pub trait ChatHost {
 
     /// A fault of a request that ended before its stream started, for the operator.
     fn report(&self, fault: &Fault, session_id: Option<&str>, turn_id: Option<&str>);
+
+    /// Before a turn-starting request (a send, a decision) claims anything: the host's rate
+    /// limit, if it has one (`Err(Failure::Limited)` when it refused).
+    fn rate_limit<'a>(
+        &'a self,
+        _context: &'a JsValue,
+        _ids: SessionIds<'a>,
+        _deadline: &'a RequestDeadline,
+    ) -> LocalFuture<'a, Result<(), Failure>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// The session a request is for, and its turn when it names one (for `onError`).
@@ -155,6 +166,10 @@ pub enum Failure {
     Refused(Refusal),
     /// The host's own response (authentication said no), returned verbatim.
     Host(Response),
+    /// The host's rate limit said no: `429 CHAT_RATE_LIMITED`, `retry-after` when it said when.
+    Limited {
+        retry_after_s: Option<u64>,
+    },
 }
 
 impl From<Refusal> for Failure {
@@ -182,6 +197,7 @@ impl Failure {
     pub(super) fn into_response(self, host: &dyn ChatHost, named: &Named) -> Response {
         let refusal = match self {
             Failure::Host(response) => return response,
+            Failure::Limited { retry_after_s } => return limited_response(retry_after_s),
             Failure::Refused(refusal) => refusal,
         };
         if let Some(fault) = &refusal.fault {
@@ -202,6 +218,16 @@ fn bare_response(status: u16) -> Response {
     Response::new_with_opt_str_and_init(None, &init)
         .or_else(|_| Response::new())
         .unwrap_or_else(|_| JsValue::UNDEFINED.unchecked_into())
+}
+
+/// `429 CHAT_RATE_LIMITED`, with `retry-after` (seconds) when the limit said when.
+fn limited_response(retry_after_s: Option<u64>) -> Response {
+    let e = BoundaryError::RateLimited;
+    let body = e.diagnostic().error_body_json(None);
+    let retry = retry_after_s.map(|s| s.to_string());
+    let headers: Vec<(&str, &str)> = retry.iter().map(|r| ("retry-after", r.as_str())).collect();
+    crate::web::http::json_response_with(e.status(), &body, &headers)
+        .unwrap_or_else(|_| bare_response(e.status()))
 }
 
 /// Every request ends here with a Response; nothing is thrown to the runtime. `keep_alive`
@@ -240,6 +266,9 @@ async fn handle(
         session_id: &client.envelope.session_id,
         turn_id: Some(&client.envelope.turn_id),
     };
+    if !matches!(client.kind, RequestKind::Stop) {
+        host.rate_limit(&context, ids, &deadline).await?;
+    }
     let (ports, chat) = host.resolve(&context, ids, &deadline).await?;
     match client.kind {
         RequestKind::Submit { input } => {
@@ -315,6 +344,15 @@ impl ChatHost for HandlerOptions {
 
     fn report(&self, fault: &Fault, session_id: Option<&str>, turn_id: Option<&str>) {
         OnError::new(self.on_error.clone(), session_id, turn_id).report(fault);
+    }
+
+    fn rate_limit<'a>(
+        &'a self,
+        context: &'a JsValue,
+        ids: SessionIds<'a>,
+        deadline: &'a RequestDeadline,
+    ) -> LocalFuture<'a, Result<(), Failure>> {
+        Box::pin(super::rate_limit::ask(self, context, ids, deadline))
     }
 }
 
@@ -427,11 +465,10 @@ pub(super) async fn resolve(
         }
     };
     let clock = Rc::new(HostClock::new(options));
-    let faults = Rc::new(OnError::new(
-        options.on_error.clone(),
-        Some(session_name),
-        turn_name,
-    ));
+    let faults = Rc::new(
+        OnError::new(options.on_error.clone(), Some(session_name), turn_name)
+            .with_turn_end(options.on_turn_end.clone()),
+    );
     let chat = definition.chat_setup(session_name);
     let ports = Ports {
         storage: Rc::new(storage),

@@ -125,12 +125,14 @@ fn draw_random(len: usize) -> Option<Vec<u8>> {
     Some(array.to_vec())
 }
 
-/// Faults to the host's `onError` (nothing when it has none). A hook that throws is ignored:
-/// reporting must never change what the client gets.
+/// Faults to the host's `onError`, each turn's end to its `onTurnEnd` (nothing for a hook it
+/// has not). A hook that throws, or returns a promise that rejects, is ignored and never
+/// awaited: reporting must never change or delay what the client gets.
 pub struct OnError {
     hook: Option<Function>,
     session_id: Option<String>,
     turn_id: Option<String>,
+    on_turn_end: Option<Function>,
 }
 
 impl OnError {
@@ -139,7 +141,14 @@ impl OnError {
             hook,
             session_id: session_id.map(str::to_owned),
             turn_id: turn_id.map(str::to_owned),
+            on_turn_end: None,
         }
+    }
+
+    /// The same reporter, telling `hook` of each turn's end too.
+    pub fn with_turn_end(mut self, hook: Option<Function>) -> Self {
+        self.on_turn_end = hook;
+        self
     }
 }
 
@@ -167,4 +176,43 @@ impl FaultReport for OnError {
         }
         let _ = hook.call2(&JsValue::UNDEFINED, &error, &info);
     }
+
+    fn turn_ended(&self, summary: &crate::turn::summary::TurnSummary) {
+        let Some(hook) = &self.on_turn_end else {
+            return;
+        };
+        let event = Object::new();
+        set(&event, "sessionId", summary.session_id.as_str());
+        set(&event, "turnId", summary.turn_id.as_str());
+        set(&event, "outcome", summary.outcome);
+        set(&event, "finishReason", summary.finish_reason);
+        let usage = Object::new();
+        set(&usage, "promptTokens", summary.usage.prompt_tokens as f64);
+        set(
+            &usage,
+            "completionTokens",
+            summary.usage.completion_tokens as f64,
+        );
+        set(&usage, "totalTokens", summary.usage.total_tokens as f64);
+        set(&event, "usage", usage);
+        set(&event, "durationMs", summary.duration_ms as f64);
+        if let Some(code) = summary.error_code {
+            set(&event, "errorCode", code);
+        }
+        // Called, never awaited; a rejection is caught so it is no unhandled one (Node ends
+        // the process on those).
+        if let Ok(returned) = hook.call1(&JsValue::UNDEFINED, &event) {
+            if let Ok(promise) = returned.dyn_into::<js_sys::Promise>() {
+                IGNORE_REJECTION.with(|ignore| {
+                    let _ = promise.catch(ignore);
+                });
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// One handler for every ignored rejection (a closure per call would leak or need freeing).
+    static IGNORE_REJECTION: wasm_bindgen::closure::Closure<dyn FnMut(JsValue)> =
+        wasm_bindgen::closure::Closure::new(|_: JsValue| {});
 }

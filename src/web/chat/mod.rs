@@ -23,6 +23,7 @@ mod definition;
 mod handler;
 mod host;
 mod options;
+mod rate_limit;
 mod reconcile;
 mod response;
 mod slab;

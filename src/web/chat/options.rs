@@ -24,6 +24,11 @@ pub struct HandlerOptions {
     pub session_log: Option<Function>,
     /// `onError(error, { stage, sessionId?, turnId? })`: every fault, for the operator.
     pub on_error: Option<Function>,
+    /// `rateLimit({ context, sessionId, signal })` → `{ ok: true } | { ok: false, retryAfterMs? }`,
+    /// asked before a turn-starting request claims anything.
+    pub rate_limit: Option<Function>,
+    /// `onTurnEnd({ sessionId, turnId, outcome, finishReason, usage, durationMs, errorCode? })`.
+    pub on_turn_end: Option<Function>,
     /// How long a tool confirmation stays approvable (`confirmationTtlMs`).
     pub confirmation_ttl_ms: u64,
     /// The snapshot stream's byte budget (`snapshotBytesPerSecond`, `core::coalesce`).
@@ -56,6 +61,8 @@ impl HandlerOptions {
             create_id: read.optional_fn("createId")?,
             session_log: read.optional_fn("sessionLog")?,
             on_error: read.optional_fn("onError")?,
+            rate_limit: read.optional_fn("rateLimit")?,
+            on_turn_end: read.optional_fn("onTurnEnd")?,
             confirmation_ttl_ms: read
                 .positive_int("confirmationTtlMs", limits::CONFIRMATION_TTL_MS_DEFAULT)?,
             snapshot_bytes_per_s: read.positive_int(

@@ -145,6 +145,7 @@ fn failure_error(options: &HandlerOptions, failure: Failure, session_id: &str) -
     let refusal: Refusal = match failure {
         Failure::Refused(refusal) => refusal,
         Failure::Host(_) => BoundaryError::Internal.into(),
+        Failure::Limited { .. } => BoundaryError::RateLimited.into(),
     };
     if let Some(fault) = &refusal.fault {
         OnError::new(options.on_error.clone(), Some(session_id), None).report(fault);

@@ -244,6 +244,7 @@ async fn send(
         session_id: &session_id,
         turn_id: turn_id.as_deref(),
     };
+    host.rate_limit(context, ids, &deadline).await?;
     let (ports, chat) = host.resolve(context, ids, &deadline).await?;
     let limits = host.limits().turn_limits();
     let interrupt = deadline.interrupt().clone();
