@@ -20,7 +20,7 @@
 // `GET /__test/stream-io/<name>`, summed over the round's sessions): POSTs (appends), storage
 // transactions, those that wrote (SQLite commits), SQL statements. A tree whose Worker has no
 // such counts shows "—".
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -47,7 +47,11 @@ function cpuMs(pid) {
 async function serve(root) {
   const { serveWorkerd } = await import(pathToFileURL(join(root, 'tests/support/workerd-serve.mjs')).href);
   const { tempDir } = await import(pathToFileURL(join(root, 'tests/support/temp-dir.mjs')).href);
-  return serveWorkerd({ persistDir: tempDir('bench-cpu-'), vars: { STREAMS_PUBLIC: '1', DEMO_CHUNK_DELAY_MS: '0', TEST_HOOKS: '1' } });
+  // A tree with a separate test build (pkg-worker-test/) serves it: only it has the
+  // `/__test/stream-io` counts. Older trees carry the hooks in pkg-worker/, behind TEST_HOOKS.
+  const testBuild = 'tests/support/test-hooks-worker.mjs';
+  const entry = existsSync(join(root, testBuild)) ? { entry: testBuild } : {};
+  return serveWorkerd({ persistDir: tempDir('bench-cpu-'), vars: { STREAMS_PUBLIC: '1', DEMO_CHUNK_DELAY_MS: '0', TEST_HOOKS: '1' }, ...entry });
 }
 
 let counter = 0;
