@@ -31,7 +31,7 @@ use serde_json::Value;
 use crate::checks::{self, is_safe_id};
 use crate::limits;
 use crate::protocol::{FilePart, Part};
-use crate::ui::request::{derived_turn_id, is_message_id, UI_MESSAGE_BOUNDS};
+use crate::ui::request::{answered_approvals, derived_turn_id, is_message_id, UI_MESSAGE_BOUNDS};
 use crate::ui::{Approval, UiRequest, UiRequestError, UiTurn};
 
 const fn invalid(detail: &'static str) -> UiRequestError {
@@ -200,37 +200,14 @@ pub fn decode_transport_send(body: &Value, session_id: &str) -> Result<UiRequest
 }
 
 /// A TanStack answer's tool-call parts in `state: "approval-responded"`, each a decision of the
-/// token its `approval.id` names.
+/// token its `approval.id` names (read as the AI SDK's are).
 fn answered_calls(message: &Value) -> Result<Vec<Approval>, UiRequestError> {
     let parts = message.get("parts").and_then(Value::as_array);
     let answered = parts.into_iter().flatten().filter(|p| {
         p.get("type").and_then(Value::as_str) == Some("tool-call")
             && p.get("state").and_then(Value::as_str) == Some("approval-responded")
     });
-    let mut out = Vec::new();
-    for part in answered {
-        let token = part
-            .pointer("/approval/id")
-            .and_then(Value::as_str)
-            .filter(|id| is_safe_id(id))
-            .ok_or(invalid("approval.id must be the confirmation token"))?;
-        let approved = part
-            .pointer("/approval/approved")
-            .and_then(Value::as_bool)
-            .ok_or(invalid("approval.approved must be a boolean"))?;
-        out.push(Approval {
-            token: token.to_owned(),
-            approved,
-            reason: None,
-        });
-    }
-    match out.len() {
-        0 => Err(invalid(
-            "an answer sent back must carry an answered approval",
-        )),
-        n if n > limits::UI_APPROVALS_MAX => Err(invalid("too many approvals in one request")),
-        _ => Ok(out),
-    }
+    answered_approvals(answered)
 }
 
 /// A message's text: AG-UI's `content` (a string, or input parts `{ type: "text", text }`), or

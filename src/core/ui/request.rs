@@ -203,37 +203,25 @@ fn file_part(part: &Value) -> Result<Part, UiRequestError> {
 
 /// The tool parts in `state: "approval-responded"`, each with its decision.
 fn approvals(parts: &[Value]) -> Result<Vec<Approval>, UiRequestError> {
-    let mut out = Vec::new();
-    for part in parts {
+    let answered = parts.iter().filter(|part| {
         let kind = part.get("type").and_then(Value::as_str).unwrap_or_default();
         let is_tool = kind.starts_with("tool-") || kind == "dynamic-tool";
-        if !is_tool || part.get("state").and_then(Value::as_str) != Some("approval-responded") {
-            continue;
-        }
+        is_tool && part.get("state").and_then(Value::as_str) == Some("approval-responded")
+    });
+    answered_approvals(answered)
+}
+
+/// The decisions of answered tool parts (the AI SDK's and TanStack's alike: a part's
+/// `approval: { id: token, approved, reason? }`), one at least, at most `UI_APPROVALS_MAX`.
+pub(crate) fn answered_approvals<'a>(
+    parts: impl Iterator<Item = &'a Value>,
+) -> Result<Vec<Approval>, UiRequestError> {
+    let mut out = Vec::new();
+    for part in parts {
         let approval = part
             .get("approval")
             .ok_or(invalid("an answered tool part must carry its approval"))?;
-        let token = approval
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|id| is_safe_id(id))
-            .ok_or(invalid("approval.id must be the confirmation token"))?;
-        let approved = approval
-            .get("approved")
-            .and_then(Value::as_bool)
-            .ok_or(invalid("approval.approved must be a boolean"))?;
-        let reason = match approval.get("reason") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(r)) if r.chars().count() <= limits::UI_APPROVAL_REASON_CHARS_MAX => {
-                Some(r.clone())
-            }
-            Some(_) => return Err(invalid("approval.reason must be a short string")),
-        };
-        out.push(Approval {
-            token: token.to_owned(),
-            approved,
-            reason,
-        });
+        out.push(approval_of(approval)?);
     }
     if out.is_empty() {
         return Err(invalid(
@@ -244,6 +232,31 @@ fn approvals(parts: &[Value]) -> Result<Vec<Approval>, UiRequestError> {
         return Err(invalid("too many approvals in one request"));
     }
     Ok(out)
+}
+
+/// `{ id: token, approved, reason? }`.
+fn approval_of(approval: &Value) -> Result<Approval, UiRequestError> {
+    let token = approval
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|id| is_safe_id(id))
+        .ok_or(invalid("approval.id must be the confirmation token"))?;
+    let approved = approval
+        .get("approved")
+        .and_then(Value::as_bool)
+        .ok_or(invalid("approval.approved must be a boolean"))?;
+    let reason = match approval.get("reason") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(r)) if r.chars().count() <= limits::UI_APPROVAL_REASON_CHARS_MAX => {
+            Some(r.clone())
+        }
+        Some(_) => return Err(invalid("approval.reason must be a short string")),
+    };
+    Ok(Approval {
+        token: token.to_owned(),
+        approved,
+        reason,
+    })
 }
 
 /// A client's message id kept as the stored message's: printable, at most
