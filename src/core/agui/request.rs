@@ -79,6 +79,11 @@ pub fn decode_run_input(body: &Value) -> Result<UiRequest, UiRequestError> {
 
 /// The last message, the user's: its text and id.
 fn send(messages: Option<&Value>, turn_id: String) -> Result<UiTurn, UiRequestError> {
+    user_turn(last_message(messages)?, turn_id)
+}
+
+/// The last of `messages`, within the UI message limits (the one message a request is read by).
+fn last_message(messages: Option<&Value>) -> Result<&Value, UiRequestError> {
     let last = messages
         .and_then(Value::as_array)
         .and_then(|m| m.last())
@@ -86,6 +91,11 @@ fn send(messages: Option<&Value>, turn_id: String) -> Result<UiTurn, UiRequestEr
     if !checks::within_bounds(last, &UI_MESSAGE_BOUNDS) {
         return Err(invalid("the last message exceeds the UI message limits"));
     }
+    Ok(last)
+}
+
+/// A user's message (`last`, already bounded) as the turn `turn_id`: its text, id and files.
+fn user_turn(last: &Value, turn_id: String) -> Result<UiTurn, UiRequestError> {
     if last.get("role").and_then(Value::as_str) != Some("user") {
         return Err(invalid(
             "the last message must be the user's (or the request must carry resume entries)",
@@ -171,14 +181,7 @@ fn media_part(part: &Value) -> Result<Part, UiRequestError> {
 /// Decodes the Durable Streams TanStack transport's `{ messages, data }` for session
 /// `session_id` (the route's).
 pub fn decode_transport_send(body: &Value, session_id: &str) -> Result<UiRequest, UiRequestError> {
-    let last = body
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|m| m.last())
-        .ok_or(invalid("messages must be a non-empty array"))?;
-    if !checks::within_bounds(last, &UI_MESSAGE_BOUNDS) {
-        return Err(invalid("the last message exceeds the UI message limits"));
-    }
+    let last = last_message(body.get("messages"))?;
     let turn = match last.get("role").and_then(Value::as_str) {
         Some("assistant") => UiTurn::Approvals(answered_calls(last)?),
         _ => {
@@ -187,10 +190,7 @@ pub fn decode_transport_send(body: &Value, session_id: &str) -> Result<UiRequest
                 .and_then(Value::as_str)
                 .filter(|id| !id.is_empty())
                 .ok_or(invalid("the user's message must have an id"))?;
-            send(
-                Some(&Value::Array(vec![last.clone()])),
-                derived_turn_id("ui", id),
-            )?
+            user_turn(last, derived_turn_id("ui", id))?
         }
     };
     Ok(UiRequest {

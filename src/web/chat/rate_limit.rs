@@ -8,12 +8,13 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use super::deadline::RequestDeadline;
-use super::handler::{host_fault, ChatHost, Failure, SessionIds};
+use super::handler::{ChatHost, Failure, SessionIds};
 use super::options::HandlerOptions;
 use crate::core::chat::rate_limit::{rate_decision, RateDecision};
 use crate::core::limits;
 use crate::turn::race::{race, Either};
 use crate::turn::{Fault, Stage};
+use crate::web::adapters::host::port_error;
 use crate::web::convert::to_json;
 use crate::web::js::{call, set, sleep_ms};
 
@@ -48,9 +49,7 @@ pub(super) async fn ask(
                 ),
             }
         }
-        Either::Left(Err(thrown)) => host_fault(Stage::RateLimit, "rateLimit", &thrown)
-            .fault
-            .expect("host_fault records its fault"),
+        Either::Left(Err(thrown)) => Fault::new(Stage::RateLimit, port_error("rateLimit", &thrown)),
         Either::Right(()) => Fault::new(
             Stage::RateLimit,
             crate::ports::PortError::new(format!(
