@@ -13,76 +13,27 @@
 // - bodies the route cannot use are the registry's diagnostic.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 
 import { ChatClient } from '@tanstack/ai-client';
 import { durableStreamConnection } from '@durable-streams/tanstack-ai-transport';
-import * as pkg from '../../js/node.mjs';
-
-const {
-  createUIMessageChatHandler, createSessionLogHandler, createDemoModel, createMemoryChatMemory,
-  createMemorySessionLog, createMemorySessionStorage, defineChat, resolveChatSnapshot, toNodeHandler,
-} = pkg;
+import { resolveChatSnapshot } from '../../js/node.mjs';
+import { startTanStackServer, textOf, toolPart, waitFor } from '../support/tanstack-server.mjs';
 
 let server;
 let base;
-const sessions = new Map();
-const pending = [];
+let pending;
+let session;
 const runs = []; // every execution of the transfer tool: its amount
 
-const transfer = {
-  name: 'transfer',
-  description: 'Moves money; a person approves it first.',
-  parameters: { type: 'object', properties: { amount: { type: 'integer' } }, required: ['amount'] },
-  requiresConfirmation: true,
-  async execute(args) {
-    runs.push(args.amount);
-    return `transferred ${args.amount}`;
-  },
-};
-
-function session(id) {
-  if (!sessions.has(id)) sessions.set(id, { memory: createMemoryChatMemory(), log: createMemorySessionLog() });
-  return sessions.get(id);
-}
-
 before(async () => {
-  const storage = createMemorySessionStorage();
-  const chat = createUIMessageChatHandler({
-    resolveDefinition: (_c, id) => defineChat({ id: 'demo', revision: 1, model: createDemoModel({ chunkDelayMs: 5 }), memory: session(id).memory, tools: [transfer] }),
-    sessionStorage: () => storage,
-    sessionLog: (_c, id) => session(id).log,
-  });
-  const logs = createSessionLogHandler({
-    log: (request) => session(decodeURIComponent(new URL(request.url).pathname.split('/').pop())).log,
-    sseMs: 2_000,
-  });
-  const host = { waitUntil: (p) => pending.push(p) };
-  const chatNode = toNodeHandler((r) => chat(r, host));
-  const logNode = toNodeHandler(logs);
-  server = createServer((req, res) => (req.url.startsWith('/api/log/') ? logNode(req, res) : chatNode(req, res)));
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${server.address().port}`;
+  server = await startTanStackServer({ chunkDelayMs: 5, onTransfer: (args) => runs.push(args.amount) });
+  ({ base, pending, session } = server);
 });
 
-after(async () => {
-  await Promise.allSettled(pending);
-  server?.close();
-  server?.closeAllConnections?.();
-});
+after(() => server?.close());
 
 let ids = 0;
 const newThreadId = () => `dt-${process.pid}-${++ids}`;
-const textOf = (message) => (message?.parts ?? []).filter((p) => p.type === 'text').map((p) => p.content).join('');
-const toolPart = (client) => client.getMessages().flatMap((m) => m.parts).find((p) => p.type === 'tool-call');
-
-async function waitFor(predicate, timeoutMs = 15_000) {
-  const until = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${predicate}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /**
  * A page on the stock transport; with `hydrate`, it also restores from `{api}/:id/hydrate`.
