@@ -108,7 +108,10 @@ export interface ChatConnection {
   subscribe(signal?: AbortSignal): AsyncIterable<unknown>;
   /**
    * Submits a turn (`client.turn.submit`): `messages` is the input text, or messages whose last
-   * user message is it. Resolves when the turn's answer ends, with its last snapshot.
+   * user message is it (AI SDK, TanStack or AgentsKit shapes). That message is posted whole as
+   * `payload.message`, so the stored message keeps its id, attachments and metadata; a message
+   * that breaks a rule rejects before anything is posted, naming the field. Resolves when the
+   * turn's answer ends, with its last snapshot.
    */
   send(
     messages: string | unknown[],
@@ -116,6 +119,12 @@ export interface ChatConnection {
   ): Promise<{ turnId: string; snapshot?: TurnSnapshotEvent }>;
   /** Asks the server to stop the running turn `turnId` (`client.turn.stop`), from any client. */
   stopTurn(turnId: string, options?: { signal?: AbortSignal }): Promise<{ version: 1; turnId: string; state: 'stopping' | 'ended'; outcome?: string }>;
+  /**
+   * Asks the connection's `authorize` about a request an adapter over it is about to send
+   * (`toTanStackConnection` and `TurnkeepChatTransport` ask it for each of theirs); rejects with
+   * `SESSION_FORBIDDEN` when refused. Resolves at once without an `authorize`.
+   */
+  authorizeRequest(request: Request): Promise<void>;
   /** The replay state (initial messages and every chunk delivered, projected) and the cursor. */
   snapshot(): ChatSnapshot & { offset: string | null };
   /** The transport cursor: where the next read starts (null at the start). */

@@ -37,6 +37,12 @@ if [ "$have" != "$want" ] || [ "$have_runner" != "$want" ]; then
 fi
 command -v wasm-bindgen >/dev/null || die "wasm-bindgen is installed but not on PATH: add ~/.cargo/bin to PATH."
 
+# 2a. Every crate Cargo.lock names, for every target (a second when they are all here):
+#     `cargo test` downloads only what the host build needs, and tests/tidy.rs reads the whole
+#     dependency graph with `cargo metadata --offline`, which needs the rest (wasm32-only,
+#     Windows-only crates) too. Without it a fresh machine fails that test.
+cargo fetch --locked >/dev/null 2>&1 || die "cargo fetch failed (crates.io unreachable?)."
+
 # 2b. wasm-pack, which `npm test` runs the wasm-bindgen tests with (Node and headless Chromium).
 #     scripts/test.sh passes `--mode no-install` (use the wasm-bindgen CLI above, never download
 #     one) and `--chromedriver /usr/bin/chromedriver` (Debian's, step 4).

@@ -201,6 +201,14 @@ export function createChatConnection(options) {
     }
   }
 
+  /**
+   * The adapters over this connection (toTanStackConnection, TurnkeepChatTransport) post their
+   * own bodies; each asks the connection's `authorize` first, as every request it sends does.
+   */
+  async function authorizeRequest(request) {
+    if (!(await allowed(request))) throw new ChatConnectionError(core.forbidden());
+  }
+
   function dispose() {
     perform(core.dispose());
     for (const controller of sends) controller.abort();
@@ -211,6 +219,7 @@ export function createChatConnection(options) {
     subscribe,
     send,
     stopTurn,
+    authorizeRequest,
     /** A turn was accepted elsewhere (another route, another wire): a reader waiting for the
      * stream to exist reads at once. */
     nudge: () => perform(core.nudge()),

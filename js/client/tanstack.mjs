@@ -24,6 +24,7 @@
 // - stop(): stops whatever turn runs in the thread, from any tab. TanStack's own `stop()` aborts
 //   the same signal as leaving the page, so it cannot mean "stop the turn"; call both.
 import { TanStackRunJoin, toTanStackHydration } from '../../pkg-client/turnkeep.js';
+import { authorized } from './authorized.mjs';
 
 /**
  * `toTanStackConnection(connection, { api, threadId?, headers?, credentials?, fetch? })`:
@@ -42,6 +43,7 @@ export function toTanStackConnection(connection, { api, threadId, headers, crede
   async function request(url, init) {
     const merged = new Headers((typeof headers === 'function' ? await headers() : headers) ?? {});
     for (const [name, value] of new Headers(init.headers ?? {})) merged.set(name, value);
+    await authorized(connection, url, { ...init, headers: merged });
     const response = await fetchImpl(url, { ...init, headers: merged, credentials });
     if (!response.ok) {
       const text = await response.text().catch(() => '');

@@ -15,6 +15,7 @@
 // - onRemoteTurn(callback): a turn another tab started; call the chat's `resumeStream()` (after
 //   `setMessages(transport.messages())`, so its user message shows) to follow it.
 import { UIMessageChunkMapper, UIMessageStreamReader, toUIMessages } from '../../pkg-client/turnkeep.js';
+import { authorized } from './authorized.mjs';
 
 export class TurnkeepChatTransport {
   #connection;
@@ -153,6 +154,7 @@ export class TurnkeepChatTransport {
   async #request(url, init) {
     const headers = new Headers(await resolve(this.#headers));
     for (const [name, value] of new Headers(init.headers ?? {})) headers.set(name, value);
+    await authorized(this.#connection, url, { ...init, headers });
     const response = await this.#fetch(url, { ...init, headers, credentials: this.#credentials });
     if (!response.ok) {
       const text = await response.text().catch(() => '');

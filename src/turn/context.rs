@@ -61,19 +61,20 @@ pub struct Submission {
     pub session_id: String,
     pub turn_id: String,
     pub input: String,
-    /// What a client protocol adds to the user's message (its id, file parts): empty for the
-    /// turn protocol's `client.turn.submit`, whose input is text.
+    /// What a client protocol adds to the user's message (its id, file parts, metadata): on
+    /// the turn protocol's `client.turn.submit`, what its `payload.message` holds.
     pub message: MessageExtras,
     /// Answer the last user message again instead of sending `input` (the AI SDK's
     /// `regenerate-message`).
     pub regenerate: bool,
 }
 
-/// The user message's id and file parts (see [`Submission::message`]).
+/// The user message's id, file parts and metadata (see [`Submission::message`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MessageExtras {
     pub id: Option<String>,
     pub files: Vec<turnkeep_core::protocol::Part>,
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Submission {

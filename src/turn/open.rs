@@ -55,6 +55,7 @@ async fn try_open(
             text: submission.input.clone(),
             id: submission.message.id.clone(),
             files: submission.message.files.clone(),
+            metadata: submission.message.metadata.clone(),
         };
         controller.send_message(&input, now_ms, &mut next_id)
     }

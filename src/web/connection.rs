@@ -17,7 +17,7 @@ use web_sys::Url;
 
 use crate::core::checks::is_safe_id;
 use crate::core::connection::target::{as_directory, session_paths};
-use crate::core::connection::turn::{input_of, post_failure, stop_body, submit_body, PostIds};
+use crate::core::connection::turn::{post_failure, send_input_of, stop_body, submit_body, PostIds};
 use crate::core::connection::{Action, Connection, ReadOffset};
 use crate::core::diagnostics::chat;
 use crate::core::projection::Projection;
@@ -387,7 +387,7 @@ impl ChatConnectionCore {
     }
 
     /// The `client.turn.submit` body for `messages` (a string, or messages whose last user
-    /// message has text). Throws when there is nothing to send or no `chatUrl`/`sessionId`.
+    /// message has text, posted whole). Throws when there is nothing to send or no `chatUrl`/`sessionId`.
     #[wasm_bindgen(js_name = submitBody)]
     pub fn submit_body(
         &self,
@@ -402,8 +402,8 @@ impl ChatConnectionCore {
         } else {
             to_json(&messages).map_err(|m| invalid(&format!("send: {m}")))?
         };
-        let input = input_of(&value).map_err(|m| invalid(&format!("send: {m}")))?;
-        submit_body(&ids(session_id, turn_id, event_id, now_ms), &input)
+        let send = send_input_of(&value).map_err(|m| invalid(&format!("send: {m}")))?;
+        submit_body(&ids(session_id, turn_id, event_id, now_ms), &send)
             .map_err(|m| invalid(&format!("send: {m}")))
     }
 

@@ -198,3 +198,27 @@ test('a RunAgentInput the route cannot use is the registry\'s diagnostic', async
     assert.equal((await response.json()).error.code, code);
   }
 });
+
+test('the connection\'s authorize is asked for the adapter\'s own posts: a refusal sends nothing', async () => {
+  const threadId = newThreadId();
+  const asked = [];
+  let allow = false;
+  const connection = createChatConnection({
+    target: { url: `${base}/api/log/${threadId}`, sessionId: threadId },
+    authorize: (request, sessionId) => {
+      asked.push([request.method, new URL(request.url).pathname, sessionId]);
+      return allow;
+    },
+  });
+  const adapter = toTanStackConnection(connection, { api: `${base}/api/chat`, threadId });
+  const message = { id: 'u-auth', role: 'user', parts: [{ type: 'text', content: 'hello' }] };
+  await assert.rejects(adapter.send([message], undefined, undefined, { runId: 'run-auth-1' }), (e) => e.code === 'SESSION_FORBIDDEN');
+  assert.deepEqual(asked, [['POST', '/api/chat', threadId]]);
+  assert.deepEqual(await session(threadId).memory.load({ signal: AbortSignal.timeout(5_000) }), [], 'nothing reached the route');
+  allow = true;
+  await adapter.send([message], undefined, undefined, { runId: 'run-auth-2' });
+  await Promise.allSettled(pending);
+  const saved = await session(threadId).memory.load({ signal: AbortSignal.timeout(5_000) });
+  assert.equal(saved[0]?.id, 'u-auth', 'allowed, the same post goes through');
+  connection.dispose();
+});

@@ -179,3 +179,23 @@ test('createSessionLogHandler: catch-up, long-poll and refusals as the Durable S
   assert.equal(post.headers.get('allow'), 'GET, HEAD');
   b.close();
 });
+
+test('the connection\'s authorize is asked for the transport\'s own posts: a refusal sends nothing', async () => {
+  const id = newChatId();
+  const asked = [];
+  const connection = createChatConnection({
+    target: { url: `${base}/api/log/${id}`, sessionId: id },
+    authorize: (request, sessionId) => {
+      asked.push([request.method, new URL(request.url).pathname, sessionId]);
+      return false;
+    },
+  });
+  const transport = new TurnkeepChatTransport({ connection, api: `${base}/api/chat` });
+  const chat = new TestChat({ id, transport, messages: transport.messages() });
+  await chat.sendMessage({ text: 'hello' });
+  assert.equal(chat.status, 'error');
+  assert.equal(chat.error?.code, 'SESSION_FORBIDDEN', chat.error?.message);
+  assert.deepEqual(asked, [['POST', '/api/chat', id]]);
+  assert.deepEqual(await session(id).memory.load({ signal: AbortSignal.timeout(5_000) }), [], 'nothing reached the route');
+  connection.dispose();
+});

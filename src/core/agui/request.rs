@@ -142,7 +142,7 @@ fn files_of(message: &Value) -> Result<Vec<Part>, UiRequestError> {
 }
 
 /// `{ type, source: { type: "data" | "url", value, mimeType? } }` as a file part.
-fn media_part(part: &Value) -> Result<Part, UiRequestError> {
+pub(crate) fn media_part(part: &Value) -> Result<Part, UiRequestError> {
     let source = part
         .get("source")
         .ok_or(invalid("a media part needs a source"))?;

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::failure::ConnectionFailure;
 use crate::checks::format_iso_millis_at;
 use crate::protocol::diagnostic::decode_diagnostic_at;
+use crate::protocol::submit::read_submit_message;
 use crate::protocol::request::STOP_EVENT;
 use crate::protocol::TurnDiagnostic;
 use crate::protocol::{decode_client_request, EventKind, TURN_PROTOCOL, TURN_PROTOCOL_VERSION};
@@ -25,28 +26,46 @@ pub(crate) const NO_INPUT: &str =
     "send() takes a non-blank string, or messages whose last user message has text";
 pub(crate) const BAD_IDS: &str = "the session id, turn id and event id must be SafeIds";
 
-/// What `send(messages)` submits: a string as it is; in a list of messages (TanStack UI
-/// messages with text `parts`, or `{ role, content }` messages) the text of the last user
-/// message. Blank text is refused (the endpoint would answer 400).
-pub fn input_of(messages: &Value) -> Result<String, &'static str> {
-    let text = match messages {
-        Value::String(text) => Some(text.clone()),
-        Value::Array(list) => list
-            .iter()
-            .rev()
-            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-            .map(message_text),
-        _ => None,
+/// What `send(messages)` submits: `input`, the text, and the user's whole message when there is
+/// one (posted as `payload.message`, `crate::protocol::submit`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SendInput {
+    pub input: String,
+    pub message: Option<Value>,
+}
+
+/// A string is the input as it is. In a list of messages (AI SDK or TanStack UI messages with
+/// text `parts`, `{ role, content }` messages, AgentsKit's), the last user message is the one
+/// sent: its text the input, the message itself posted whole, checked by the endpoint's own
+/// reader so a body built here is one the endpoint accepts. Blank text is refused (the endpoint
+/// would answer 400).
+pub fn send_input_of(messages: &Value) -> Result<SendInput, String> {
+    let (text, message) = match messages {
+        Value::String(text) => (Some(text.clone()), None),
+        Value::Array(list) => {
+            let last = list
+                .iter()
+                .rev()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"));
+            (last.map(message_text), last.cloned())
+        }
+        _ => (None, None),
     };
-    text.filter(|t| !t.trim().is_empty()).ok_or(NO_INPUT)
+    let input = text
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| NO_INPUT.to_owned())?;
+    if let Some(message) = &message {
+        read_submit_message(message).map_err(|e| e.message())?;
+    }
+    Ok(SendInput { input, message })
 }
 
 fn message_text(message: &Value) -> String {
     if let Some(content) = message.get("content").and_then(Value::as_str) {
         return content.to_owned();
     }
-    message
-        .get("parts")
+    let parts = message.get("parts").or_else(|| message.get("content"));
+    parts
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -59,9 +78,13 @@ fn message_text(message: &Value) -> String {
         .collect()
 }
 
-/// The `client.turn.submit` body for `input`.
-pub fn submit_body(ids: &PostIds<'_>, input: &str) -> Result<String, &'static str> {
-    body(ids, EventKind::Submit.as_str(), json!({ "input": input }))
+/// The `client.turn.submit` body for `send`.
+pub fn submit_body(ids: &PostIds<'_>, send: &SendInput) -> Result<String, &'static str> {
+    let mut payload = json!({ "input": send.input });
+    if let Some(message) = &send.message {
+        payload["message"] = message.clone();
+    }
+    body(ids, EventKind::Submit.as_str(), payload)
 }
 
 /// The `client.turn.stop` body for the turn `ids.turn_id`.
@@ -110,28 +133,48 @@ mod tests {
     };
 
     #[test]
-    fn the_input_is_the_last_user_messages_text() {
-        let check = |messages: Value, expected: Result<&str, &'static str>| {
-            assert_eq!(
-                input_of(&messages),
-                expected.map(str::to_owned),
-                "{messages}"
-            );
+    fn the_input_is_the_last_user_messages_text_and_the_message_goes_whole() {
+        // (input, the index of the message posted whole) or the start of the error.
+        let check = |messages: Value, expected: Result<(&str, Option<usize>), &str>| {
+            let got = send_input_of(&messages);
+            match expected {
+                Ok((input, whole)) => {
+                    let message = whole.map(|i| messages[i].clone());
+                    let want = SendInput {
+                        input: input.to_owned(),
+                        message,
+                    };
+                    assert_eq!(got, Ok(want), "{messages}");
+                }
+                Err(start) => {
+                    let error = got.expect_err(&messages.to_string());
+                    assert!(error.starts_with(start), "{messages}: {error}");
+                }
+            }
         };
-        check(json!("hello"), Ok("hello"));
+        check(json!("hello"), Ok(("hello", None)));
         check(json!("   "), Err(NO_INPUT));
         check(json!(7), Err(NO_INPUT));
+        let picture = json!({ "type": "image", "source": { "type": "url", "value": "https://x/p.png" } });
         check(
             json!([
                 { "id": "u1", "role": "user", "parts": [{ "type": "text", "content": "first" }] },
                 { "id": "a1", "role": "assistant", "parts": [{ "type": "text", "content": "answer" }] },
-                { "id": "u2", "role": "user", "parts": [{ "type": "text", "content": "new " }, { "type": "image" }, { "type": "text", "text": "question" }] },
+                { "id": "u2", "role": "user", "metadata": { "k": 1 }, "parts": [{ "type": "text", "content": "new " }, picture, { "type": "text", "text": "question" }] },
             ]),
-            Ok("new question"),
+            Ok(("new question", Some(2))),
         );
         check(
             json!([{ "role": "user", "content": "plain" }, { "role": "assistant", "content": "x" }]),
-            Ok("plain"),
+            Ok(("plain", Some(0))),
+        );
+        check(
+            json!([{ "role": "user", "content": [{ "type": "text", "content": "model form" }] }]),
+            Ok(("model form", Some(0))),
+        );
+        check(
+            json!([{ "role": "user", "parts": [{ "type": "text", "text": "hi" }, { "type": "image" }] }]),
+            Err("payload.message.parts[1]"),
         );
         check(
             json!([{ "role": "assistant", "content": "only" }]),
@@ -165,9 +208,26 @@ mod tests {
 
     #[test]
     fn bodies_are_what_the_chat_endpoint_accepts() {
-        let submit: Value = serde_json::from_str(&submit_body(&IDS, "hi").unwrap()).unwrap();
+        let text = send_input_of(&json!("hi")).unwrap();
+        let submit: Value = serde_json::from_str(&submit_body(&IDS, &text).unwrap()).unwrap();
         let request = decode_client_request(&submit).unwrap();
-        assert_eq!(request.kind, RequestKind::Submit { input: "hi".into() });
+        assert_eq!(
+            request.kind,
+            RequestKind::Submit {
+                input: "hi".into(),
+                message: Default::default()
+            }
+        );
+        let whole = json!([{ "id": "m1", "role": "user", "content": "hi", "metadata": { "k": 1 } }]);
+        let whole = send_input_of(&whole).unwrap();
+        let submit: Value = serde_json::from_str(&submit_body(&IDS, &whole).unwrap()).unwrap();
+        let RequestKind::Submit { message, .. } = decode_client_request(&submit).unwrap().kind else {
+            panic!("not a submit");
+        };
+        assert_eq!(
+            (message.id.as_deref(), message.metadata),
+            (Some("m1"), json!({ "k": 1 }).as_object().cloned())
+        );
         assert_eq!(request.envelope.turn_id, "turn-1");
         assert_eq!(request.envelope.emitted_at, "2026-07-11T03:00:00.000Z");
         let stop: Value = serde_json::from_str(&stop_body(&IDS).unwrap()).unwrap();
@@ -179,7 +239,7 @@ mod tests {
             session_id: "not safe",
             ..IDS
         };
-        assert_eq!(submit_body(&bad, "hi"), Err(BAD_IDS));
+        assert_eq!(submit_body(&bad, &text), Err(BAD_IDS));
         assert_eq!(stop_body(&PostIds { turn_id: "", ..IDS }), Err(BAD_IDS));
     }
 }

@@ -253,6 +253,11 @@ fn decode_optional_list<T>(
         .map(Some)
 }
 
+/// One content part at `path` (a submitted message's attachment: `super::submit`).
+pub(crate) fn decode_part_at(v: &Value, path: &str) -> Result<Part, FieldError> {
+    decode_part(v, path)
+}
+
 fn decode_part(v: &Value, path: &str) -> Result<Part, FieldError> {
     let o = Obj::new(v, path)?;
     let kind = o.required("type", PART_TYPE_RULE, |v| v.as_str())?;

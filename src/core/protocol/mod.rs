@@ -5,6 +5,7 @@
 //! - [`message`]: the chat message wire format carried by snapshots.
 //! - [`diagnostic`]: TurnDiagnostic and the one table of boundary failures.
 //! - [`cursor`]: the client's snapshot cursor (first snapshot, then strictly newer only).
+//! - [`submit`]: the user's whole message on a submit (turnkeep's additive `payload.message`).
 //! - [`field`]: the precise field-level errors every decoder here returns.
 //! - [`component`], [`content`]: component frames (`agentskit.chat.component`) and the ordered
 //!   assistant content envelope (`agentskit.chat.content`) that carries them.
@@ -19,6 +20,7 @@ pub mod event;
 pub mod field;
 pub mod message;
 pub mod request;
+pub mod submit;
 
 pub use cursor::{CursorDecision, IgnoreReason, TurnSnapshotCursor};
 pub use decode::{decode_turn_event, decode_turn_event_text, DecodeCode, DecodeDiagnostic};

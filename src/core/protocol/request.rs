@@ -5,6 +5,8 @@
 //! - `client.confirmation.resolve`: approve or reject a pending tool confirmation, payload
 //!   `{ token, decision: 'approve' | 'reject', reason? }`.
 //!
+//! - on `client.turn.submit`, `payload.message`: the user's whole message (`super::submit`).
+//!
 //! `decodeTurnEvent` (the AgentsKit-compatible decoder) knows neither: to it they are unknown
 //! events, as v1 says unknown events are inert. Only the chat endpoint reads them, here.
 
@@ -13,6 +15,7 @@ use serde_json::Value;
 use super::decode::{decode_envelope, decode_turn_event};
 use super::event::{Envelope, EventBody};
 use super::field::{FieldError, Obj};
+use super::submit::{read_submit_message, SubmitMessage};
 use crate::limits::CONFIRMATION_REASON_CHARS_MAX;
 use crate::session::Confirmation;
 
@@ -26,10 +29,13 @@ pub struct ClientRequest {
     pub kind: RequestKind,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum RequestKind {
     Submit {
         input: String,
+        /// The user's whole message (`payload.message`, turnkeep's additive field): what the
+        /// stored message keeps beyond `input`. Default when the body has none.
+        message: SubmitMessage,
     },
     Stop,
     Resolve {
@@ -52,9 +58,15 @@ pub fn decode_client_request(v: &Value) -> Option<ClientRequest> {
             let EventBody::Submit { input } = event.body else {
                 return None;
             };
+            // AgentsKit's decoder drops the field; ours reads it (a broken one is a 400 as any
+            // broken event is).
+            let message = match v.pointer("/payload/message") {
+                None => SubmitMessage::default(),
+                Some(message) => read_submit_message(message).ok()?,
+            };
             Some(ClientRequest {
                 envelope: event.envelope,
-                kind: RequestKind::Submit { input },
+                kind: RequestKind::Submit { input, message },
             })
         }
     }
@@ -132,9 +144,31 @@ mod tests {
         let check = |v: Value, expected: Option<RequestKind>| {
             assert_eq!(decode_client_request(&v).map(|r| r.kind), expected, "{v}");
         };
+        let submit = |input: &str, message: SubmitMessage| RequestKind::Submit {
+            input: input.into(),
+            message,
+        };
         check(
             event("client.turn.submit", json!({"input": "hi"})),
-            Some(RequestKind::Submit { input: "hi".into() }),
+            Some(submit("hi", SubmitMessage::default())),
+        );
+        check(
+            event(
+                "client.turn.submit",
+                json!({"input": "hi", "message": {"id": "m1", "metadata": {"k": 1}}}),
+            ),
+            Some(submit(
+                "hi",
+                SubmitMessage {
+                    id: Some("m1".into()),
+                    files: vec![],
+                    metadata: json!({"k": 1}).as_object().cloned(),
+                },
+            )),
+        );
+        check(
+            event("client.turn.submit", json!({"input": "hi", "message": {"role": "tool"}})),
+            None,
         );
         check(event(STOP_EVENT, json!({})), Some(RequestKind::Stop));
         check(event(STOP_EVENT, json!(null)), None);

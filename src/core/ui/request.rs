@@ -183,7 +183,7 @@ fn send(message: &Map<String, Value>, parts: &[Value]) -> Result<UiTurn, UiReque
 }
 
 /// `{ type: "file", mediaType, url, filename? }` as a stored file part.
-fn file_part(part: &Value) -> Result<Part, UiRequestError> {
+pub(crate) fn file_part(part: &Value) -> Result<Part, UiRequestError> {
     let url = part
         .get("url")
         .and_then(Value::as_str)

@@ -86,6 +86,7 @@ pub async fn run(
                 message: MessageExtras {
                     id: message_id,
                     files,
+                    metadata: None,
                 },
                 regenerate: false,
             };

@@ -43,8 +43,8 @@ use crate::core::protocol::{
 use crate::ports::log::SessionLog;
 use crate::ports::{LocalFuture, PortError};
 use crate::turn::{
-    self, ChatSetup, Fault, FaultReport, Ports, Refusal, Resolution, ResolveRequest, Stage,
-    StopAnswer, Submission, Turn,
+    self, ChatSetup, Fault, FaultReport, MessageExtras, Ports, Refusal, Resolution,
+    ResolveRequest, Stage, StopAnswer, Submission, Turn,
 };
 use crate::web::adapters::host::HostSleep;
 use crate::web::adapters::{JsSessionLog, JsSessionStorage};
@@ -271,12 +271,19 @@ async fn handle(
     }
     let (ports, chat) = host.resolve(&context, ids, &deadline).await?;
     match client.kind {
-        RequestKind::Submit { input } => {
-            let submission = Submission::text(
-                &client.envelope.session_id,
-                &client.envelope.turn_id,
-                &input,
-            );
+        RequestKind::Submit { input, message } => {
+            let submission = Submission {
+                message: MessageExtras {
+                    id: message.id,
+                    files: message.files,
+                    metadata: message.metadata,
+                },
+                ..Submission::text(
+                    &client.envelope.session_id,
+                    &client.envelope.turn_id,
+                    &input,
+                )
+            };
             submit(&limits, ports, chat, submission, deadline, keep_alive).await
         }
         RequestKind::Stop => {

@@ -273,6 +273,7 @@ async fn send(
             message: MessageExtras {
                 id: message_id,
                 files,
+                metadata: None,
             },
             regenerate: false,
         },

@@ -157,6 +157,8 @@ pub struct UserInput {
     pub id: Option<String>,
     /// `file` (and image) parts.
     pub files: Vec<Part>,
+    /// The client's `metadata` for the message, kept as it is.
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// The chat controller of one turn.
@@ -299,6 +301,7 @@ impl ChatController {
         if let Some(id) = input.id.as_ref().filter(|id| !id.is_empty() && !taken(id)) {
             user.id = id.clone();
         }
+        user.metadata = input.metadata.clone();
         if !input.files.is_empty() {
             let text = Part::Text {
                 text: input.text.clone(),
