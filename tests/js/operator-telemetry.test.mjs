@@ -18,13 +18,15 @@ import assert from 'node:assert/strict';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
+import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
+
 import * as pkg from '../../js/node.mjs';
 import { demoSetup, readTurn, sleep, submitEvent } from '../support/chat-harness.mjs';
 
 /** A clock far from today's (2001), one millisecond further at each reading. */
 const T0 = 1_000_000_000_000;
 
-function setup(options = {}) {
+function setup(options = {}, chat = {}) {
   const clock = { now: T0 };
   const faults = [];
   const pending = [];
@@ -35,6 +37,7 @@ function setup(options = {}) {
       onError: (error, info) => faults.push({ stage: info.stage, turnId: info.turnId, message: String(error?.message ?? error) }),
       ...options,
     },
+    chat,
   });
   const post = async (event) => {
     const started = Date.now();
@@ -174,6 +177,28 @@ test('tracer: an approval asked for, then approved; a failed model call is an er
   assert.equal(failedTurn.attributes['turnkeep.turn.id'], 't2');
   assert.equal(failed.find((s) => s.name === 'chat demo').parentSpanContext.spanId, failedTurn.spanContext().spanId);
   assert.deepEqual(env.faults.map((f) => f.stage), ['model'], 'the model\'s own fault, nothing from the tracer');
+});
+
+test('tracer: an AI SDK model names its provider and model, and its usage and finish reason are the call\'s', async () => {
+  const { exporter, provider, tracer } = tracing();
+  const parts = [
+    { type: 'stream-start', warnings: [] },
+    { type: 'text-start', id: 't1' },
+    { type: 'text-delta', id: 't1', delta: 'Hi.' },
+    { type: 'text-end', id: 't1' },
+    { type: 'finish', finishReason: { unified: 'length', raw: 'max_tokens' }, usage: { inputTokens: { total: 7, noCache: 7 }, outputTokens: { total: 3, text: 3 } } },
+  ];
+  const model = new MockLanguageModelV4({ provider: 'anthropic.messages', modelId: 'claude-test', doStream: [{ stream: convertArrayToReadableStream(parts) }] });
+  const env = setup({ tracer }, { model });
+  await env.send('t1', 'hello');
+  assert.equal(await env.settled(), true);
+  await provider.forceFlush();
+  const call = exporter.getFinishedSpans().find((s) => s.kind === SpanKind.CLIENT);
+  assert.equal(call.name, 'chat claude-test');
+  assert.deepEqual(
+    [call.attributes['gen_ai.provider.name'], call.attributes['gen_ai.request.model'], call.attributes['gen_ai.usage.input_tokens'], call.attributes['gen_ai.usage.output_tokens'], call.attributes['gen_ai.response.finish_reasons']],
+    ['anthropic', 'claude-test', 7, 3, ['length']],
+  );
 });
 
 test('an observer that throws, rejects or never settles, or an onError that does, never breaks or delays a turn', async () => {

@@ -5,10 +5,11 @@
 //!
 //! Isolated: each hook is called once per item and never awaited. A throw goes to `onError`
 //! (stage `onTurnEnd`, `onMetric`, `tracer`) and ends that hook's part for this turn; a
-//! rejection goes to `onError` when it happens; a promise that never settles holds nothing. By
-//! the time this runs the turn's response is closed and its lease released, so even a hook
-//! that blocks delays no answer. Bounded: a turn has eight metrics at most and
-//! `TRACED_STEPS_PER_TURN_MAX` step spans plus its own and its approvals'.
+//! rejection goes to `onError` when it happens; a promise that never settles holds nothing. This
+//! runs once the turn's last line is queued and its lease released, so a slow hook delays no
+//! turn (one that blocks synchronously blocks its isolate, as any JavaScript would: nothing can
+//! bound that). Bounded: a turn has eight metrics at most and `TRACED_STEPS_PER_TURN_MAX` step
+//! spans plus its own and its approvals'.
 
 use js_sys::{Array, Date, Function, Map, Object};
 use wasm_bindgen::prelude::*;
