@@ -742,14 +742,53 @@ export interface ChatHandlerOptions<Context = unknown> {
    * seconds when given). Bounded and isolated: a hook that throws, answers anything else or takes
    * over 500 ms lets the request go on, and `onError` gets `stage: 'rateLimit'`.
    */
-  /**
-   * Each turn's end, after its cleanup (called, never awaited; a throw or a rejection is ignored,
-   * so a slow or broken hook never delays or breaks a turn).
-   */
-  onTurnEnd?(event: TurnEndEvent): unknown;
   rateLimit?(input: { context: Context; sessionId: SafeId; signal: AbortSignal }):
     | { ok: true } | { ok: false; retryAfterMs?: number }
     | Promise<{ ok: true } | { ok: false; retryAfterMs?: number }>;
+  /**
+   * Each turn's end, after its cleanup. Like `onMetric` and `tracer`: called, never awaited; a
+   * throw or a rejection goes to `onError` (`stage: 'onTurnEnd'`), so a slow or broken hook never
+   * delays or breaks a turn.
+   */
+  onTurnEnd?(event: TurnEndEvent): unknown;
+  /** Each ended turn's metrics, one call per record (`stage: 'onMetric'` for its faults). */
+  onMetric?(metric: ChatMetric): unknown;
+  /**
+   * An OpenTelemetry Tracer (`trace.getTracer(...)` of the host's `@opentelemetry/api`): each
+   * ended turn becomes an `invoke_agent` span with a `chat` span per model call, an
+   * `execute_tool` span per tool run and an `approval` span per approval under it, with gen_ai.*
+   * attributes, at the handler's clock's times (`stage: 'tracer'` for its faults).
+   */
+  tracer?: ChatTracer;
+}
+
+/**
+ * One metric of an ended turn, for `onMetric` (ids and numbers, never message text): the Ask
+ * handler's shape with the turn's ids. `outcome`: `ok` (answered, or waiting for a person),
+ * `cancelled` (stopped, or taken over), `error` (failed, timed out, or not saved whole).
+ */
+export interface ChatMetric {
+  protocol: 'turnkeep.chat.turn-metric';
+  version: 1;
+  name:
+    | 'turn.duration_ms' | 'turn.first_chunk_ms' | 'model.calls' | 'tool.calls' | 'approval.requested'
+    | 'usage.input_tokens' | 'usage.output_tokens' | 'usage.total_tokens';
+  sessionId: SafeId;
+  turnId: SafeId;
+  value: number;
+  unit: 'ms' | 'count' | 'tokens';
+  outcome: 'ok' | 'cancelled' | 'error';
+  /** The handler's clock at the turn's end, as an ISO timestamp. */
+  emittedAt: string;
+}
+
+/** What the chat handler uses of an `@opentelemetry/api` Tracer (pass the host's own). */
+export interface ChatTracer {
+  startSpan(
+    name: string,
+    options?: { kind?: number; startTime?: Date; attributes?: Record<string, string | number | string[]> },
+    context?: any,
+  ): { setStatus(status: { code: number; message?: string }): unknown; end(endTime?: Date): void };
 }
 
 /**
@@ -774,7 +813,7 @@ export interface TurnEndEvent {
 export type FaultStage =
   | 'authenticate' | 'resolveDefinition' | 'sessionStorage' | 'session.load' | 'session.resume'
   | 'session.save' | 'memory.load' | 'memory.save' | 'model' | 'tool' | 'sessionLog' | 'stream'
-  | 'rateLimit';
+  | 'rateLimit' | 'onTurnEnd' | 'onMetric' | 'tracer';
 
 /** What a host that can keep work alive past the response passes (a Worker's `ctx`). */
 export interface HandlerHost {

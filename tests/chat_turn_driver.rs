@@ -84,6 +84,7 @@ fn run_with(
         sleep,
         model_stall_ms: 10_000,
         report,
+        steps: None,
     };
     let mut published = Vec::new();
     let result = block_on(run_turn(

@@ -73,6 +73,10 @@ pub const MODEL_STALL_MS_DEFAULT: u64 = 10_000;
 pub const RATE_LIMIT_MS_MAX: u64 = 500;
 /// The largest `retry-after` a rate limit's refusal says (a day).
 pub const RETRY_AFTER_S_MAX: u64 = 86_400;
+/// Model calls and tool runs of one turn kept for its trace (`turn::steps`): a turn's spans are
+/// this many plus its own and its approvals'. Past it calls are still counted (the metrics),
+/// not traced, so a long tool loop cannot grow what the end of a turn hands the tracer.
+pub const TRACED_STEPS_PER_TURN_MAX: usize = 128;
 /// The optional `reason` of a `client.confirmation.resolve`.
 pub(crate) const CONFIRMATION_REASON_CHARS_MAX: usize = 1_024;
 /// A proposal suffix: `confirm-<suffix>` must still be a SafeId. `wire`

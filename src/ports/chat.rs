@@ -38,6 +38,21 @@ pub trait ModelAdapter {
         &self,
         request: ModelRequest,
     ) -> LocalFuture<'_, Result<Box<dyn ModelStream>, PortError>>;
+
+    /// Which model this is, for the operator's traces (`gen_ai.request.model`); unknown by
+    /// default.
+    fn describe(&self) -> ModelInfo {
+        ModelInfo::default()
+    }
+}
+
+/// What a model says of itself: names only, never a credential or an endpoint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// The provider, as the OpenTelemetry GenAI conventions name it (`openai`, `anthropic`).
+    pub provider: Option<String>,
+    /// The model's name as requested (`gpt-4o-mini`).
+    pub model: Option<String>,
 }
 
 /// One model call in progress.

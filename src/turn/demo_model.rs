@@ -9,7 +9,9 @@ use serde_json::{Map, Value};
 
 use turnkeep_core::chat::demo::{demo_script, demo_tools, run_demo_tool, DemoStep};
 use turnkeep_core::chat::{ModelChunk, ModelRequest, ToolSpec};
-use turnkeep_ports::chat::{ModelAdapter, ModelStream, Sleep, Tool, ToolContext, ToolFailure};
+use turnkeep_ports::chat::{
+    ModelAdapter, ModelInfo, ModelStream, Sleep, Tool, ToolContext, ToolFailure,
+};
 use turnkeep_ports::{LocalFuture, PortError};
 
 /// The deterministic demo model (`core::chat::demo` has its scripts).
@@ -40,6 +42,13 @@ impl ModelAdapter for DemoModel {
             chunk_delay_ms: self.chunk_delay_ms,
         };
         Box::pin(async move { Ok(Box::new(stream) as Box<dyn ModelStream>) })
+    }
+
+    fn describe(&self) -> ModelInfo {
+        ModelInfo {
+            provider: Some("turnkeep".to_owned()),
+            model: Some("demo".to_owned()),
+        }
     }
 }
 

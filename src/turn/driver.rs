@@ -10,14 +10,16 @@
 //! costs seconds, not the turn's whole deadline. After each input fed to the controller, a changed state reaches
 //! `publish` as `(revision, state)`: in order, at most once per revision, and one call for all
 //! the revisions a single input bumped. A consumer that keeps only the latest (the handler's
-//! single pending snapshot slot) coalesces further.
+//! single pending snapshot slot) coalesces further. Each model call and tool run goes to the
+//! turn's step log (`TurnPorts::steps`, [`super::steps`]) as it ends, for the operator's metrics
+//! and traces.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use turnkeep_core::chat::controller::SendError;
 use turnkeep_core::chat::{
-    Action, ChatController, ChatState, ModelRequest, ToolInvocation, ToolOutcome,
+    Action, ChatController, ChatState, ModelChunk, ModelRequest, ToolInvocation, ToolOutcome,
 };
 use turnkeep_ports::chat::{
     CancelToken, Clock, Ids, ModelAdapter, ModelStream, Sleep, Tool, ToolContext, ToolFailure,
@@ -26,6 +28,7 @@ use turnkeep_ports::PortError;
 
 use super::fault::Stage;
 use super::race::{race, Either};
+use super::steps::{ModelCall, Step, StepEnd, StepLog, ToolRun};
 
 use super::stop::StopWatch;
 
@@ -48,6 +51,8 @@ pub struct TurnPorts<'a> {
     /// Told about every model or tool failure (the controller records only a fixed text; the
     /// operator gets the failure itself).
     pub report: &'a dyn Fn(Stage, PortError),
+    /// Where each model call and tool run is recorded (for the operator's metrics and traces).
+    pub steps: Option<&'a StepLog>,
 }
 
 /// Sends `input` and runs the turn to its end. Returns the final state, or the reason `send`
@@ -150,9 +155,32 @@ struct Turn<'t, 'p> {
 }
 
 impl Turn<'_, '_> {
+    /// One model call, recorded in the step log.
+    async fn call_model(&mut self, request: ModelRequest) -> Action {
+        let started_ms = self.ports.clock.now_ms();
+        let call = RefCell::new(ModelCall {
+            started_ms,
+            ended_ms: started_ms,
+            first_chunk_ms: None,
+            finish: None,
+            usage: None,
+            end: StepEnd::Ok,
+        });
+        let action = self.model_call(request, &call).await;
+        if let Some(steps) = self.ports.steps {
+            let mut call = call.into_inner();
+            call.ended_ms = self.ports.clock.now_ms();
+            if self.watch.is_stopped() && call.end == StepEnd::Ok {
+                call.end = StepEnd::Stopped;
+            }
+            steps.record(Step::Model(call));
+        }
+        action
+    }
+
     /// One model call, chunk by chunk. Returns `Done` when stopped (the loop then stops the
     /// controller) or when the controller ended the turn.
-    async fn call_model(&mut self, request: ModelRequest) -> Action {
+    async fn model_call(&mut self, request: ModelRequest, call: &RefCell<ModelCall>) -> Action {
         let started = match self
             .watch
             .until_stopped(self.ports.model.start(request))
@@ -164,13 +192,14 @@ impl Turn<'_, '_> {
         let mut stream: Box<dyn ModelStream> = match started {
             Ok(stream) => stream,
             Err(e) => {
+                call.borrow_mut().end = StepEnd::Failed;
                 (self.ports.report)(Stage::Model, e);
                 return self.controller.borrow_mut().on_model_error();
             }
         };
         let chunks = Cell::new(0_u64);
         let ports = self.ports;
-        let reading = self.read_model(stream.as_mut(), &chunks);
+        let reading = self.read_model(stream.as_mut(), &chunks, call);
         match race(
             reading,
             stall_watch(ports.sleep, ports.model_stall_ms, &chunks),
@@ -184,6 +213,7 @@ impl Turn<'_, '_> {
                     "the model stream sent nothing for {} ms after its last chunk",
                     ports.model_stall_ms
                 );
+                call.borrow_mut().end = StepEnd::Failed;
                 (ports.report)(Stage::Model, PortError::new(stalled));
                 self.controller.borrow_mut().on_model_error()
             }
@@ -191,7 +221,12 @@ impl Turn<'_, '_> {
     }
 
     /// The model stream, chunk by chunk, counted in `chunks` (for the stall watch).
-    async fn read_model(&mut self, stream: &mut dyn ModelStream, chunks: &Cell<u64>) -> Action {
+    async fn read_model(
+        &mut self,
+        stream: &mut dyn ModelStream,
+        chunks: &Cell<u64>,
+        call: &RefCell<ModelCall>,
+    ) -> Action {
         loop {
             let next = match self.watch.until_stopped(stream.next_chunk()).await {
                 None => {
@@ -201,9 +236,19 @@ impl Turn<'_, '_> {
                 Some(next) => next,
             };
             chunks.set(chunks.get() + 1);
+            if let Some(Ok(chunk)) = &next {
+                let mut call = call.borrow_mut();
+                call.first_chunk_ms
+                    .get_or_insert_with(|| self.ports.clock.now_ms());
+                if let ModelChunk::Finish { reason, usage } = chunk {
+                    call.finish = Some(*reason);
+                    call.usage = *usage;
+                }
+            }
             let action = match next {
                 None => return self.on_model_end(),
                 Some(Err(e)) => {
+                    call.borrow_mut().end = StepEnd::Failed;
                     stream.abort();
                     (self.ports.report)(Stage::Model, e);
                     return self.controller.borrow_mut().on_model_error();
@@ -231,6 +276,18 @@ impl Turn<'_, '_> {
         for invocation in invocations {
             let tools = self.ports.tools;
             let tool = tools.iter().find(|t| t.spec().name == invocation.name);
+            let (started_ms, steps) = (self.ports.clock.now_ms(), self.ports.steps);
+            let record = |end: StepEnd, ended_ms: u64| {
+                if let Some(steps) = steps {
+                    steps.record(Step::Tool(ToolRun {
+                        name: invocation.name.clone(),
+                        call_id: invocation.id.clone(),
+                        started_ms,
+                        ended_ms,
+                        end,
+                    }));
+                }
+            };
             let outcome: ToolOutcome = match tool {
                 None => Err(turnkeep_core::chat::controller::UNKNOWN_TOOL.to_owned()),
                 Some(tool) => {
@@ -255,7 +312,10 @@ impl Turn<'_, '_> {
                     };
                     let running = tool.execute(invocation.args, context);
                     match self.watch.until_stopped(running).await {
-                        None => return Action::Done,
+                        None => {
+                            record(StepEnd::Stopped, self.ports.clock.now_ms());
+                            return Action::Done;
+                        }
                         Some(Ok(text)) => Ok(text),
                         Some(Err(ToolFailure::InvalidInput(issues))) => {
                             Err(issues.text(&invocation.name))
@@ -268,6 +328,14 @@ impl Turn<'_, '_> {
                 }
             };
             let (now_ms, ids) = (self.ports.clock.now_ms(), self.ports.ids);
+            record(
+                if outcome.is_ok() {
+                    StepEnd::Ok
+                } else {
+                    StepEnd::Failed
+                },
+                now_ms,
+            );
             next = self.controller.borrow_mut().on_tool_result(
                 &invocation.id,
                 outcome,

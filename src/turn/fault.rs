@@ -24,6 +24,10 @@ pub enum Stage {
     SessionLog,
     Stream,
     RateLimit,
+    /// An operator's observer of ended turns failed (`onTurnEnd`, `onMetric`, `tracer`).
+    OnTurnEnd,
+    OnMetric,
+    Tracer,
 }
 
 impl Stage {
@@ -42,6 +46,9 @@ impl Stage {
             Stage::SessionLog => "sessionLog",
             Stage::Stream => "stream",
             Stage::RateLimit => "rateLimit",
+            Stage::OnTurnEnd => "onTurnEnd",
+            Stage::OnMetric => "onMetric",
+            Stage::Tracer => "tracer",
         }
     }
 }

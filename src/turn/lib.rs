@@ -18,7 +18,8 @@
 //!
 //! Also here: the driver that performs the controller's actions ([`driver`]), the future
 //! combinators everything awaits through ([`race`]), the sender's line encoder ([`snapshot`]),
-//! and the demo model and tools as port adapters ([`demo_model`]).
+//! the demo model and tools as port adapters ([`demo_model`]), and what the operator hears of an
+//! ended turn, decided from its step log ([`steps`]): [`summary`], [`metrics`], [`spans`].
 
 pub mod admit;
 pub mod commit;
@@ -31,6 +32,7 @@ pub mod fault;
 pub mod follow;
 pub mod interrupt;
 pub mod lease;
+pub mod metrics;
 pub mod open;
 pub mod publish;
 pub mod race;
@@ -39,6 +41,8 @@ pub mod run;
 pub mod send;
 pub mod serial;
 pub mod snapshot;
+pub mod spans;
+pub mod steps;
 mod stop;
 pub mod stop_request;
 pub mod summary;

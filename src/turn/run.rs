@@ -26,6 +26,7 @@ use super::lease::HeldLease;
 use super::open::Opened;
 use super::publish::{Publisher, PumpEnd};
 use super::race::{fired, join, race, Budget, Either};
+use super::steps::StepLog;
 use super::stop_request::watch_for_stop;
 use turnkeep_core::chat::controller::{waiting_calls, Action, ChatController, ChatState};
 use turnkeep_core::protocol::BoundaryError;
@@ -67,6 +68,8 @@ pub struct Turn {
     proposed: RefCell<Vec<Confirmation>>,
     /// The turn's clock when it was built (after its claim), for its summary's duration.
     started_ms: u64,
+    /// Its model calls and tool runs, for the operator's metrics and traces.
+    steps: StepLog,
 }
 
 /// How a turn ended.
@@ -114,6 +117,7 @@ impl Turn {
             sender_lost: Cell::new(None),
             confirmations: RefCell::new(confirmations),
             proposed: RefCell::new(Vec::new()),
+            steps: StepLog::default(),
         })
     }
 
@@ -173,6 +177,16 @@ impl Turn {
     /// The turn's clock when it was built.
     pub fn started_ms(&self) -> u64 {
         self.started_ms
+    }
+
+    /// Its model calls and tool runs so far.
+    pub fn steps(&self) -> &StepLog {
+        &self.steps
+    }
+
+    /// The `pending` records this turn proposes (once its work is done).
+    pub fn proposed(&self) -> Ref<'_, Vec<Confirmation>> {
+        self.proposed.borrow()
     }
 
     pub fn submission(&self) -> &Submission {
@@ -322,6 +336,7 @@ async fn drive(turn: &Turn, sink: &dyn TurnSink, publisher: Option<&Publisher>) 
         sleep: turn.ports.sleep.as_ref(),
         model_stall_ms: turn.limits.model_stall_ms,
         report: &report,
+        steps: Some(&turn.steps),
     };
     let publish = &mut |_revision: u64, state: &ChatState| {
         sink.changed();

@@ -143,6 +143,10 @@ impl ModelAdapter for ObservedModel {
             }
         })
     }
+
+    fn describe(&self) -> crate::ports::chat::ModelInfo {
+        self.inner.describe()
+    }
 }
 
 struct ObservedStream {

@@ -474,7 +474,7 @@ pub(super) async fn resolve(
     let clock = Rc::new(HostClock::new(options));
     let faults = Rc::new(
         OnError::new(options.on_error.clone(), Some(session_name), turn_name)
-            .with_turn_end(options.on_turn_end.clone()),
+            .with_observers(options.observers()),
     );
     let chat = definition.chat_setup(session_name);
     let ports = Ports {

@@ -11,7 +11,8 @@ use wasm_bindgen::prelude::*;
 use super::js::{get, get_fn, set};
 use super::options::HandlerOptions;
 use crate::ports::chat::{Clock, Ids};
-use crate::turn::{Fault, FaultReport};
+use crate::turn::{Fault, FaultReport, Stage};
+use crate::web::adapters::host::port_error;
 
 /// The host's `now()` and `createId()`, or `Date.now()` and `crypto.randomUUID()`.
 #[derive(Clone)]
@@ -125,14 +126,24 @@ fn draw_random(len: usize) -> Option<Vec<u8>> {
     Some(array.to_vec())
 }
 
-/// Faults to the host's `onError`, each turn's end to its `onTurnEnd` (nothing for a hook it
-/// has not). A hook that throws, or returns a promise that rejects, is ignored and never
-/// awaited: reporting must never change or delay what the client gets.
+/// Faults to the host's `onError`, each turn's end to its observers (`onTurnEnd`, `onMetric`,
+/// `tracer`: [`super::observe`]). Every hook is called and never awaited; one that throws or
+/// returns a promise that rejects changes nothing the client gets (an observer's fault goes to
+/// `onError`, `onError`'s own is dropped): reporting must never change or delay a response.
 pub struct OnError {
     hook: Option<Function>,
     session_id: Option<String>,
     turn_id: Option<String>,
-    on_turn_end: Option<Function>,
+    observers: Observers,
+}
+
+/// The hooks that hear of each ended turn.
+#[derive(Clone, Default)]
+pub struct Observers {
+    pub on_turn_end: Option<Function>,
+    pub on_metric: Option<Function>,
+    /// An OpenTelemetry `Tracer` (has `startSpan`).
+    pub tracer: Option<JsValue>,
 }
 
 impl OnError {
@@ -141,14 +152,47 @@ impl OnError {
             hook,
             session_id: session_id.map(str::to_owned),
             turn_id: turn_id.map(str::to_owned),
-            on_turn_end: None,
+            observers: Observers::default(),
         }
     }
 
-    /// The same reporter, telling `hook` of each turn's end too.
-    pub fn with_turn_end(mut self, hook: Option<Function>) -> Self {
-        self.on_turn_end = hook;
+    /// The same reporter, telling `observers` of each turn's end too.
+    pub fn with_observers(mut self, observers: Observers) -> Self {
+        self.observers = observers;
         self
+    }
+
+    /// `{ stage, sessionId?, turnId? }`, `onError`'s second argument.
+    fn info(&self, stage: &str) -> Object {
+        let info = Object::new();
+        set(&info, "stage", stage);
+        if let Some(id) = &self.session_id {
+            set(&info, "sessionId", id.as_str());
+        }
+        if let Some(id) = &self.turn_id {
+            set(&info, "turnId", id.as_str());
+        }
+        info
+    }
+
+    /// What a hook returned, left to settle on its own: a rejection goes to `onError` with
+    /// `stage` (a thenable is never awaited, so one that never settles holds nothing up).
+    pub fn settle_quietly(&self, returned: &JsValue, stage: Stage) {
+        let Some(then) = get_fn(returned, "then") else {
+            return;
+        };
+        let on_rejected: JsValue = match &self.hook {
+            Some(hook) => REPORT_REJECTION.with(|report| {
+                let report: &Function = report.as_ref().unchecked_ref();
+                report
+                    .bind2(&JsValue::UNDEFINED, hook, &self.info(stage.as_str()))
+                    .into()
+            }),
+            None => IGNORE_REJECTION.with(|ignore| ignore.as_ref().clone()),
+        };
+        if let Err(thrown) = then.call2(returned, &JsValue::UNDEFINED, &on_rejected) {
+            self.report(&Fault::new(stage, port_error(stage.as_str(), &thrown)));
+        }
     }
 }
 
@@ -166,53 +210,38 @@ impl FaultReport for OnError {
             Some(thrown) => thrown.clone(),
             None => js_sys::Error::new(&fault.error.message).into(),
         };
-        let info = Object::new();
-        set(&info, "stage", fault.stage.as_str());
-        if let Some(id) = &self.session_id {
-            set(&info, "sessionId", id.as_str());
+        let info = self.info(fault.stage.as_str());
+        if let Ok(returned) = hook.call2(&JsValue::UNDEFINED, &error, &info) {
+            ignore_rejection(&returned);
         }
-        if let Some(id) = &self.turn_id {
-            set(&info, "turnId", id.as_str());
-        }
-        let _ = hook.call2(&JsValue::UNDEFINED, &error, &info);
     }
 
     fn turn_ended(&self, summary: &crate::turn::summary::TurnSummary) {
-        let Some(hook) = &self.on_turn_end else {
-            return;
-        };
-        let event = Object::new();
-        set(&event, "sessionId", summary.session_id.as_str());
-        set(&event, "turnId", summary.turn_id.as_str());
-        set(&event, "outcome", summary.outcome);
-        set(&event, "finishReason", summary.finish_reason);
-        let usage = Object::new();
-        set(&usage, "promptTokens", summary.usage.prompt_tokens as f64);
-        set(
-            &usage,
-            "completionTokens",
-            summary.usage.completion_tokens as f64,
-        );
-        set(&usage, "totalTokens", summary.usage.total_tokens as f64);
-        set(&event, "usage", usage);
-        set(&event, "durationMs", summary.duration_ms as f64);
-        if let Some(code) = summary.error_code {
-            set(&event, "errorCode", code);
-        }
-        // Called, never awaited; a rejection is caught so it is no unhandled one (Node ends
-        // the process on those).
-        if let Ok(returned) = hook.call1(&JsValue::UNDEFINED, &event) {
-            if let Ok(promise) = returned.dyn_into::<js_sys::Promise>() {
-                IGNORE_REJECTION.with(|ignore| {
-                    let _ = promise.catch(ignore);
-                });
-            }
-        }
+        super::observe::turn_ended(self, &self.observers, summary);
+    }
+}
+
+/// A thenable's rejection caught and dropped, so it is no unhandled one (Node ends the process
+/// on those).
+fn ignore_rejection(returned: &JsValue) {
+    if let Some(then) = get_fn(returned, "then") {
+        IGNORE_REJECTION.with(|ignore| {
+            let _ = then.call2(returned, &JsValue::UNDEFINED, ignore.as_ref());
+        });
     }
 }
 
 thread_local! {
     /// One handler for every ignored rejection (a closure per call would leak or need freeing).
-    static IGNORE_REJECTION: wasm_bindgen::closure::Closure<dyn FnMut(JsValue)> =
-        wasm_bindgen::closure::Closure::new(|_: JsValue| {});
+    static IGNORE_REJECTION: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {});
+    /// `(onError, info, reason)`: an observer's rejection to `onError`, bound per call to its
+    /// hook and info (a bound function is plain JS: nothing to free).
+    static REPORT_REJECTION: Closure<dyn FnMut(JsValue, JsValue, JsValue)> =
+        Closure::new(|hook: JsValue, info: JsValue, reason: JsValue| {
+            if let Some(hook) = hook.dyn_ref::<Function>() {
+                if let Ok(returned) = hook.call2(&JsValue::UNDEFINED, &reason, &info) {
+                    ignore_rejection(&returned);
+                }
+            }
+        });
 }

@@ -22,6 +22,7 @@ mod deadline;
 mod definition;
 mod handler;
 mod host;
+mod observe;
 mod options;
 mod rate_limit;
 mod reconcile;

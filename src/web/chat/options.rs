@@ -29,6 +29,10 @@ pub struct HandlerOptions {
     pub rate_limit: Option<Function>,
     /// `onTurnEnd({ sessionId, turnId, outcome, finishReason, usage, durationMs, errorCode? })`.
     pub on_turn_end: Option<Function>,
+    /// `onMetric(record)`: each ended turn's metrics (`turn::metrics`).
+    pub on_metric: Option<Function>,
+    /// An OpenTelemetry `Tracer` (`startSpan`): each ended turn's spans (`turn::spans`).
+    pub tracer: Option<JsValue>,
     /// How long a tool confirmation stays approvable (`confirmationTtlMs`).
     pub confirmation_ttl_ms: u64,
     /// The snapshot stream's byte budget (`snapshotBytesPerSecond`, `core::coalesce`).
@@ -63,6 +67,8 @@ impl HandlerOptions {
             on_error: read.optional_fn("onError")?,
             rate_limit: read.optional_fn("rateLimit")?,
             on_turn_end: read.optional_fn("onTurnEnd")?,
+            on_metric: read.optional_fn("onMetric")?,
+            tracer: tracer(&read)?,
             confirmation_ttl_ms: read
                 .positive_int("confirmationTtlMs", limits::CONFIRMATION_TTL_MS_DEFAULT)?,
             snapshot_bytes_per_s: read.positive_int(
@@ -73,6 +79,29 @@ impl HandlerOptions {
             definitions: Default::default(),
         })
     }
+}
+
+impl HandlerOptions {
+    /// The hooks that hear of each ended turn.
+    pub fn observers(&self) -> super::host::Observers {
+        super::host::Observers {
+            on_turn_end: self.on_turn_end.clone(),
+            on_metric: self.on_metric.clone(),
+            tracer: self.tracer.clone(),
+        }
+    }
+}
+
+/// `tracer`: absent, or an object with `startSpan` (an `@opentelemetry/api` Tracer).
+fn tracer(read: &OptionReader<'_>) -> Result<Option<JsValue>, JsValue> {
+    let tracer = read.value("tracer");
+    if tracer.is_undefined() {
+        return Ok(None);
+    }
+    if super::js::get_fn(&tracer, "startSpan").is_none() {
+        return Err(read.error("tracer must be an OpenTelemetry Tracer (an object with startSpan)"));
+    }
+    Ok(Some(tracer))
 }
 
 fn invalid(detail: &str) -> JsValue {

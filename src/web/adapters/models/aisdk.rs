@@ -23,7 +23,8 @@ use super::openai::call_quietly;
 use super::reader::{ReadResult, ResultReader};
 use crate::core::chat::aisdk::{call_options, AiSdkError, AiSdkStream, SpecVersion, StreamPart};
 use crate::core::chat::model::{ModelChunk, ModelRequest};
-use crate::ports::chat::{ModelAdapter, ModelStream};
+use crate::core::limits;
+use crate::ports::chat::{ModelAdapter, ModelInfo, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::adapters::host::port_error;
 use crate::web::convert::from_json;
@@ -34,6 +35,8 @@ pub struct AiSdkModel {
     host: JsValue,
     do_stream: Function,
     version: SpecVersion,
+    /// Its `provider` and `modelId`, for traces.
+    info: ModelInfo,
 }
 
 impl AiSdkModel {
@@ -50,10 +53,27 @@ impl AiSdkModel {
                 "model.specificationVersion must be 'v2', 'v3' or 'v4' (an AI SDK language model)",
             )?;
         let do_stream = get_fn(value, "doStream").ok_or("model.doStream must be a function")?;
+        // The AI SDK names providers `openai.chat`, `anthropic.messages`: the part before the
+        // first dot is the OpenTelemetry provider name. Bounded like a descriptor's model name.
+        let name = |key: &str| {
+            get(value, key)
+                .as_string()
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    s.chars()
+                        .take(limits::MODEL_NAME_CHARS_MAX)
+                        .collect::<String>()
+                })
+        };
+        let info = ModelInfo {
+            provider: name("provider").map(|p| p.split('.').next().unwrap_or_default().to_owned()),
+            model: name("modelId"),
+        };
         Ok(Self {
             host: value.clone(),
             do_stream,
             version,
+            info,
         })
     }
 }
@@ -93,6 +113,10 @@ impl ModelAdapter for AiSdkModel {
                 done: false,
             }) as Box<dyn ModelStream>)
         })
+    }
+
+    fn describe(&self) -> ModelInfo {
+        self.info.clone()
     }
 }
 

@@ -18,7 +18,7 @@ use super::abort::AbortOnDrop;
 use super::descriptor::{openai_settings, OpenAiSettings};
 use crate::core::chat::model::{ModelChunk, ModelRequest};
 use crate::core::chat::openai::{request_body, OpenAiRequestOptions, OpenAiStream};
-use crate::ports::chat::{ModelAdapter, ModelStream};
+use crate::ports::chat::{ModelAdapter, ModelInfo, ModelStream};
 use crate::ports::{LocalFuture, PortError};
 use crate::web::js::{call_method, get, get_fn, resolve, set};
 
@@ -96,6 +96,14 @@ impl ModelAdapter for OpenAiModel {
                 done: false,
             }) as Box<dyn ModelStream>)
         })
+    }
+
+    /// The model it names; the provider behind an OpenAI-compatible endpoint is unknown.
+    fn describe(&self) -> ModelInfo {
+        ModelInfo {
+            provider: None,
+            model: Some(self.settings.model.clone()),
+        }
     }
 }
 
