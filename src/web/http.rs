@@ -133,9 +133,47 @@ pub fn respond(
     // Status 499 is outside what some runtimes' Response constructor allows in its checks;
     // construct generically so the host's own validation decides.
     let ctor = get(&js_sys::global(), "Response");
-    let args = js_sys::Array::of2(body, &init);
+    let args = js_sys::Array::of2(&natively_pumped(body), &init);
     let response = Reflect::construct(ctor.unchecked_ref::<Function>(), &args)?;
     Ok(response.unchecked_into())
+}
+
+/// `body`, or where the host has workerd's `IdentityTransformStream`, that stream's readable side
+/// with `body` piped into it.
+///
+/// workerd reports a client that goes away in the middle of a body as an uncaught
+/// `Error: Network connection lost.` (an unhandled rejection of its own pump) whenever the body is
+/// a JS-created `ReadableStream`, whoever wrote the Worker (`tests/workerd/disconnects.test.mjs`
+/// shows it with a Worker of a dozen lines and none of turnkeep). A deployed Worker counts each
+/// as an exception. A native stream is pumped without one, and the one promise left is the
+/// pipe's, handled here: a disconnect ends the pipe, which cancels `body` (the turn's response
+/// sees the cancel it would have seen from any host), and is no error.
+fn natively_pumped(body: &JsValue) -> JsValue {
+    let identity = get(&js_sys::global(), "IdentityTransformStream");
+    let (Some(identity), true) = (identity.dyn_ref::<Function>(), body.is_instance_of::<ReadableStream>()) else {
+        return body.clone(); // not workerd, or no stream: nothing to pump
+    };
+    let Ok(native) = Reflect::construct(identity, &js_sys::Array::new()) else {
+        return body.clone();
+    };
+    let pipe_to = get(body, "pipeTo");
+    let Some(pipe_to) = pipe_to.dyn_ref::<Function>() else {
+        return body.clone();
+    };
+    let Ok(piped) = pipe_to.call1(body, &get(&native, "writable")) else {
+        return body.clone();
+    };
+    if let Some(piped) = piped.dyn_ref::<js_sys::Promise>() {
+        IGNORE.with(|ignore| {
+            let _ = piped.catch(ignore);
+        });
+    }
+    get(&native, "readable")
+}
+
+thread_local! {
+    /// The rejection handler of [`natively_pumped`]'s pipes: a disconnect is an ordinary end.
+    static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {});
 }
 
 /// A handler as JS sees it, `(request) => Promise<Response>`, over `respond`, which shares the
