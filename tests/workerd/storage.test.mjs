@@ -1,10 +1,13 @@
-// The ChatSession Durable Object's storage, driven inside workerd by a small test Worker
-// (storage-worker.mjs): the shared SessionStorage conformance suite against the adapter the
-// demo Worker uses, and ChatMemory rows that stay far below the Durable Object value limit.
+// turnkeep's Durable Objects through the ports `turnkeep/cloudflare` exports, driven inside
+// workerd by a small test Worker (storage-worker.mjs): the SessionStorage conformance suite
+// against ChatSession's compare-and-set, the SessionLog conformance suite against
+// SessionStream's producer fencing (each also shown failing a broken adapter over the same
+// objects), and ChatMemory rows that stay far below the Durable Object value limit.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { CASES } from '../../js/testing/session-storage-conformance.mjs';
+import { CASES as LOG_CASES } from '../../js/testing/session-log-conformance.mjs';
 import { root, startWorker } from './harness.mjs';
 
 const ROW_BYTES_MAX = 262_144; // DO_ROW_BYTES_MAX in src/core/limits.rs
@@ -30,6 +33,22 @@ test('the Durable Object adapter passes the SessionStorage conformance suite (32
   assert.equal(status, 200);
   assert.deepEqual(body.failed, []);
   assert.deepEqual([...body.passed].sort(), Object.values(CASES).sort());
+});
+
+test('the suite fails a last-write-wins adapter over the same objects', async () => {
+  const { status, body } = await call('/conformance?concurrency=32&broken=1');
+  assert.equal(status, 200);
+  assert.ok(body.failed.length > 0, `passed: ${body.passed.join('; ')}`);
+});
+
+test('the SessionStream adapter passes the SessionLog conformance suite, and a log without producer stamps fails it', async () => {
+  const good = await call('/log-conformance');
+  assert.equal(good.status, 200);
+  assert.deepEqual(good.body.failed, []);
+  assert.deepEqual([...good.body.passed].sort(), Object.values(LOG_CASES).sort());
+  const broken = await call('/log-conformance?broken=1');
+  assert.equal(broken.status, 200);
+  assert.ok(broken.body.failed.some((f) => f.name === LOG_CASES.staleEpoch), JSON.stringify(broken.body.failed));
 });
 
 test('a long history is split over rows far below the value limit and loads back equal', async () => {
