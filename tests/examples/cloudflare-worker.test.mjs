@@ -81,6 +81,53 @@ test('the live stream route serves the session log; another user reads nothing o
   await anonymous.arrayBuffer();
 });
 
+/** A `client.turn.stop` or `client.confirmation.resolve` event of `sessionId`, as the page's client would send it. */
+function event(sessionId, turnId, name, payload) {
+  return JSON.stringify({
+    protocol: 'agentskit.chat.turn', version: 1, eventId: `e-${name}-${Math.random().toString(36).slice(2)}`, sessionId, turnId,
+    sequence: 0, emittedAt: new Date().toISOString(), event: name, payload,
+  });
+}
+const postEvent = (user, body) => fetch(`${url()}/api/chat`, { method: 'POST', headers: { ...as(user), 'content-type': 'application/json' }, body });
+
+test('a stop sent by another request ends the running turn early, and its answer is saved', async () => {
+  const turnId = `stop-${Date.now()}`;
+  const response = await fetch(`${url()}/api/chat`, {
+    method: 'POST',
+    headers: { ...as('stopper'), 'content-type': 'application/json' },
+    body: event('stop-s', turnId, 'client.turn.submit', { input: '/words 2000' }),
+  });
+  assert.equal(response.status, 200);
+  const sent = ndjson(response);
+  await sleep(300);
+  const stop = await postEvent('stopper', event('stop-s', turnId, 'client.turn.stop', {}));
+  assert.equal(stop.status, 202);
+  assert.deepEqual((await stop.json()).stop, { version: 1, turnId, state: 'stopping' });
+  const last = lastSnapshot(await sent);
+  assert.equal(last.payload.status, 'complete');
+  const words = last.payload.messages[1].content.split(' ').length;
+  assert.ok(words < 2000, `stopped early (${words} words)`);
+});
+
+test('an approval: the turn waits for a person, five racing decisions run the tool once', async () => {
+  const lines = await ndjson(await postTurn(url(), 'payer', 'pay-s', '/confirm 250'));
+  const record = lastSnapshot(lines).payload.confirmations[0];
+  assert.equal(record.status, 'pending');
+  await sleep(200); // the release stores the record just after the stream ends
+  const answers = await Promise.all(['approve', 'reject', 'approve', 'approve', 'reject'].map(async (decision) => {
+    const response = await postEvent('payer', event('pay-s', record.token, 'client.confirmation.resolve', { token: record.token, decision }));
+    return response.headers.get('content-type').startsWith('application/x-ndjson') ? { streamed: await ndjson(response) } : { status: response.status, body: await response.json() };
+  }));
+  const winners = answers.filter((a) => a.streamed);
+  assert.equal(winners.length, 1, JSON.stringify(answers.map((a) => a.body ?? 'stream')));
+  const final = lastSnapshot(winners[0].streamed).payload;
+  const results = final.messages.filter((m) => m.role === 'tool');
+  assert.equal(results.length, 1);
+  const approved = final.confirmations[0].status === 'approved';
+  assert.equal(results[0].content, approved ? 'transferred 250' : 'A person rejected this tool call.');
+  for (const loser of answers.filter((a) => !a.streamed)) assert.equal(loser.status, 200, JSON.stringify(loser.body));
+});
+
 test('the AI SDK routes are mounted: GET /api/ui/chat/:id/messages lists the conversation', async () => {
   await ndjson(await postTurn(url(), 'ui', 'ui-s', 'hello ui'));
   const response = await fetch(`${url()}/api/ui/chat/ui-s/messages`, { headers: as('ui') });
