@@ -1,52 +1,47 @@
-// The example's one page: a session's conversation so far (GET /api/chat/sessions/:id, the
-// session log's projection) and a form that sends a turn (POST /api/chat) and draws each
-// snapshot of the answer as it streams. No build step, no framework; the user is `guest`.
-// A page that should follow a turn another tab started, or resume one after a reload, reads
-// `GET /api/chat/stream/:id` with turnkeep/client's createChatConnection instead.
+// The example's one page, `GET /?session=<id>`: the conversation from the session's log, live.
+// It takes its seed from `GET /api/chat/sessions/:id` (the log's projection), then follows the
+// log with turnkeep/client's createChatConnection (one read of `GET /api/chat/stream/:id`, from
+// the seed's offset), so a reload mid-answer shows the answer so far and the rest as it comes,
+// and a turn sent from another tab shows too. Send posts the turn through the same connection.
+// No build step beyond copying the client (`npm run build`), no framework; the user is `guest`.
 
 const SCRIPT = `
+import { createChatConnection } from '/turnkeep/js/client/browser.mjs';
+
 const sessionId = new URLSearchParams(location.search).get('session');
-const auth = { authorization: 'Bearer guest' };
+const headers = { authorization: 'Bearer guest' };
 const list = document.querySelector('#messages');
+const status = document.querySelector('#status');
+
 function draw(messages) {
   list.replaceChildren(...messages.filter((m) => m.role !== 'tool').map((m) => {
     const item = document.createElement('li');
     item.dataset.role = m.role;
+    item.dataset.status = m.status ?? '';
     item.textContent = m.role + ': ' + (typeof m.content === 'string' ? m.content : '');
     return item;
   }));
 }
-async function load() {
-  const response = await fetch('/api/chat/sessions/' + sessionId, { headers: auth });
-  if (response.ok) draw((await response.json()).messages);
-}
-let n = 0;
-async function send(input) {
-  const turnId = 'turn-' + Date.now() + '-' + (++n);
-  const event = { protocol: 'agentskit.chat.turn', version: 1, eventId: 'e-' + turnId, sessionId, turnId,
-    sequence: 0, emittedAt: new Date().toISOString(), event: 'client.turn.submit', payload: { input } };
-  const response = await fetch('/api/chat', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(event) });
-  if (!response.ok) { document.querySelector('#status').textContent = (await response.json()).error?.code ?? response.status; return; }
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let rest = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    const lines = (rest + value).split('\\n');
-    rest = lines.pop();
-    for (const line of lines) {
-      const frame = JSON.parse(line);
-      if (frame.event === 'server.turn.snapshot') draw(frame.payload.messages);
-    }
-  }
-}
+
+const seed = await (await fetch('/api/chat/sessions/' + sessionId, { headers })).json();
+const connection = createChatConnection({
+  target: { url: '/api/chat/stream/' + sessionId, chatUrl: '/api/chat', sessionId, headers },
+  seed,
+  authorize: false, // the Worker authorizes every request
+});
+draw(connection.snapshot().messages);
+document.body.dataset.ready = '1';
+(async () => {
+  for await (const _chunk of connection.subscribe()) draw(connection.snapshot().messages);
+})();
+
 document.querySelector('form').addEventListener('submit', (e) => {
   e.preventDefault();
   const input = e.target.input.value;
   e.target.input.value = '';
-  send(input);
+  status.textContent = '';
+  connection.send(input).catch((error) => { status.textContent = error.code ?? String(error); });
 });
-load();
 `;
 
 /** GET /: the page of `?session=<id>`, or a redirect to a fresh session. */
