@@ -72,7 +72,10 @@ export interface CloudflareChatOptions<Context = unknown>
     | Omit<ChatDefinitionOptions, 'memory'>
     | ((context: Context, sessionId: SafeId, memory: ChatMemory, signal: AbortSignal) =>
         ChatDefinition | ChatDefinitionOptions | AgentsKitChatDefinition | Promise<ChatDefinition | ChatDefinitionOptions | AgentsKitChatDefinition>);
-  /** Whose objects a request reaches. Default: the context when it is a SafeId, else `'default'`. */
+  /**
+   * Whose objects a request reaches. Default: the context when it is a SafeId, `'default'`
+   * without `authenticate`; any other context is refused (a fault), so pass this.
+   */
   tenant?(context: Context): SafeId;
   /** The turn route (AgentsKit's wire), default `/api/chat`; the live stream and snapshot are under it. */
   api?: string;

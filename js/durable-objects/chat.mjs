@@ -112,19 +112,31 @@ function build(env, { definition, tenant, bindings, passed }) {
     ui: createUIMessageChatHandler(handlerOptions),
     stream,
     async session(request, raw) {
-      const auth = await authenticate(request);
-      if (!auth?.ok) return auth?.response ?? new Response('Forbidden', { status: 403 });
       const sessionId = safeDecode(raw);
       if (!isSafeId(sessionId)) return null;
-      const target = createDurableObjectSessionLog({ namespace: sessionStreams, tenant: tenantOf(auth.context), sessionId });
-      return Response.json(await resolveChatSnapshot({ target, sessionId, signal: request.signal }));
+      // Every request ends as a Response: what fails here goes to onError, the client gets a bare 500.
+      try {
+        const auth = await authenticate(request);
+        if (!auth?.ok) return auth?.response ?? new Response(null, { status: 403 });
+        const target = createDurableObjectSessionLog({ namespace: sessionStreams, tenant: tenantOf(auth.context), sessionId });
+        return Response.json(await resolveChatSnapshot({ target, sessionId, signal: request.signal }));
+      } catch (error) {
+        passed.onError?.(error, { stage: 'sessionLog', sessionId });
+        return new Response(null, { status: 500 });
+      }
     },
   };
 }
 
-/** Without `tenant`: the context when it is a SafeId (a user id), else one tenant for all. */
+/**
+ * Without `tenant`: the context when it is a SafeId (a user id), one tenant `default` without
+ * authentication (no context). Any other context is refused rather than guessed at: two users
+ * mapped to one tenant would share their sessions.
+ */
 function defaultTenant(context) {
-  return typeof context === 'string' && isSafeId(context) ? context : 'default';
+  if (context === undefined) return 'default';
+  if (isSafeId(context)) return context;
+  throw invalidConfig(WHERE, 'the context authenticate gave is not a SafeId: pass tenant(context) to say whose objects a request reaches');
 }
 
 function path(value, name) {

@@ -7,7 +7,9 @@
 // suite can fail.
 import { checkSessionStorage } from '../../js/testing/session-storage-conformance.mjs';
 import { checkSessionLog } from '../../js/testing/session-log-conformance.mjs';
+import { createDemoModel } from '../../js/workerd.mjs';
 import {
+  createCloudflareChat,
   createDurableObjectChatMemory,
   createDurableObjectSessionLog,
   createDurableObjectSessionStorage,
@@ -16,6 +18,16 @@ import {
 export { ChatSession, SessionStream } from '../../js/cloudflare.mjs';
 
 let run = 0;
+
+// createCloudflareChat with a context that is an object and no `tenant`: refused, never one
+// tenant for every user. What onError heard is kept for the test to read.
+const faults = [];
+const objectContext = createCloudflareChat({
+  authenticate: () => ({ ok: true, context: { user: 'someone' } }),
+  definition: { id: 'tenant-check', model: createDemoModel({ chunkDelayMs: 0 }) },
+  api: '/object-context/chat',
+  onError: (error, info) => faults.push({ stage: info.stage, code: error?.code ?? null, message: String(error?.message ?? error) }),
+});
 
 /** Last write wins: the cursor is never compared (what the storage suite must catch). */
 function lastWriteWins(storage) {
@@ -33,6 +45,7 @@ export default {
     const tenant = url.searchParams.get('tenant') ?? 'tenant';
     const sessionId = url.searchParams.get('session') ?? 'session';
     const fresh = (what) => `${what}-${Date.now()}-${++run}`;
+    if (url.pathname.startsWith('/object-context/chat')) return objectContext.fetch(request, env);
     try {
       switch (url.pathname) {
         case '/conformance': {
@@ -57,6 +70,8 @@ export default {
           };
           return Response.json(await checkSessionLog(make, { racers: 12, longPollMs: 300 }));
         }
+        case '/object-context/faults':
+          return Response.json(faults);
         case '/memory/save':
           await createDurableObjectChatMemory({ namespace: env.CHAT_SESSION, tenant, sessionId }).save(await request.json());
           return Response.json({ ok: true });

@@ -101,3 +101,22 @@ test('the same session id under two tenants is two Durable Objects', async () =>
   assert.equal(a.activeTurn.turnId, 'a');
   assert.equal(b.activeTurn.turnId, 'b');
 });
+
+test('createCloudflareChat refuses a context that is not a SafeId without tenant(): no shared tenant', async () => {
+  const body = JSON.stringify({
+    protocol: 'agentskit.chat.turn', version: 1, eventId: 'e1', sessionId: 's1', turnId: 't1', sequence: 0,
+    emittedAt: '2026-07-11T03:00:00.000Z', event: 'client.turn.submit', payload: { input: 'hello' },
+  });
+  const response = await fetch(`${worker.url}/object-context/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  assert.equal(response.status, 500);
+  assert.equal((await response.json()).error.code, 'SERVER_INTERNAL');
+  const snapshot = await fetch(`${worker.url}/object-context/chat/sessions/s1`);
+  assert.equal(snapshot.status, 500);
+  await snapshot.arrayBuffer();
+  const faults = (await call('/object-context/faults')).body;
+  assert.ok(faults.length >= 2, JSON.stringify(faults));
+  for (const fault of faults) {
+    assert.equal(fault.code, 'SERVER_INVALID_CONFIG', JSON.stringify(fault));
+    assert.match(fault.message, /tenant\(context\)/);
+  }
+});
