@@ -1,7 +1,7 @@
 // `npm run size`: what each entry of the package costs a user, raw and gzip (level 9), as a
 // bundler ships it: the entry's JS bundled and minified by esbuild with that entry's export
 // conditions, plus the .wasm it loads (one row per entry; `turnkeep` once per runtime). The demo
-// Worker (pkg-worker/, not on npm) is listed last for comparison. Run scripts/build.sh first.
+// Worker (pkg-worker/, whose module `turnkeep/cloudflare` ships for its Durable Objects) is listed last. Run scripts/build.sh first.
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
@@ -30,8 +30,11 @@ const ENTRIES = [
   { name: "'turnkeep/client' (browser)", subpath: './client', conditions: ['browser'], wasm: 'pkg-client/turnkeep_bg.wasm' },
   { name: "'turnkeep/ask' (workerd)", subpath: './ask', conditions: ['workerd', 'worker', 'browser'], wasm: 'pkg-ask/turnkeep_bg.wasm' },
   { name: "'turnkeep/sandbox' (workerd)", subpath: './sandbox', conditions: ['workerd', 'worker', 'browser'], wasm: 'pkg-sandbox/turnkeep_bg.wasm' },
+  // Its Durable Objects are the demo Worker's build (pkg-worker/); its chat routes run on the
+  // chat server's (pkg/): a Worker using it loads both (ARCHITECTURE.md, "turnkeep/cloudflare").
+  { name: "'turnkeep/cloudflare' (workerd)", subpath: './cloudflare', conditions: ['workerd', 'worker', 'browser'], wasm: ['pkg/turnkeep_bg.wasm', 'pkg-worker/turnkeep_bg.wasm'] },
   { name: "'turnkeep/testing/session-storage-conformance'", subpath: './testing/session-storage-conformance', conditions: [] },
-  { name: 'demo Worker (pkg-worker/, not on npm)', file: 'js/cloudflare/worker.mjs', conditions: ['workerd'], wasm: 'pkg-worker/turnkeep_bg.wasm' },
+  { name: 'demo Worker (pkg-worker/)', file: 'js/cloudflare/worker.mjs', conditions: ['workerd'], wasm: 'pkg-worker/turnkeep_bg.wasm' },
 ];
 
 const sizes = (bytes) => ({ raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length });
@@ -51,7 +54,12 @@ async function measure(entry) {
     logLevel: 'silent',
   });
   const js = sizes(result.outputFiles[0].contents);
-  const wasm = entry.wasm ? sizes(readFileSync(join(ROOT, entry.wasm))) : { raw: 0, gzip: 0 };
+  const wasm = { raw: 0, gzip: 0 };
+  for (const module of [entry.wasm ?? []].flat()) {
+    const one = sizes(readFileSync(join(ROOT, module)));
+    wasm.raw += one.raw;
+    wasm.gzip += one.gzip;
+  }
   return { ...entry, file, js, wasm };
 }
 

@@ -2,16 +2,15 @@
 // pkg-worker/) and its test build (tests/support/test-hooks-worker.mjs, over pkg-worker-test/)
 // are the same few lines over different builds.
 //
-// RPC reaches only Durable Object classes that extend DurableObject, so the generated classes
-// get its prototype (the Worker calls ChatSession's methods, and SessionStream objects call
-// each other's for forks, over RPC).
+// The Durable Object classes are bound by the package's own js/durable-objects/classes.mjs (what
+// `turnkeep/cloudflare` exports), so the demo runs the objects a user's Worker gets.
 //
 // Workers AI: with an `AI` binding (wrangler.toml, `[ai] binding = "AI"`) the demo chats with
 // Workers AI through workers-ai-provider, a JS package; so the Worker's fetch builds that AI SDK
 // model (`WORKERS_AI_MODEL`, default below) and hands it to the Rust host under
 // `TURNKEEP_WORKERS_AI_MODEL` on a view of `env` (src/cloudflare/chat.rs reads it; the Rust side
 // drives it as it drives any AI SDK model). Without the binding `env` is passed through as it is.
-import { DurableObject } from 'cloudflare:workers';
+import { bindObjects } from '../durable-objects/classes.mjs';
 import { createWorkersAI } from '../../pkg-worker/workers-ai.mjs';
 
 const WORKERS_AI_MODEL_DEFAULT = '@cf/meta/llama-3.3-70b-instruct-fp8-fast';
@@ -29,15 +28,15 @@ function chatEnv(env) {
   return view;
 }
 
-/** `{ ChatSession, SessionStream, fetch }` of a glue's exports (`{ initSync, ChatSessionObject, SessionStreamObject, fetch }`), instantiated with `wasmModule`. */
+/** The demo Worker's fetch over a glue's Rust `fetch`: `env` with the Workers AI model when bound. */
+export function demoFetch(fetch) {
+  return (request, env, ctx) => fetch(request, chatEnv(env), ctx);
+}
+
+/**
+ * `{ ChatSession, SessionStream, fetch }` of a glue's exports (`{ initSync, ChatSessionObject,
+ * SessionStreamObject, fetch }`), instantiated with `wasmModule`: the test build's entry.
+ */
 export function bindWorker(glue, wasmModule) {
-  // workerd hands a `.wasm` import over as a compiled WebAssembly.Module (Workers forbid
-  // compiling wasm from bytes at run time), so the synchronous init is enough.
-  glue.initSync({ module: wasmModule });
-  for (const generated of [glue.ChatSessionObject, glue.SessionStreamObject]) {
-    Object.setPrototypeOf(generated.prototype, DurableObject.prototype);
-    Object.setPrototypeOf(generated, DurableObject);
-  }
-  const fetch = (request, env, ctx) => glue.fetch(request, chatEnv(env), ctx);
-  return { ChatSession: glue.ChatSessionObject, SessionStream: glue.SessionStreamObject, fetch };
+  return { ...bindObjects(glue, wasmModule), fetch: demoFetch(glue.fetch) };
 }

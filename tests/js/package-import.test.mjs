@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,14 +22,22 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
   for (const needed of ['package.json', 'README.md', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/edge-light.mjs', 'js/protocol.mjs', 'js/index.d.ts', 'js/testing/session-storage-conformance.mjs', 'js/testing/session-log-conformance.mjs', 'js/errors.mjs', 'js/redis.mjs', 'js/redis.d.ts', 'js/postgres.mjs', 'js/postgres.d.ts', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm',
     'js/client.d.ts', 'js/client/node.mjs', 'js/client/browser.mjs', 'js/client/workerd.mjs', 'js/client/edge-light.mjs', 'js/client/connection.mjs', 'pkg-client/turnkeep.js', 'pkg-client/turnkeep_bg.wasm',
     'js/ask.d.ts', 'js/ask/node.mjs', 'js/ask/workerd.mjs', 'pkg-ask/turnkeep.js', 'pkg-ask/turnkeep_bg.wasm',
-    'js/sandbox.d.ts', 'js/sandbox/node.mjs', 'js/sandbox/workerd.mjs', 'pkg-sandbox/turnkeep.js', 'pkg-sandbox/turnkeep_bg.wasm']) {
+    'js/sandbox.d.ts', 'js/sandbox/node.mjs', 'js/sandbox/workerd.mjs', 'pkg-sandbox/turnkeep.js', 'pkg-sandbox/turnkeep_bg.wasm',
+    'js/cloudflare.d.ts', 'js/cloudflare.mjs', 'pkg-worker/turnkeep.js', 'pkg-worker/turnkeep_bg.wasm']) {
     assert.ok(files.includes(needed), `tarball lacks ${needed}: ${files.join(', ')}`);
   }
   assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('target/')), 'tarball must not carry Rust sources or build output');
-  // Lean package (scripts/build.sh): no demo Worker, no Worker build, and the shipped wasm
-  // exports neither the Durable Object stores nor the test hooks.
+  // Lean package (scripts/build.sh): no demo Worker (its page, routes' JS, Workers AI bundle),
+  // no test build; of the Worker build only the module and glue `turnkeep/cloudflare` loads for
+  // its Durable Objects; and the chat server's wasm exports neither the Durable Object stores
+  // nor the test hooks.
   // (tests/js/shipped-hooks.test.mjs checks every shipped build for test and bench hooks.)
-  assert.deepEqual(files.filter((f) => f.startsWith('js/cloudflare/') || f.startsWith('pkg-worker')), []);
+  assert.deepEqual(files.filter((f) => f.startsWith('js/cloudflare/') || f.startsWith('pkg-worker-test')), []);
+  assert.deepEqual(files.filter((f) => f.startsWith('pkg-worker/') && !/^pkg-worker\/(turnkeep\.js|turnkeep_bg\.wasm|snippets\/.+)$/.test(f)), []);
+  // Everything `turnkeep/cloudflare` imports is in the tarball (it loads only in workerd, so
+  // this walks its imports; examples/cloudflare-worker runs it from the tarball in workerd).
+  const cloudflare = installedExport(root, './cloudflare', 'workerd');
+  for (const file of importClosure(root, cloudflare)) assert.ok(files.includes(file), `turnkeep/cloudflare needs ${file}, which the tarball lacks`);
   const glue = readFileSync(join(root, 'pkg/turnkeep.js'), 'utf8');
   for (const name of ['ChatSessionStore', 'SessionStreamCore', '__streamModelForTest', '__sessionStorageForTest', '__snapshotCountsForBench']) {
     assert.ok(!glue.includes(name), `the npm glue exports ${name}`);
@@ -115,3 +123,22 @@ console.log(JSON.stringify({
   badClient: [code(() => redis.createRedisSessionStorage({ client: {} })), code(() => postgres.createPostgresSessionStorage({ client: {} }))],
 }));
 `;
+
+/** The file `subpath` resolves to under `condition` (package.json "exports"). */
+function installedExport(dir, subpath, condition) {
+  const target = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).exports[subpath];
+  assert.ok(target?.[condition], `package.json exports ${subpath} has no ${condition} condition`);
+  return target[condition].replace(/^\.\//, '');
+}
+
+/** `file` and every file its relative imports reach (paths relative to `dir`). */
+function importClosure(dir, file, seen = new Set()) {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  if (!/\.m?js$/.test(file)) return seen;
+  const source = readFileSync(join(dir, file), 'utf8');
+  for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'";]*?from\s*(['"])(\.[^'"]+)\1/g)) {
+    importClosure(dir, join(dirname(file), m[2]), seen);
+  }
+  return seen;
+}

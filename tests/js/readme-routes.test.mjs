@@ -1,6 +1,7 @@
-// README.md's two routes, run as they are written: the Cloudflare Worker of "A route on
+// README.md's routes, run as they are written: the Cloudflare Worker of "A route on
 // Cloudflare Workers" in workerd (Miniflare 4, with the compatibility flag the README names)
-// over the package's `workerd` entry, answering the README's own curl request; and the Next.js
+// over the package's `workerd` entry, answering the README's own curl request; the Worker and
+// wrangler.toml of "On Cloudflare: turnkeep/cloudflare" (its Durable Objects); and the Next.js
 // route of "A route in Next.js", its TypeScript stripped by esbuild, its `POST` called under Node
 // over the `node` entry (Next's bundling of the same route is tests/examples' job). `turnkeep`
 // is mapped to the entry its export condition picks; nothing else in the snippets is changed.
@@ -10,6 +11,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { transformSync } from 'esbuild';
 import { Miniflare } from 'miniflare';
+import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const readme = readFileSync(`${root}README.md`, 'utf8');
@@ -84,6 +86,43 @@ test('the README Worker route answers the README curl request in workerd', async
   const again = await mf.dispatchFetch('http://127.0.0.1:8787/', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   assert.equal(again.status, 409);
   assert.equal((await again.json()).error.code, 'TURN_REPLAYED');
+});
+
+test('the README Worker on turnkeep/cloudflare runs as written, with its wrangler.toml, in workerd', async (t) => {
+  const heading = 'On Cloudflare: turnkeep/cloudflare';
+  const code = snippet(heading, 'js');
+  assert.ok(code.split('\n').length <= 12, `the Worker is ${code.split('\n').length} lines`);
+  const cloudflare = code.replaceAll("from 'turnkeep/cloudflare';", "from '../../js/cloudflare.mjs';");
+  assert.notEqual(cloudflare, code, 'the Worker imports turnkeep/cloudflare');
+  writeFileSync(`${scratch}/cf-worker.mjs`, importing(cloudflare, '../../js/workerd.mjs'));
+  const toml = snippet(heading, 'toml').replace(/^main = .*$/m, 'main = "cf-worker.mjs"');
+  writeFileSync(`${scratch}/wrangler.toml`, toml);
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(`${scratch}/wrangler.toml`);
+  const mf = new Miniflare({
+    ...workerOptions,
+    modules: true,
+    modulesRoot: root,
+    scriptPath: `${scratch}/cf-worker.mjs`,
+    modulesRules: [
+      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
+      { type: 'CompiledWasm', include: ['**/*.wasm'] },
+    ],
+  });
+  t.after(() => mf.dispose());
+  const body = JSON.stringify({
+    protocol: 'agentskit.chat.turn', version: 1, eventId: 'e1', sessionId: 's1', turnId: 't1', sequence: 0,
+    emittedAt: '2026-07-11T03:00:00.000Z', event: 'client.turn.submit', payload: { input: 'hello objects' },
+  });
+  const response = await mf.dispatchFetch('http://127.0.0.1:8787/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  assert.equal(response.status, 200);
+  assertAnswered(await turnOf(response), 'hello objects');
+  // Saved in the session's objects: its log projects to the conversation.
+  const view = await mf.dispatchFetch('http://127.0.0.1:8787/api/chat/sessions/s1');
+  assert.equal(view.status, 200);
+  assert.deepEqual((await view.json()).messages.map((m) => m.content), ['hello objects', 'echo: hello objects']);
+  const other = await mf.dispatchFetch('http://127.0.0.1:8787/elsewhere');
+  assert.equal(other.status, 404);
+  await other.arrayBuffer();
 });
 
 test('the README Next.js route authenticates and streams a turn', async () => {

@@ -1,6 +1,6 @@
 // No test or bench hook in what ships: the four npm builds (pkg/, pkg-client/, pkg-ask/,
 // pkg-sandbox/) and the demo Worker `wrangler deploy` publishes (pkg-worker/, through
-// js/cloudflare/worker.mjs) export none of the test build's hooks (`__…ForTest`,
+// js/cloudflare/worker.mjs; on npm too, for turnkeep/cloudflare's Durable Objects) export none of the test build's hooks (`__…ForTest`,
 // `__snapshotCountsForBench`, `sqlIoForTest`), and that Worker answers no `/__test/*` route even
 // with `TEST_HOOKS=1`. The test build (pkg-worker-test/, through its own entry) has every one of
 // them, which shows each check can find what it looks for. Needs `bash scripts/build.sh`.

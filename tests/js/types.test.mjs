@@ -72,3 +72,23 @@ test('the store types accept the real clients (redis, ioredis, @upstash/redis, p
   const run = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
   assert.equal(run.status, 0, `tsc reported:\n${run.stdout}${run.stderr}`);
 });
+
+// `turnkeep/cloudflare` loads only in workerd (it imports `cloudflare:workers` and a compiled
+// `.wasm`), so its exports are read from its source here; tests/workerd/storage-worker.mjs and
+// examples/cloudflare-worker import them in workerd.
+test('cloudflare.d.ts declares exactly what js/cloudflare.mjs exports', () => {
+  const source = readFileSync(new URL('../../js/cloudflare.mjs', import.meta.url), 'utf8');
+  const declared = declaredValues(readFileSync(new URL('../../js/cloudflare.d.ts', import.meta.url), 'utf8'));
+  assert.deepEqual([...declaredValues(source)].sort(), [...declared].sort());
+});
+
+test('cloudflare.d.ts type-checks with a Worker\'s usage under tsc --strict', () => {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const args = [
+    `${root}node_modules/typescript/bin/tsc`, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext',
+    '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', '--types', 'node',
+    'js/cloudflare.d.ts', 'tests/js/fixtures/cloudflare-usage.ts',
+  ];
+  const run = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
+  assert.equal(run.status, 0, `tsc reported:\n${run.stdout}${run.stderr}`);
+});

@@ -1,10 +1,13 @@
-// The ChatSession Durable Object's storage, driven inside workerd by a small test Worker
-// (storage-worker.mjs): the shared SessionStorage conformance suite against the adapter the
-// demo Worker uses, and ChatMemory rows that stay far below the Durable Object value limit.
+// turnkeep's Durable Objects through the ports `turnkeep/cloudflare` exports, driven inside
+// workerd by a small test Worker (storage-worker.mjs): the SessionStorage conformance suite
+// against ChatSession's compare-and-set, the SessionLog conformance suite against
+// SessionStream's producer fencing (each also shown failing a broken adapter over the same
+// objects), and ChatMemory rows that stay far below the Durable Object value limit.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { CASES } from '../../js/testing/session-storage-conformance.mjs';
+import { CASES as LOG_CASES } from '../../js/testing/session-log-conformance.mjs';
 import { root, startWorker } from './harness.mjs';
 
 const ROW_BYTES_MAX = 262_144; // DO_ROW_BYTES_MAX in src/core/limits.rs
@@ -30,6 +33,22 @@ test('the Durable Object adapter passes the SessionStorage conformance suite (32
   assert.equal(status, 200);
   assert.deepEqual(body.failed, []);
   assert.deepEqual([...body.passed].sort(), Object.values(CASES).sort());
+});
+
+test('the suite fails a last-write-wins adapter over the same objects', async () => {
+  const { status, body } = await call('/conformance?concurrency=32&broken=1');
+  assert.equal(status, 200);
+  assert.ok(body.failed.length > 0, `passed: ${body.passed.join('; ')}`);
+});
+
+test('the SessionStream adapter passes the SessionLog conformance suite, and a log without producer stamps fails it', async () => {
+  const good = await call('/log-conformance');
+  assert.equal(good.status, 200);
+  assert.deepEqual(good.body.failed, []);
+  assert.deepEqual([...good.body.passed].sort(), Object.values(LOG_CASES).sort());
+  const broken = await call('/log-conformance?broken=1');
+  assert.equal(broken.status, 200);
+  assert.ok(broken.body.failed.some((f) => f.name === LOG_CASES.staleEpoch), JSON.stringify(broken.body.failed));
 });
 
 test('a long history is split over rows far below the value limit and loads back equal', async () => {
@@ -81,4 +100,23 @@ test('the same session id under two tenants is two Durable Objects', async () =>
   const b = JSON.parse((await call('/session/load?tenant=iso-b&session=shared')).body);
   assert.equal(a.activeTurn.turnId, 'a');
   assert.equal(b.activeTurn.turnId, 'b');
+});
+
+test('createCloudflareChat refuses a context that is not a SafeId without tenant(): no shared tenant', async () => {
+  const body = JSON.stringify({
+    protocol: 'agentskit.chat.turn', version: 1, eventId: 'e1', sessionId: 's1', turnId: 't1', sequence: 0,
+    emittedAt: '2026-07-11T03:00:00.000Z', event: 'client.turn.submit', payload: { input: 'hello' },
+  });
+  const response = await fetch(`${worker.url}/object-context/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  assert.equal(response.status, 500);
+  assert.equal((await response.json()).error.code, 'SERVER_INTERNAL');
+  const snapshot = await fetch(`${worker.url}/object-context/chat/sessions/s1`);
+  assert.equal(snapshot.status, 500);
+  await snapshot.arrayBuffer();
+  const faults = (await call('/object-context/faults')).body;
+  assert.ok(faults.length >= 2, JSON.stringify(faults));
+  for (const fault of faults) {
+    assert.equal(fault.code, 'SERVER_INVALID_CONFIG', JSON.stringify(fault));
+    assert.match(fault.message, /tenant\(context\)/);
+  }
 });
