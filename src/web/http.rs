@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Headers, ReadableStream, Request, Response, ResponseInit};
 
-use super::js::{call_method, get};
+use super::js::{call_method, get, get_fn};
 
 /// Why the body could not be read.
 #[derive(Debug, PartialEq, Eq)]
@@ -139,15 +139,17 @@ pub fn respond(
 }
 
 /// `body`, or where the host has workerd's `IdentityTransformStream`, that stream's readable side
-/// with `body` piped into it.
+/// with `body` copied into it.
 ///
 /// workerd reports a client that goes away in the middle of a body as an uncaught
 /// `Error: Network connection lost.` (an unhandled rejection of its own pump) whenever the body is
 /// a JS-created `ReadableStream`, whoever wrote the Worker (`tests/workerd/disconnects.test.mjs`
 /// shows it with a Worker of a dozen lines and none of turnkeep). A deployed Worker counts each
-/// as an exception. A native stream is pumped without one, and the one promise left is the
-/// pipe's, handled here: a disconnect ends the pipe, which cancels `body` (the turn's response
-/// sees the cancel it would have seen from any host), and is no error.
+/// as an exception. A native stream is pumped without one. The copy is a loop of our own rather
+/// than `pipeTo`, whose write in flight when the client goes away is rejected with nobody to
+/// handle it: here every read and write is awaited, and a failed write (the client is gone)
+/// cancels `body` — the turn's response sees the cancel it would have seen from any host — and
+/// is no error.
 fn natively_pumped(body: &JsValue) -> JsValue {
     let identity = get(&js_sys::global(), "IdentityTransformStream");
     let (Some(identity), true) = (identity.dyn_ref::<Function>(), body.is_instance_of::<ReadableStream>()) else {
@@ -156,24 +158,35 @@ fn natively_pumped(body: &JsValue) -> JsValue {
     let Ok(native) = Reflect::construct(identity, &js_sys::Array::new()) else {
         return body.clone();
     };
-    let pipe_to = get(body, "pipeTo");
-    let Some(pipe_to) = pipe_to.dyn_ref::<Function>() else {
+    let writable = get(&native, "writable");
+    let (Some(get_reader), Some(get_writer)) = (get_fn(body, "getReader"), get_fn(&writable, "getWriter")) else {
         return body.clone();
     };
-    let Ok(piped) = pipe_to.call1(body, &get(&native, "writable")) else {
+    let (Ok(reader), Ok(writer)) = (get_reader.call0(body), get_writer.call0(&writable)) else {
         return body.clone();
     };
-    if let Some(piped) = piped.dyn_ref::<js_sys::Promise>() {
-        IGNORE.with(|ignore| {
-            let _ = piped.catch(ignore);
-        });
-    }
+    wasm_bindgen_futures::spawn_local(copy(reader, writer));
     get(&native, "readable")
 }
 
-thread_local! {
-    /// The rejection handler of [`natively_pumped`]'s pipes: a disconnect is an ordinary end.
-    static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {});
+/// Copies every chunk `reader` gives to `writer`, then closes it; when a write fails, cancels the
+/// source and aborts the sink, each awaited (their rejections are no one else's).
+async fn copy(reader: JsValue, writer: JsValue) {
+    let failed = loop {
+        let read = match call_method(&reader, "read", &[]).await {
+            Ok(read) => read,
+            Err(error) => break error,
+        };
+        if get(&read, "done").is_truthy() {
+            let _ = call_method(&writer, "close", &[]).await;
+            return;
+        }
+        if let Err(error) = call_method(&writer, "write", &[&get(&read, "value")]).await {
+            break error;
+        }
+    };
+    let _ = call_method(&reader, "cancel", &[&failed]).await;
+    let _ = call_method(&writer, "abort", &[&failed]).await;
 }
 
 /// A handler as JS sees it, `(request) => Promise<Response>`, over `respond`, which shares the

@@ -4,8 +4,10 @@
 // its own pump's rejection, whoever wrote the Worker: the control below shows it with a Worker of
 // a dozen lines and none of turnkeep. A deployed Worker counts each as an exception. turnkeep's
 // responses are pumped natively on workerd (src/web/http.rs, `natively_pumped`), so the same
-// storm of aborts against the demo Worker leaves none (21 in 200 turns before), and no turn is
-// lost for it.
+// kind of storm against the demo Worker leaves none (before: 21 in 200 aborted turns, 5 in 200
+// cancelled ones; with `pipeTo` in place of the copy loop, the cancelled ones kept theirs), and
+// no turn is lost for it. Under `wrangler dev` its proxy Worker in front still logs some of its
+// own (workers-sdk's ProxyWorker; tests/workerd runs the Worker without it here for that reason).
 //
 // workerd alone (tests/support/workerd-serve.mjs, verbose: every uncaught exception logged), no
 // wrangler proxy in front, so what is logged is the Worker's own.
@@ -56,16 +58,13 @@ test('the control: any JS stream body, aborted mid-answer, is an uncaught error 
   }
 });
 
-// Left: a reader that cancels the body after a few lines still gets a few (4 to 6 in 200 such
-// turns, as many as before); the control's Worker piped the same way has none, so they come
-// from another body on that path, not yet found.
-test('a storm of aborted turns against the demo Worker leaves no uncaught error and loses nothing', { timeout: 600_000 }, async () => {
+test('a storm of aborted and cancelled turns against the demo Worker leaves no uncaught error and loses nothing', { timeout: 600_000 }, async () => {
   const worker = await served({ vars: STORM_VARS, entry: TEST_HOOKS_WORKER });
   try {
     const dev = { url: worker.baseUrl, pid: worker.pid, output: worker.log, stop: worker.stop };
-    const report = await runStorm({ dev, seed: 5, turns: 200, sessions: 20, ops: ['abort'] });
+    const report = await runStorm({ dev, seed: 6, turns: 200, sessions: 20, ops: ['abort', 'cancel'] });
     assert.deepEqual(report.violations, []);
-    assert.equal(report.counts.abort, 200, JSON.stringify(report.counts));
+    assert.ok(report.counts.abort > 50 && report.counts.cancel > 50, JSON.stringify(report.counts));
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const lines = worker.log().split('\n').filter((line) => /Uncaught/.test(line));
     assert.deepEqual(lines, [], 'a client that went away is no exception');
