@@ -11,6 +11,7 @@
 // session log, named `chat/<tenant>/<sessionId>`. A session id is a SafeId (no `/`), so two
 // tenants never share an object.
 import { createDurableStreamsLog } from '../workerd.mjs';
+import { isSafeId } from '../../pkg/turnkeep.js';
 import { checkOptions, checkSessionId, checkSessionOption, invalidConfig } from '../stores/common.mjs';
 
 /** The object names (the demo Worker's `routes::chat_session_name` and `streams::route::chat_stream_name`). */
@@ -27,9 +28,9 @@ function checkNamespace(where, namespace) {
   return namespace;
 }
 
-// The SafeId form (core::checks::is_safe_id), so an object's name is also a URL path as it is.
-const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-export const isSafeId = (value) => typeof value === 'string' && SAFE_ID.test(value);
+// The SafeId rule (core::checks::is_safe_id, from the wasm), so an object's name is also a URL
+// path as it is.
+export { isSafeId };
 
 function tenantOption(where, tenant) {
   if (!isSafeId(tenant)) throw invalidConfig(where, 'tenant must be a SafeId (1-128 of A-Z a-z 0-9 . _ : -)');

@@ -21,6 +21,16 @@ use crate::core::protocol::{
     TURN_PROTOCOL_VERSION,
 };
 
+/// `isSafeId(value)`: the SafeId rule (`core::checks::is_safe_id`) for the package's own JS
+/// (turnkeep/cloudflare names its objects by tenant and session id), so it is not restated there.
+/// Not re-exported by the public entries.
+#[wasm_bindgen(js_name = isSafeId)]
+pub fn is_safe_id_of(value: &JsValue) -> bool {
+    value
+        .as_string()
+        .is_some_and(|id| crate::core::checks::is_safe_id(&id))
+}
+
 /// `decodeTurnEvent(input)`: JSON text or a value -> `{ ok: true, event }` or
 /// `{ ok: false, diagnostic: { code, message, retryable: false, eventId? } }` with the
 /// reference decoder's literal message. Never throws.
