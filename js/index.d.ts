@@ -328,6 +328,11 @@ export interface SessionSnapshot {
     }[];
   };
   confirmations: Confirmation[];
+  /**
+   * turnkeep's additive field: sends waiting for the session under `sendPolicy: 'queue'` or
+   * `'latest'`, oldest first (at most 8). Omitted when empty; AgentsKit's decoder drops it.
+   */
+  queuedTurns?: { turnId: SafeId; expiresAt: number }[];
 }
 
 /** Why a stored value is not a session envelope. Never sent on the wire (clients see `SERVER_INTERNAL`). */
@@ -736,6 +741,20 @@ export interface ChatHandlerOptions<Context = unknown> {
    * chunk is bounded by `timeoutMs` alone (a reasoning model may think silently before it).
    */
   modelStallMs?: number;
+  /**
+   * What a send does while another turn runs in its session (README, "A send while a turn runs"):
+   * `'reject'` (default) answers `409 SESSION_BUSY`; `'queue'` holds the request open and runs it
+   * after the turns queued before it, in arrival order (at most 8 waiting: `409
+   * SESSION_QUEUE_FULL`); `'latest'` stops the running turn through the session log (so it needs
+   * `sessionLog`) and runs this one, replacing a send still waiting (`409 TURN_SUPERSEDED`).
+   */
+  sendPolicy?: 'reject' | 'queue' | 'latest';
+  /**
+   * How long a queued send waits for its turn before it answers `409 SESSION_QUEUE_TIMEOUT`: a
+   * positive integer below `timeoutMs` (the wait counts against the request's deadline), default
+   * 20000 or half of `timeoutMs` when that is smaller.
+   */
+  sendQueueWaitMs?: number;
   /**
    * Asked before a turn-starting request (a send, an approval's decision) claims anything:
    * `{ ok: false, retryAfterMs? }` answers `429 CHAT_RATE_LIMITED` (with `retry-after` in whole

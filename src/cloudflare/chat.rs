@@ -144,6 +144,7 @@ impl ChatHost for DemoChatHost {
             confirmation_ttl_ms: limits::CONFIRMATION_TTL_MS_DEFAULT,
             snapshot_bytes_per_s: limits::SNAPSHOT_BYTES_PER_S_DEFAULT,
             model_stall_ms: limits::MODEL_STALL_MS_DEFAULT,
+            send: crate::turn::SendRules::default(),
         }
     }
 

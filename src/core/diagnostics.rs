@@ -124,6 +124,12 @@ pub mod chat {
     pub(crate) const TURN_NOT_RUNNING: Row = row(Chat, 404, "TURN_NOT_RUNNING", "No such turn is running in this session.", false);
     /// +
     pub(crate) const STOP_UNAVAILABLE: Row = row(Chat, 409, "TURN_STOP_UNAVAILABLE", "Stopping a turn from another request needs a session log.", false);
+    /// + (`sendPolicy: 'queue'`)
+    pub(crate) const SEND_QUEUE_FULL: Row = row(Chat, 409, "SESSION_QUEUE_FULL", "Too many messages are waiting in this session.", true);
+    /// + (`sendPolicy: 'queue'` / `'latest'`)
+    pub(crate) const SEND_QUEUE_TIMEOUT: Row = row(Chat, 409, "SESSION_QUEUE_TIMEOUT", "The message waited too long for the turn before it.", true);
+    /// + (`sendPolicy: 'latest'`)
+    pub(crate) const TURN_SUPERSEDED: Row = row(Chat, 409, "TURN_SUPERSEDED", "A newer message replaced this one before it ran.", false);
     /// + (`toChatResponse`)
     pub const FORBIDDEN: Row = row(Chat, 403, "SESSION_FORBIDDEN", "This session is not yours to write.", false);
     /// + (`toChatResponse`)
@@ -298,6 +304,7 @@ pub const ALL: &[Row] = &[
     chat::TURN_NOT_RUNNING, chat::STOP_UNAVAILABLE, chat::FORBIDDEN, chat::INVALID_MESSAGES,
     chat::CONFIRMATION_NOT_FOUND, chat::CONFIRMATION_UNAVAILABLE, chat::SESSION_INCOMPATIBLE, chat::INVALID_UI_REQUEST,
     chat::INVALID_RUN_INPUT, chat::RUN_NEEDS_LOG, chat::INVALID_TANSTACK_SEND, chat::RATE_LIMITED,
+    chat::SEND_QUEUE_FULL, chat::SEND_QUEUE_TIMEOUT, chat::TURN_SUPERSEDED,
     ask::METHOD_NOT_ALLOWED, ask::UNSUPPORTED_MEDIA_TYPE, ask::TOO_LARGE, ask::INVALID_JSON,
     ask::INVALID_PAYLOAD, ask::QUESTION_MISSING, ask::FORBIDDEN, ask::RATE_LIMITED, ask::TIMEOUT,
     ask::RETRIEVAL_TIMEOUT, ask::CANCELLED, ask::RETRIEVAL_FAILED, ask::NO_GROUNDED_SOURCES,

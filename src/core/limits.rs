@@ -53,6 +53,9 @@ pub(crate) const MESSAGE_RECORD_KEY_UNITS_MAX: usize = 256;
 // ---- Session envelope. `wire`
 pub const TERMINAL_TURNS_MAX: usize = 64;
 pub const CONFIRMATIONS_MAX: usize = 1_000;
+/// Sends one session holds waiting under the `queue` send policy (`queuedTurns`, turnkeep's
+/// additive field); one more is refused with `SESSION_QUEUE_FULL`. `latest` keeps one.
+pub const SEND_QUEUE_TURNS_MAX: usize = 8;
 pub(crate) const DECISIONS_MAX: usize = 1_000;
 pub(crate) const DECISION_INPUT_CHARS_MAX: usize = 16_384;
 pub(crate) const DECISION_CONTENT_CHARS_MAX: usize = 65_536;
@@ -364,6 +367,18 @@ pub const STOP_WATCH_POLL_MS: u64 = 20_000;
 pub const STOP_WATCH_READ_INTERVAL_MS: u64 = 50;
 /// Consecutive failed reads after which the stop watcher gives up (the deadline still holds).
 pub const STOP_WATCH_READ_FAILURES_MAX: u32 = 3;
+
+// ---- The send policy (`sendPolicy`: a send while a turn runs; core/session/send.rs).
+/// How long a queued send waits for its turn at most when the handler sets no
+/// `sendQueueWaitMs` (its entry expires then, and the send answers `SESSION_QUEUE_TIMEOUT`).
+/// The wait counts against the request's `timeoutMs`, so it is at most that.
+pub const SEND_QUEUE_WAIT_MS_DEFAULT: u64 = 20_000;
+/// A waiting send re-reads the session this often: a turn starts at most this long after the
+/// one before it released the session (each read is one `SessionStorage::load`).
+pub const SEND_QUEUE_POLL_INTERVAL_MS: u64 = 100;
+/// Compare-and-set attempts of a waiter that gives up early to take its entry off the queue
+/// (each lost race means another writer saved first; the entry expires at its wait's end anyway).
+pub const SEND_QUEUE_LEAVE_ATTEMPTS_MAX: u32 = 3;
 
 // ---- The live connection (`createChatConnection`, src/core/connection): one SSE read per
 // connection, shared by its logical readers.

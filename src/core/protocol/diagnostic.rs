@@ -140,13 +140,19 @@ pub enum BoundaryError {
     InvalidTanStackSend,
     /// The host's `rateLimit` refused a turn-starting request.
     RateLimited,
+    /// `sendPolicy: 'queue'`: as many sends wait as the session holds (`SEND_QUEUE_TURNS_MAX`).
+    SendQueueFull,
+    /// A queued send waited its whole `sendQueueWaitMs` without its turn coming.
+    SendQueueTimeout,
+    /// `sendPolicy: 'latest'`: a newer send took this waiting send's place; it never ran.
+    TurnSuperseded,
 }
 
 /// One row of the boundary table (a row of the diagnostic registry).
 pub type BoundaryRow = crate::diagnostics::Row;
 
 impl BoundaryError {
-    pub const ALL: [BoundaryError; 25] = [
+    pub const ALL: [BoundaryError; 28] = [
         Self::MethodNotAllowed,
         Self::UnsupportedMediaType,
         Self::TooLarge,
@@ -172,6 +178,9 @@ impl BoundaryError {
         Self::RunNeedsLog,
         Self::InvalidTanStackSend,
         Self::RateLimited,
+        Self::SendQueueFull,
+        Self::SendQueueTimeout,
+        Self::TurnSuperseded,
     ];
 
     /// The mapping to the registry's rows (`core::diagnostics::chat`: AgentsKit's table plus
@@ -204,6 +213,9 @@ impl BoundaryError {
             Self::RunNeedsLog => chat::RUN_NEEDS_LOG,
             Self::InvalidTanStackSend => chat::INVALID_TANSTACK_SEND,
             Self::RateLimited => chat::RATE_LIMITED,
+            Self::SendQueueFull => chat::SEND_QUEUE_FULL,
+            Self::SendQueueTimeout => chat::SEND_QUEUE_TIMEOUT,
+            Self::TurnSuperseded => chat::TURN_SUPERSEDED,
         }
     }
 

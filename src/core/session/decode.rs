@@ -166,7 +166,37 @@ fn decode_body(obj: &Map<String, Value>) -> Check<SessionEnvelope> {
             .map(conversation)
             .transpose()?,
         confirmations: confirmations(required(obj, "confirmations")?)?,
+        queued_turns: optional(obj, "queuedTurns")
+            .map(queued_turns)
+            .transpose()?
+            .unwrap_or_default(),
     })
+}
+
+/// turnkeep's additive `queuedTurns` (see [`QueuedTurn`]).
+fn queued_turns(v: &Value) -> Check<Vec<QueuedTurn>> {
+    let items = array(v, "queuedTurns", limits::SEND_QUEUE_TURNS_MAX)?;
+    let queued = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let path = format!("queuedTurns[{i}]");
+            let obj = object(item, &path)?;
+            Ok(QueuedTurn {
+                turn_id: safe_id(field(obj, "turnId", &path)?, &format!("{path}.turnId"))?,
+                expires_at: uint(
+                    field(obj, "expiresAt", &path)?,
+                    &format!("{path}.expiresAt"),
+                )?,
+            })
+        })
+        .collect::<Check<Vec<_>>>()?;
+    unique(
+        queued.iter().map(|q| q.turn_id.as_str()),
+        "queuedTurns",
+        "turnId",
+    )?;
+    Ok(queued)
 }
 
 fn active_turn(v: &Value) -> Check<ActiveTurn> {

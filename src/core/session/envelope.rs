@@ -32,6 +32,22 @@ pub struct SessionEnvelope {
     pub conversation: Option<Conversation>,
     /// Carried unchanged through every save that does not act on a confirmation.
     pub confirmations: Vec<Confirmation>,
+    /// Sends waiting for the session under the `queue` or `latest` send policy, oldest first, at
+    /// most `SEND_QUEUE_TURNS_MAX`, turn ids unique (`send.rs`). turnkeep's additive field
+    /// `queuedTurns`, omitted when empty: an envelope no send queued on is byte for byte
+    /// AgentsKit's, and AgentsKit's decoder drops the field as unknown.
+    pub queued_turns: Vec<QueuedTurn>,
+}
+
+/// A send waiting for its turn: it runs once every send queued before it has run or left, and
+/// no turn holds a live lease. Its waiter gives up at `expires_at`, so a waiter that crashed
+/// holds the queue up until then at most.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedTurn {
+    pub turn_id: String,
+    /// Epoch milliseconds; the entry counts while `expires_at > now`.
+    pub expires_at: u64,
 }
 
 /// The lease of the turn that is running now.
@@ -175,7 +191,7 @@ impl SessionEnvelope {
 
 impl Serialize for SessionEnvelope {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("SessionEnvelope", 11)?;
+        let mut s = serializer.serialize_struct("SessionEnvelope", 12)?;
         s.serialize_field("protocol", SESSION_PROTOCOL)?;
         s.serialize_field("version", &SESSION_VERSION)?;
         s.serialize_field("sessionId", &self.session_id)?;
@@ -197,6 +213,11 @@ impl Serialize for SessionEnvelope {
             None => s.skip_field("conversation")?,
         }
         s.serialize_field("confirmations", &self.confirmations)?;
+        if self.queued_turns.is_empty() {
+            s.skip_field("queuedTurns")?;
+        } else {
+            s.serialize_field("queuedTurns", &self.queued_turns)?;
+        }
         s.end()
     }
 }

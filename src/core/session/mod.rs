@@ -16,6 +16,7 @@ mod envelope;
 mod lease;
 mod resolution;
 mod resume;
+mod send;
 mod write;
 
 pub use confirm::{
@@ -30,7 +31,7 @@ pub use decode::{
 };
 pub use envelope::{
     ActiveTurn, Confirmation, ConfirmationStatus, Conversation, Decision, DecisionKind,
-    SessionEnvelope, TerminalTurn, TurnOutcome, SESSION_PROTOCOL, SESSION_VERSION,
+    QueuedTurn, SessionEnvelope, TerminalTurn, TurnOutcome, SESSION_PROTOCOL, SESSION_VERSION,
 };
 pub use lease::{
     abandon_turn, advance_cursor, claim_turn, release_turn, ClaimDecision, LeaseError,
@@ -41,6 +42,7 @@ pub use resolution::{
     Reconciled, ResolutionClaim, TurnSettlement,
 };
 pub use resume::{new_session, resume_session, ResumeError, Resumed, SessionIdentity};
+pub use send::{decide_send, leave_queue, Joined, SendDecision, SendPolicy, SendRequest};
 pub use write::{
     check_reread, check_write, ReadViolation, SessionWrite, WriteKind, WriteViolation,
 };

@@ -95,6 +95,8 @@ pub struct ChatLimits {
     pub snapshot_bytes_per_s: u64,
     /// How long a model stream may go quiet after its first chunk (`modelStallMs`).
     pub model_stall_ms: u64,
+    /// What a send does while a turn runs (`sendPolicy`).
+    pub send: crate::turn::SendRules,
 }
 
 impl ChatLimits {
@@ -324,6 +326,7 @@ impl ChatHost for HandlerOptions {
             confirmation_ttl_ms: self.confirmation_ttl_ms,
             snapshot_bytes_per_s: self.snapshot_bytes_per_s,
             model_stall_ms: self.model_stall_ms,
+            send: self.send,
         }
     }
 
@@ -501,9 +504,10 @@ async fn submit(
     keep_alive: &dyn Fn(&Promise),
 ) -> Result<Response, Failure> {
     let pacing = limits.pacing();
+    let send = limits.send;
     let limits = limits.turn_limits();
     let interrupt = deadline.interrupt().clone();
-    let claim = turn::admit(&ports, &chat, &submission, &limits, &interrupt).await?;
+    let claim = turn::admit_send(&ports, &chat, &submission, &limits, &send, &interrupt).await?;
     let opened = turn::open(&ports, &chat, &submission, &claim, &limits, &interrupt).await?;
     let turn = Turn::new(ports, limits, submission, claim, opened);
     stream(turn, pacing, deadline, keep_alive).await

@@ -39,6 +39,8 @@ pub struct HandlerOptions {
     pub snapshot_bytes_per_s: u64,
     /// How long a model stream may go quiet mid-answer (`modelStallMs`).
     pub model_stall_ms: u64,
+    /// What a send does while a turn runs (`sendPolicy`, `sendQueueWaitMs`).
+    pub send: crate::turn::SendRules,
     /// The definitions `resolveDefinition` returned, as read.
     pub definitions: super::definition::DefinitionCache,
 }
@@ -76,9 +78,37 @@ impl HandlerOptions {
                 limits::SNAPSHOT_BYTES_PER_S_DEFAULT,
             )?,
             model_stall_ms: read.positive_int("modelStallMs", limits::MODEL_STALL_MS_DEFAULT)?,
+            send: send_rules(&read)?,
             definitions: Default::default(),
         })
     }
+}
+
+/// `sendPolicy` (`'reject'` | `'queue'` | `'latest'`) and `sendQueueWaitMs`, which must leave
+/// the turn some of the request's `timeoutMs` (the wait counts against it). `latest` stops the
+/// running turn through the session log, so it needs `sessionLog`.
+fn send_rules(read: &OptionReader<'_>) -> Result<crate::turn::SendRules, JsValue> {
+    use crate::core::session::SendPolicy;
+    let value = read.value("sendPolicy");
+    let policy = if value.is_undefined() {
+        SendPolicy::Reject
+    } else {
+        value
+            .as_string()
+            .as_deref()
+            .and_then(SendPolicy::parse)
+            .ok_or_else(|| read.error("sendPolicy must be 'reject', 'queue' or 'latest'"))?
+    };
+    let timeout_ms = u64::from(read.positive_ms("timeoutMs", limits::TURN_TIMEOUT_MS_DEFAULT)?);
+    let default_wait_ms = limits::SEND_QUEUE_WAIT_MS_DEFAULT.min(timeout_ms / 2);
+    let wait_ms = read.positive_int("sendQueueWaitMs", default_wait_ms.max(1))?;
+    if wait_ms >= timeout_ms {
+        return Err(read.error("sendQueueWaitMs must be less than timeoutMs (the wait counts against it)"));
+    }
+    if policy == SendPolicy::Latest && read.value("sessionLog").is_undefined() {
+        return Err(read.error("sendPolicy 'latest' stops the running turn through the session log: it needs sessionLog"));
+    }
+    Ok(crate::turn::SendRules { policy, wait_ms })
 }
 
 impl HandlerOptions {

@@ -283,7 +283,8 @@ async fn send(
             ..Submission::text(&session_id, "", "")
         },
     };
-    let claim = turn::admit(&ports, &chat, &submission, &limits, &interrupt).await?;
+    let send = host.limits().send;
+    let claim = turn::admit_send(&ports, &chat, &submission, &limits, &send, &interrupt).await?;
     let opened = turn::open(&ports, &chat, &submission, &claim, &limits, &interrupt).await?;
     let turn = Turn::new(ports, limits, submission, claim, opened);
     stream(turn, None, deadline, keep_alive).await
