@@ -13,7 +13,8 @@
 //!    store's order (the last to join the queue or claim the session): a send whose join a
 //!    storage fault delayed enters after one that arrived later, and is then the newer.
 //!
-//! And without faults, every one of N queued sends runs, once, in order
+//! And without faults, every one of N queued sends runs, once, in order, and every turn releases
+//! the session itself: a send joining while it runs does not turn its release into a conflict
 //! (`n_queued_sends_run_in_order_once_each`). The simulator is shown able to fail: a waiter that
 //! claims whenever the session is free (no queue order) breaks 2, one that never asks the
 //! running turn to stop breaks 3.
@@ -218,8 +219,8 @@ impl SessionStorage for Watched {
 /// How one send ended.
 #[derive(Clone, Debug, PartialEq)]
 enum Sent {
-    /// Claimed and run; when `run` returned.
-    Ran { ended_at: u64 },
+    /// Claimed and run; when `run` returned, and whether its release was written.
+    Ran { ended_at: u64, released: bool },
     /// Refused with this code.
     Refused(String),
 }
@@ -350,11 +351,25 @@ impl Sim {
             turn.interrupt(Cause::Timeout);
             std::future::pending::<()>().await
         };
-        match race(running, watch).await {
-            Either::Left(_) => {}
+        let end = match race(running, watch).await {
+            Either::Left(end) => end,
             Either::Right(()) => unreachable!(),
+        };
+        let ended_at = self.world.now();
+        self.record(&turn_id, Sent::Ran { ended_at, released: end.released });
+    }
+
+    /// Without faults every turn that ran released the session itself: sends joining or leaving
+    /// while it ran never turn its release into a conflict (it would then hold the session
+    /// until its lease lapsed, and be recorded `indeterminate`).
+    fn check_released(&self) {
+        for (id, sends) in self.sent.borrow().iter() {
+            for sent in sends {
+                if let Sent::Ran { released: false, .. } = sent {
+                    self.violate(format!("turn {id} ran but did not release the session"));
+                }
+            }
         }
-        self.record(&turn_id, Sent::Ran { ended_at: self.world.now() });
     }
 
     fn record(&self, turn_id: &str, sent: Sent) {
@@ -381,7 +396,7 @@ impl Sim {
 
     fn ended_at(&self, turn_id: &str) -> Option<u64> {
         self.sent.borrow().get(turn_id)?.iter().find_map(|s| match s {
-            Sent::Ran { ended_at } => Some(*ended_at),
+            Sent::Ran { ended_at, .. } => Some(*ended_at),
             Sent::Refused(_) => None,
         })
     }
@@ -523,6 +538,7 @@ fn never_stops(
 fn n_queued_sends_run_in_order_once_each() {
     for seed in 1..=20 {
         let sim = simulate_queue(seed, decide_send, false, 5);
+        sim.check_released();
         assert_eq!(violations(&sim), Vec::<String>::new(), "seed {seed}");
         let joined: Vec<String> = sim.storage.joined.borrow().iter().map(|(id, _)| id.clone()).collect();
         let ran = sim.ran.borrow().clone();
@@ -554,6 +570,7 @@ fn queued_sends_keep_their_order_and_run_once_under_faults() {
 fn latest_stops_the_running_turn_within_a_second_and_runs_the_newest_send() {
     for seed in 1..=20 {
         let sim = simulate_latest(seed, decide_send, false);
+        sim.check_released();
         assert_eq!(violations(&sim), Vec::<String>::new(), "seed {seed}");
     }
 }

@@ -379,6 +379,10 @@ pub const SEND_QUEUE_POLL_INTERVAL_MS: u64 = 100;
 /// Compare-and-set attempts of a waiter that gives up early to take its entry off the queue
 /// (each lost race means another writer saved first; the entry expires at its wait's end anyway).
 pub const SEND_QUEUE_LEAVE_ATTEMPTS_MAX: u32 = 3;
+/// Times a lease holder's cleanup write (a release, a lease taken back) is decided again on the
+/// stored envelope after losing to writes that only moved the queue (`rebase_on_queue`); each
+/// loss means a send joined or left meanwhile, so this bounds a cleanup step's saves by it + 1.
+pub const HOLDER_REBASES_MAX: u32 = SEND_QUEUE_TURNS_MAX as u32 + 1;
 
 // ---- The live connection (`createChatConnection`, src/core/connection): one SSE read per
 // connection, shared by its logical readers.

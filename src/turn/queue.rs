@@ -14,11 +14,12 @@ use super::commit::{commit_session, WriteBudget};
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};
 use super::fault::{Fault, Refusal, Stage};
 use super::interrupt::Interrupt;
+use super::lease::HeldLease;
 use super::stop_request::request_stop;
 use turnkeep_core::limits::{SEND_QUEUE_LEAVE_ATTEMPTS_MAX, SEND_QUEUE_POLL_INTERVAL_MS};
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::session::{
-    decide_send, leave_queue, ClaimDecision, Joined, LeaseError, SendDecision, SendPolicy,
+    decide_send, decode_session_snapshot, leave_queue, rebase_on_queue, ClaimDecision, Joined, LeaseError, SendDecision, SendPolicy,
     SendRequest,
     SessionEnvelope, SessionWrite, WriteKind,
 };
@@ -86,6 +87,42 @@ pub async fn admit_send_with(
         waiter.leave().await;
     }
     admitted
+}
+
+/// The holder `held` moved onto the stored envelope after its write lost to writes that only
+/// moved the queue ([`rebase_on_queue`]): `None` when the session changed otherwise (the loss
+/// stands) or could not be read within the cleanup budget. Used by `turn::run`'s cleanup writes.
+pub(crate) async fn rebase_held(
+    ports: &Ports,
+    limits: &TurnLimits,
+    held: &HeldLease,
+) -> Option<HeldLease> {
+    let session_id = &held.envelope().session_id;
+    let budget = super::race::Budget::new(ports.sleep.as_ref(), limits.cleanup_budget_ms);
+    let loaded = budget.run(ports.storage.load(session_id, budget.token())).await;
+    let Some(Ok(Some(stored))) = loaded else {
+        return None;
+    };
+    // No resume: the stored envelope must equal the holder's own but for the queue.
+    let stored = decode_session_snapshot(&stored).ok()?;
+    let rebased = rebase_on_queue(held.envelope(), &stored)?;
+    Some(HeldLease::new(held.turn_id(), rebased))
+}
+
+/// The stored session, resumed, read within one cleanup budget (`None`: absent, unreadable).
+async fn load_within_cleanup(
+    ports: &Ports,
+    chat: &ChatSetup,
+    limits: &TurnLimits,
+    session_id: &str,
+) -> Option<turnkeep_core::session::Resumed> {
+    let budget = super::race::Budget::new(ports.sleep.as_ref(), limits.cleanup_budget_ms);
+    let loaded = budget.run(ports.storage.load(session_id, budget.token())).await;
+    let Some(Ok(Some(stored))) = loaded else {
+        return None;
+    };
+    let now_ms = ports.clock.now_ms();
+    turnkeep_core::session::resume_session(Some(&stored), &chat.identity, now_ms).ok()
 }
 
 /// What a waiter knows of its own join ([`Joined`], owned).
@@ -311,20 +348,8 @@ impl Waiter<'_> {
     /// One attempt: `Some(Conflict)` when another writer saved first.
     async fn leave_once(&self) -> Option<super::commit::Saved> {
         let session_id = &self.submission.session_id;
-        let budget = super::race::Budget::new(
-            self.ports.sleep.as_ref(),
-            self.limits.cleanup_budget_ms,
-        );
-        let loaded = budget
-            .run(self.ports.storage.load(session_id, budget.token()))
-            .await;
-        let Some(Ok(Some(stored))) = loaded else {
-            return None;
-        };
+        let resumed = load_within_cleanup(self.ports, self.chat, self.limits, session_id).await?;
         let now_ms = self.ports.clock.now_ms();
-        let resumed =
-            turnkeep_core::session::resume_session(Some(&stored), &self.chat.identity, now_ms)
-                .ok()?;
         let next = leave_queue(&resumed.envelope, &self.submission.turn_id, now_ms).ok()??;
         let write = SessionWrite::on_loaded(
             WriteKind::Keep,

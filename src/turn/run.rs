@@ -432,9 +432,35 @@ fn lease_lapsed(turn: &Turn) -> bool {
 /// `None` when another writer did, the store failed (reported) or the cleanup budget ran out.
 async fn retake_lease(turn: &Turn, claimed: &HeldLease) -> Option<HeldLease> {
     let at_ms = turn.ports.clock.now_ms();
-    let write = claimed.retake(at_ms, turn.limits.lease_ms)?;
-    let retaken = claimed.stored(&write);
-    (save_session(turn, write).await == Some(Saved::Written)).then_some(retaken)
+    let (saved, retaken) = save_held(turn, claimed, |held| held.retake(at_ms, turn.limits.lease_ms)).await?;
+    (saved == Saved::Written).then_some(retaken)
+}
+
+/// A holder's cleanup write, decided by `decide` on `held` and saved by CAS on its cursor; when
+/// it loses to sends that only joined or left the queue meanwhile, decided again on the stored
+/// envelope (`queue::rebase_held`), at most `HOLDER_REBASES_MAX` times. The answer and the holder
+/// the last write was decided on (`None`: nothing to decide, or the save failed).
+async fn save_held(
+    turn: &Turn,
+    held: &HeldLease,
+    decide: impl Fn(&HeldLease) -> Option<SessionWrite>,
+) -> Option<(Saved, HeldLease)> {
+    let mut held = held.clone();
+    for _ in 0..turnkeep_core::limits::HOLDER_REBASES_MAX {
+        let write = decide(&held)?;
+        let after = held.stored(&write);
+        match save_session(turn, write).await? {
+            Saved::Written => return Some((Saved::Written, after)),
+            Saved::Conflict => {
+                let ports = &turn.ports;
+                match super::queue::rebase_held(ports, &turn.limits, &held).await {
+                    Some(rebased) => held = rebased,
+                    None => return Some((Saved::Conflict, held)),
+                }
+            }
+        }
+    }
+    Some((Saved::Conflict, held))
 }
 
 /// The release CAS on `held` (the claim, or the lease taken back after it lapsed), with the
@@ -449,7 +475,8 @@ async fn release(turn: &Turn, held: &HeldLease, outcome: TurnOutcome, saved: boo
         resolved: turn.claim.resolves.as_ref().map(|r| r.token.as_str()),
         proposed: if saved { &proposed } else { &[] },
     };
-    let (write, refused) = held.release(settlement, ports.clock.now_ms()).ok()?;
+    let at_ms = ports.clock.now_ms();
+    let refused = held.release(settlement, at_ms).ok()?.1;
     for record in refused {
         let full = turnkeep_ports::PortError::new(format!(
             "the session holds {} unfinished confirmations: call {} gets none and cannot be approved",
@@ -458,9 +485,9 @@ async fn release(turn: &Turn, held: &HeldLease, outcome: TurnOutcome, saved: boo
         ));
         ports.faults.report(&Fault::new(Stage::SessionSave, full));
     }
-    save_session(turn, write)
-        .await
-        .map(|saved| saved == Saved::Written)
+    let decide = |held: &HeldLease| held.release(settlement, at_ms).ok().map(|(write, _)| write);
+    let (saved, _) = save_held(turn, held, decide).await?;
+    Some(saved == Saved::Written)
 }
 
 /// A cleanup save of the session envelope: `None` when it failed (reported to the operator).

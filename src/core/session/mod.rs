@@ -42,7 +42,9 @@ pub use resolution::{
     Reconciled, ResolutionClaim, TurnSettlement,
 };
 pub use resume::{new_session, resume_session, ResumeError, Resumed, SessionIdentity};
-pub use send::{decide_send, leave_queue, Joined, SendDecision, SendPolicy, SendRequest};
+pub use send::{
+    decide_send, leave_queue, rebase_on_queue, Joined, SendDecision, SendPolicy, SendRequest,
+};
 pub use write::{
     check_reread, check_write, ReadViolation, SessionWrite, WriteKind, WriteViolation,
 };

@@ -211,6 +211,25 @@ pub fn leave_queue(
     joined(env, now_ms, rest).map(Some)
 }
 
+/// A lease holder's own last write moved onto `stored`, when every write since was the queue's
+/// (joins and leaves change the cursor, `updatedAt` and `queuedTurns`, nothing else): the
+/// holder never reloads (its last write's cursor fences it), so without this a send joining
+/// while a turn runs would make that turn's release a conflict. `None` when anything else
+/// changed, the lease above all: another claim (a newer one of the same turn id has a later
+/// expiry) owns what the holder decided on, and its write must lose.
+pub fn rebase_on_queue(
+    written: &SessionEnvelope,
+    stored: &SessionEnvelope,
+) -> Option<SessionEnvelope> {
+    let rebased = SessionEnvelope {
+        cursor: stored.cursor,
+        updated_at: stored.updated_at.clone(),
+        queued_turns: stored.queued_turns.clone(),
+        ..written.clone()
+    };
+    (rebased == *stored && stored.cursor > written.cursor).then_some(rebased)
+}
+
 /// The entries whose waiters are still waiting, oldest first.
 fn live_queue(env: &SessionEnvelope, now_ms: u64) -> Vec<QueuedTurn> {
     env.queued_turns
