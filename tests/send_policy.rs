@@ -222,3 +222,27 @@ fn queued_turns_are_additive_optional_and_checked() {
     let too_many: Vec<_> = (0..=SEND_QUEUE_TURNS_MAX).map(|i| entry(&format!("w{i}"))).collect();
     assert!(bad(json!(too_many)).contains("queuedTurns"));
 }
+
+#[test]
+fn a_holder_moves_onto_writes_that_only_moved_the_queue() {
+    use turnkeep::core::session::rebase_on_queue;
+    let written = session(Some("t1"), &[], &[]);
+    let later = |change: &dyn Fn(&mut SessionEnvelope)| {
+        let mut stored = written.clone();
+        stored.cursor += 2;
+        stored.updated_at = "2026-07-11T03:00:09.000Z".into();
+        change(&mut stored);
+        stored
+    };
+    // Two sends joined meanwhile: the holder's release is decided on what they stored.
+    let joined = later(&|s| s.queued_turns = session(None, &["a", "b"], &[]).queued_turns);
+    assert_eq!(rebase_on_queue(&written, &joined), Some(joined.clone()));
+    // Anything else changed: the holder's loss stands.
+    let retaken = later(&|s| s.active_turn.as_mut().unwrap().expires_at += 1);
+    assert_eq!(rebase_on_queue(&written, &retaken), None, "a newer claim of the same turn id");
+    let other = later(&|s| s.active_turn.as_mut().unwrap().turn_id = "t9".into());
+    assert_eq!(rebase_on_queue(&written, &other), None, "another turn's claim");
+    let finished = later(&|s| s.terminal_turns = session(None, &[], &["t0"]).terminal_turns);
+    assert_eq!(rebase_on_queue(&written, &finished), None, "the history moved");
+    assert_eq!(rebase_on_queue(&written, &written), None, "nothing was written since");
+}
