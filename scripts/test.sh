@@ -37,12 +37,13 @@ bash scripts/purity.sh
 cargo test --features cloudflare --lib cloudflare::
 cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing --test demo_page
 
-step "seeded simulations at scale (profile sim: optimized, no LTO): 10,000 seeds each of turns, confirmations, leases"
+step "seeded simulations at scale (profile sim: optimized, no LTO): 10,000 seeds each of turns, confirmations, leases, send policies"
 # The debug run above covers the default seed counts; here each simulator runs 10,000 seeds with
 # storage faults, clock jumps and crashes. A failing seed prints itself (TURNKEEP_SIM_SEED=N
 # replays it alone) and goes into the simulator's REGRESSION_SEEDS with the fix.
 TURNKEEP_SIM_SEEDS=10000 TURNKEEP_LEASE_SEEDS=10000 \
-  cargo test --profile sim --test turn_simulation --test confirm_simulation --test session_lease
+  cargo test --profile sim --test turn_simulation --test confirm_simulation --test session_lease \
+    --test send_policy_simulation
 
 step "build pkg/, pkg-client/, pkg-ask/, pkg-sandbox/ (npm, one per entry), pkg-worker/ (demo Worker) and pkg-worker-test/ (its test build), and what ships"
 bash scripts/build.sh

@@ -6,8 +6,8 @@
 use serde_json::json;
 use turnkeep::core::limits::SEND_QUEUE_TURNS_MAX;
 use turnkeep::core::session::{
-    decide_send, decode_session_snapshot, leave_queue, new_session, ActiveTurn, ClaimDecision, Joined,
-    QueuedTurn, SendDecision, SendPolicy, SendRequest, SessionEnvelope, SessionIdentity,
+    decide_send, decode_session_snapshot, leave_queue, new_session, ActiveTurn, ClaimDecision,
+    Joined, QueuedTurn, SendDecision, SendPolicy, SendRequest, SessionEnvelope, SessionIdentity,
     TerminalTurn, TurnOutcome,
 };
 
@@ -17,12 +17,12 @@ const WAIT_UNTIL_MS: u64 = NOW_MS + 20_000;
 
 /// What a decision comes to, without its envelopes (those are checked by `queue_after`).
 #[derive(Debug, PartialEq)]
-enum Does {
+enum Does<'a> {
     Claims,
     Busy,
     Replayed,
-    Joins { stop: Option<&'static str> },
-    Waits { stop: Option<&'static str> },
+    Joins { stop: Option<&'a str> },
+    Waits { stop: Option<&'a str> },
     Superseded,
     QueueFull,
     TimedOut,
@@ -44,13 +44,21 @@ fn session(running: Option<&str>, waiting: &[&str], done: &[&str]) -> SessionEnv
     env.cursor = 7;
     env.active_turn = running.map(|id| ActiveTurn {
         turn_id: id.trim_end_matches('~').into(),
-        expires_at: if id.ends_with('~') { NOW_MS } else { NOW_MS + LEASE_MS },
+        expires_at: if id.ends_with('~') {
+            NOW_MS
+        } else {
+            NOW_MS + LEASE_MS
+        },
     });
     env.queued_turns = waiting
         .iter()
         .map(|id| QueuedTurn {
             turn_id: id.trim_end_matches('~').into(),
-            expires_at: if id.ends_with('~') { NOW_MS } else { WAIT_UNTIL_MS },
+            expires_at: if id.ends_with('~') {
+                NOW_MS
+            } else {
+                WAIT_UNTIL_MS
+            },
         })
         .collect();
     env.terminal_turns = done
@@ -63,7 +71,12 @@ fn session(running: Option<&str>, waiting: &[&str], done: &[&str]) -> SessionEnv
     env
 }
 
-fn decide(env: &SessionEnvelope, turn_id: &str, policy: SendPolicy, joined: Joined<'_>) -> SendDecision {
+fn decide(
+    env: &SessionEnvelope,
+    turn_id: &str,
+    policy: SendPolicy,
+    joined: Joined<'_>,
+) -> SendDecision {
     decide_send(
         env,
         &SendRequest {
@@ -78,14 +91,20 @@ fn decide(env: &SessionEnvelope, turn_id: &str, policy: SendPolicy, joined: Join
     .expect("decides")
 }
 
-fn does(decision: &SendDecision) -> Does {
-    let leak = |s: &Option<String>| s.as_ref().map(|s| &*Box::leak(s.clone().into_boxed_str()));
+fn does(decision: &SendDecision) -> Does<'_> {
     match decision {
         SendDecision::Claim(ClaimDecision::Claimed(_)) => Does::Claims,
         SendDecision::Claim(ClaimDecision::Busy { .. }) => Does::Busy,
         SendDecision::Claim(ClaimDecision::Replayed { .. }) => Does::Replayed,
-        SendDecision::Wait { join: Some(_), stop } => Does::Joins { stop: leak(stop) },
-        SendDecision::Wait { join: None, stop } => Does::Waits { stop: leak(stop) },
+        SendDecision::Wait {
+            join: Some(_),
+            stop,
+        } => Does::Joins {
+            stop: stop.as_deref(),
+        },
+        SendDecision::Wait { join: None, stop } => Does::Waits {
+            stop: stop.as_deref(),
+        },
         SendDecision::Superseded => Does::Superseded,
         SendDecision::QueueFull => Does::QueueFull,
         SendDecision::TimedOut => Does::TimedOut,
@@ -96,7 +115,9 @@ fn does(decision: &SendDecision) -> Does {
 fn queue_after(decision: &SendDecision) -> Option<Vec<String>> {
     let env = match decision {
         SendDecision::Claim(ClaimDecision::Claimed(env)) => env,
-        SendDecision::Wait { join: Some(env), .. } => env,
+        SendDecision::Wait {
+            join: Some(env), ..
+        } => env,
         _ => return None,
     };
     Some(env.queued_turns.iter().map(|q| q.turn_id.clone()).collect())
@@ -106,8 +127,11 @@ use Joined::{No, Yes};
 use SendPolicy::{Latest, Queue, Reject};
 
 /// The turns in the session when a lost join was decided: t1 running, a waiting.
+static OVER: std::sync::LazyLock<[String; 2]> =
+    std::sync::LazyLock::new(|| ["t1".to_owned(), "a".to_owned()]);
+
 fn over() -> Joined<'static> {
-    Joined::Unknown { over: Box::leak(Box::new(["t1".to_owned(), "a".to_owned()])) }
+    Joined::Unknown { over: &*OVER }
 }
 
 #[test]
@@ -152,12 +176,19 @@ fn each_policy_decides_as_its_table_says() {
         assert_eq!(does(&decision), *expected, "{case}");
         let queue = queue.map(|q| q.iter().map(|s| s.to_string()).collect::<Vec<_>>());
         assert_eq!(queue_after(&decision), queue, "{case}: the queue written");
-        if let Some(SendDecision::Claim(ClaimDecision::Claimed(next)) | SendDecision::Wait { join: Some(next), .. }) =
-            Some(&decision)
+        if let Some(
+            SendDecision::Claim(ClaimDecision::Claimed(next))
+            | SendDecision::Wait {
+                join: Some(next), ..
+            },
+        ) = Some(&decision)
         {
             assert_eq!(next.cursor, env.cursor + 1, "{case}: one cursor step");
             if let SendDecision::Wait { .. } = decision {
-                assert_eq!(next.active_turn, env.active_turn, "{case}: a join leaves the lease alone");
+                assert_eq!(
+                    next.active_turn, env.active_turn,
+                    "{case}: a join leaves the lease alone"
+                );
             }
         }
     }
@@ -170,7 +201,10 @@ fn the_queue_is_bounded_and_a_waiter_past_its_wait_times_out() {
     let env = session(Some("t1"), &waiting, &[]);
     assert_eq!(does(&decide(&env, "t2", Queue, No)), Does::QueueFull);
     // `latest` keeps one place, so it is never full.
-    assert!(matches!(does(&decide(&env, "t2", Latest, No)), Does::Joins { .. }));
+    assert!(matches!(
+        does(&decide(&env, "t2", Latest, No)),
+        Does::Joins { .. }
+    ));
     let env = session(Some("t1"), &["t2"], &[]);
     let late = decide_send(
         &env,
@@ -190,8 +224,14 @@ fn the_queue_is_bounded_and_a_waiter_past_its_wait_times_out() {
 #[test]
 fn a_waiter_that_leaves_takes_only_its_own_entry() {
     let env = session(Some("t1"), &["a", "t2", "b~"], &[]);
-    let left = leave_queue(&env, "t2", NOW_MS).expect("leaves").expect("was queued");
-    let ids: Vec<&str> = left.queued_turns.iter().map(|q| q.turn_id.as_str()).collect();
+    let left = leave_queue(&env, "t2", NOW_MS)
+        .expect("leaves")
+        .expect("was queued");
+    let ids: Vec<&str> = left
+        .queued_turns
+        .iter()
+        .map(|q| q.turn_id.as_str())
+        .collect();
     assert_eq!(ids, ["a"], "its entry and the expired one go");
     assert_eq!(left.active_turn, env.active_turn);
     assert_eq!(left.cursor, env.cursor + 1);
@@ -219,7 +259,9 @@ fn queued_turns_are_additive_optional_and_checked() {
     assert!(bad(json!([entry("a"), entry("a")])).contains("queuedTurns"));
     assert!(bad(json!([{ "turnId": "a" }])).contains("expiresAt"));
     assert!(bad(json!([entry("not safe!")])).contains("turnId"));
-    let too_many: Vec<_> = (0..=SEND_QUEUE_TURNS_MAX).map(|i| entry(&format!("w{i}"))).collect();
+    let too_many: Vec<_> = (0..=SEND_QUEUE_TURNS_MAX)
+        .map(|i| entry(&format!("w{i}")))
+        .collect();
     assert!(bad(json!(too_many)).contains("queuedTurns"));
 }
 
@@ -239,10 +281,26 @@ fn a_holder_moves_onto_writes_that_only_moved_the_queue() {
     assert_eq!(rebase_on_queue(&written, &joined), Some(joined.clone()));
     // Anything else changed: the holder's loss stands.
     let retaken = later(&|s| s.active_turn.as_mut().unwrap().expires_at += 1);
-    assert_eq!(rebase_on_queue(&written, &retaken), None, "a newer claim of the same turn id");
+    assert_eq!(
+        rebase_on_queue(&written, &retaken),
+        None,
+        "a newer claim of the same turn id"
+    );
     let other = later(&|s| s.active_turn.as_mut().unwrap().turn_id = "t9".into());
-    assert_eq!(rebase_on_queue(&written, &other), None, "another turn's claim");
+    assert_eq!(
+        rebase_on_queue(&written, &other),
+        None,
+        "another turn's claim"
+    );
     let finished = later(&|s| s.terminal_turns = session(None, &[], &["t0"]).terminal_turns);
-    assert_eq!(rebase_on_queue(&written, &finished), None, "the history moved");
-    assert_eq!(rebase_on_queue(&written, &written), None, "nothing was written since");
+    assert_eq!(
+        rebase_on_queue(&written, &finished),
+        None,
+        "the history moved"
+    );
+    assert_eq!(
+        rebase_on_queue(&written, &written),
+        None,
+        "nothing was written since"
+    );
 }

@@ -19,9 +19,8 @@ use super::stop_request::request_stop;
 use turnkeep_core::limits::{SEND_QUEUE_LEAVE_ATTEMPTS_MAX, SEND_QUEUE_POLL_INTERVAL_MS};
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::session::{
-    decide_send, decode_session_snapshot, leave_queue, rebase_on_queue, ClaimDecision, Joined, LeaseError, SendDecision, SendPolicy,
-    SendRequest,
-    SessionEnvelope, SessionWrite, WriteKind,
+    decide_send, decode_session_snapshot, leave_queue, rebase_on_queue, ClaimDecision, Joined,
+    LeaseError, SendDecision, SendPolicy, SendRequest, SessionEnvelope, SessionWrite, WriteKind,
 };
 use turnkeep_ports::PortError;
 
@@ -54,7 +53,16 @@ pub async fn admit_send(
     rules: &SendRules,
     deadline: &Interrupt,
 ) -> Result<Claim, Refusal> {
-    admit_send_with(ports, chat, submission, limits, rules, deadline, decide_send).await
+    admit_send_with(
+        ports,
+        chat,
+        submission,
+        limits,
+        rules,
+        deadline,
+        decide_send,
+    )
+    .await
 }
 
 /// [`admit_send`] with the decision rule given (the simulations' broken rules).
@@ -99,7 +107,9 @@ pub(crate) async fn rebase_held(
 ) -> Option<HeldLease> {
     let session_id = &held.envelope().session_id;
     let budget = super::race::Budget::new(ports.sleep.as_ref(), limits.cleanup_budget_ms);
-    let loaded = budget.run(ports.storage.load(session_id, budget.token())).await;
+    let loaded = budget
+        .run(ports.storage.load(session_id, budget.token()))
+        .await;
     let Some(Ok(Some(stored))) = loaded else {
         return None;
     };
@@ -117,7 +127,9 @@ async fn load_within_cleanup(
     session_id: &str,
 ) -> Option<turnkeep_core::session::Resumed> {
     let budget = super::race::Budget::new(ports.sleep.as_ref(), limits.cleanup_budget_ms);
-    let loaded = budget.run(ports.storage.load(session_id, budget.token())).await;
+    let loaded = budget
+        .run(ports.storage.load(session_id, budget.token()))
+        .await;
     let Some(Ok(Some(stored))) = loaded else {
         return None;
     };
@@ -136,8 +148,14 @@ enum JoinState {
 
 /// The turns in the session at `now_ms`: the one holding a live lease, and those waiting.
 fn in_session(envelope: &SessionEnvelope, now_ms: u64) -> Vec<String> {
-    let running = envelope.active_turn.iter().filter(|a| a.expires_at > now_ms);
-    let waiting = envelope.queued_turns.iter().filter(|q| q.expires_at > now_ms);
+    let running = envelope
+        .active_turn
+        .iter()
+        .filter(|a| a.expires_at > now_ms);
+    let waiting = envelope
+        .queued_turns
+        .iter()
+        .filter(|q| q.expires_at > now_ms);
     running
         .map(|a| a.turn_id.clone())
         .chain(waiting.map(|q| q.turn_id.clone()))
@@ -169,7 +187,14 @@ impl Waiter<'_> {
             if read > 0 {
                 self.pause().await?;
             }
-            let loaded = match load(self.ports, self.chat, &self.submission.session_id, self.deadline).await {
+            let loaded = match load(
+                self.ports,
+                self.chat,
+                &self.submission.session_id,
+                self.deadline,
+            )
+            .await
+            {
                 Ok(loaded) => loaded,
                 // A store fault while waiting costs this read, not the place in the queue.
                 Err(refusal) if self.joined != JoinState::No && !self.deadline.is_fired() => {
@@ -210,9 +235,8 @@ impl Waiter<'_> {
                 JoinState::Unknown(over) => Joined::Unknown { over },
             },
         };
-        let decision = decide(envelope, &request).map_err(|e| {
-            Refusal::internal(Stage::SessionResume, PortError::new(e.to_string()))
-        })?;
+        let decision = decide(envelope, &request)
+            .map_err(|e| Refusal::internal(Stage::SessionResume, PortError::new(e.to_string())))?;
         let over = in_session(envelope, now_ms);
         match decision {
             SendDecision::Claim(ClaimDecision::Claimed(claimed)) => {

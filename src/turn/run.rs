@@ -432,7 +432,10 @@ fn lease_lapsed(turn: &Turn) -> bool {
 /// `None` when another writer did, the store failed (reported) or the cleanup budget ran out.
 async fn retake_lease(turn: &Turn, claimed: &HeldLease) -> Option<HeldLease> {
     let at_ms = turn.ports.clock.now_ms();
-    let (saved, retaken) = save_held(turn, claimed, |held| held.retake(at_ms, turn.limits.lease_ms)).await?;
+    let (saved, retaken) = save_held(turn, claimed, |held| {
+        held.retake(at_ms, turn.limits.lease_ms)
+    })
+    .await?;
     (saved == Saved::Written).then_some(retaken)
 }
 

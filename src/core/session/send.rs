@@ -149,7 +149,10 @@ fn decide_queue(
     let first = place == Some(0) || (place.is_none() && live.is_empty());
     if running.is_none() && first {
         let rest = live.iter().filter(|q| q.turn_id != request.turn_id);
-        return Ok(SendDecision::Claim(with_queue(claim, rest.cloned().collect())));
+        return Ok(SendDecision::Claim(with_queue(
+            claim,
+            rest.cloned().collect(),
+        )));
     }
     if place.is_some() {
         return Ok(SendDecision::Wait {

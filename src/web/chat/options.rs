@@ -103,7 +103,9 @@ fn send_rules(read: &OptionReader<'_>) -> Result<crate::turn::SendRules, JsValue
     let default_wait_ms = limits::SEND_QUEUE_WAIT_MS_DEFAULT.min(timeout_ms / 2);
     let wait_ms = read.positive_int("sendQueueWaitMs", default_wait_ms.max(1))?;
     if wait_ms >= timeout_ms {
-        return Err(read.error("sendQueueWaitMs must be less than timeoutMs (the wait counts against it)"));
+        return Err(
+            read.error("sendQueueWaitMs must be less than timeoutMs (the wait counts against it)")
+        );
     }
     if policy == SendPolicy::Latest && read.value("sessionLog").is_undefined() {
         return Err(read.error("sendPolicy 'latest' stops the running turn through the session log: it needs sessionLog"));
