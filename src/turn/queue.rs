@@ -362,19 +362,23 @@ impl Waiter<'_> {
     /// within the cleanup budget: its entry expires at `wait_until_ms` anyway).
     async fn leave(&self) {
         for _ in 0..SEND_QUEUE_LEAVE_ATTEMPTS_MAX {
-            match self.leave_once().await {
-                Some(super::commit::Saved::Conflict) => continue,
-                _ => return,
+            if self.leave_once().await != Some(false) {
+                return;
             }
         }
     }
 
-    /// One attempt: `Some(Conflict)` when another writer saved first.
-    async fn leave_once(&self) -> Option<super::commit::Saved> {
+    /// One attempt: `Some(true)` done (written, or nothing to take off), `Some(false)` to try
+    /// again (another writer saved first, or the store failed: an entry left behind would hold
+    /// every send behind it up until it expires), `None` the session cannot be read.
+    async fn leave_once(&self) -> Option<bool> {
         let session_id = &self.submission.session_id;
         let resumed = load_within_cleanup(self.ports, self.chat, self.limits, session_id).await?;
         let now_ms = self.ports.clock.now_ms();
-        let next = leave_queue(&resumed.envelope, &self.submission.turn_id, now_ms).ok()??;
+        let Some(next) = leave_queue(&resumed.envelope, &self.submission.turn_id, now_ms).ok()?
+        else {
+            return Some(true);
+        };
         let write = SessionWrite::on_loaded(
             WriteKind::Keep,
             &resumed.envelope,
@@ -384,10 +388,10 @@ impl Waiter<'_> {
         );
         let session = self.ports.session(self.limits);
         match commit_session(&session, write, WriteBudget::Cleanup).await {
-            Ok(saved) => Some(saved),
+            Ok(saved) => Some(saved == super::commit::Saved::Written),
             Err(failure) => {
                 failure.report(self.ports.faults.as_ref());
-                None
+                Some(false)
             }
         }
     }
