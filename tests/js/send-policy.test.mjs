@@ -182,6 +182,8 @@ test('bad send options are refused at construction', () => {
   refused({ sendPolicy: 'queue', timeoutMs: 5_000, sendQueueWaitMs: 5_000 }, /less than timeoutMs/);
   refused({ sendPolicy: 'queue', sendQueueWaitMs: 0 }, /sendQueueWaitMs/);
   assert.equal(typeof createChatHandler({ ...base, sendPolicy: 'queue', timeoutMs: 5_000 }), 'function');
+  // `reject` never waits, so its timeoutMs may be anything (1 ms included).
+  assert.equal(typeof createChatHandler({ ...base, timeoutMs: 1 }), 'function');
 });
 
 test("queue under the AI SDK's client: a second tab's message is answered after the first's", async () => {

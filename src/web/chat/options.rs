@@ -102,7 +102,8 @@ fn send_rules(read: &OptionReader<'_>) -> Result<crate::turn::SendRules, JsValue
     let timeout_ms = u64::from(read.positive_ms("timeoutMs", limits::TURN_TIMEOUT_MS_DEFAULT)?);
     let default_wait_ms = limits::SEND_QUEUE_WAIT_MS_DEFAULT.min(timeout_ms / 2);
     let wait_ms = read.positive_int("sendQueueWaitMs", default_wait_ms.max(1))?;
-    if wait_ms >= timeout_ms {
+    // Only a send that waits spends its deadline on waiting (`reject` never does).
+    if policy != SendPolicy::Reject && wait_ms >= timeout_ms {
         return Err(
             read.error("sendQueueWaitMs must be less than timeoutMs (the wait counts against it)")
         );
