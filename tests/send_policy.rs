@@ -152,7 +152,7 @@ fn each_policy_decides_as_its_table_says() {
         ("queue: busy, first in line",  Some("t1"),  &["t2"],       &[],     "t2", Queue,  Yes,    Does::Waits { stop: None }, None),
         ("queue: the same id runs",     Some("t2"),  &[],           &[],     "t2", Queue,  No,    Does::Busy, None),
         ("queue: a finished id",        Some("t1"),  &[],           &["t2"], "t2", Queue,  No,    Does::Replayed, None),
-        ("queue: its entry is gone",     Some("t1"),  &["t2~"],      &[],     "t2", Queue,  Yes,    Does::Superseded, None),
+        ("queue: its entry went early", Some("t1"), &["t2~"],      &[],     "t2", Queue,  Yes,   Does::Joins { stop: None }, Some(&["t2"])),
         ("queue: retried while waiting", Some("t1"), &["t2"],       &[],     "t2", Queue,  No,    Does::Waits { stop: None }, None),
         ("latest: busy, joins, stops",  Some("t1"),  &[],           &[],     "t2", Latest, No,    Does::Joins { stop: Some("t1") }, Some(&["t2"])),
         ("latest: replaces a waiter",   Some("t1"),  &["a"],        &[],     "t2", Latest, No,    Does::Joins { stop: Some("t1") }, Some(&["t2"])),

@@ -107,6 +107,12 @@ pub fn decide_send(
     let place = live.iter().position(|q| q.turn_id == request.turn_id);
     let gone = match request.joined {
         Joined::No => false,
+        // Under `queue` an entry goes only with its wait (a retry of the same turn id shares the
+        // entry of the request it retries, and may wait longer than that one): a waiter whose
+        // wait is not over joins again, at the end, rather than never run.
+        Joined::Yes if request.policy == SendPolicy::Queue => {
+            place.is_none() && request.now_ms >= request.wait_until_ms
+        }
         Joined::Yes => place.is_none(),
         Joined::Unknown { over } => {
             let mut present = live.iter().map(|q| &q.turn_id).chain(running.as_ref());
