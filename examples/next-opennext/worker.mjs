@@ -31,12 +31,8 @@ const chat = createCloudflareChat({
 
 export default {
   async fetch(request, env, ctx) {
-    // OpenNext replaces `globalThis.Request` with a subclass of its own when the Next app serves
-    // its first request, and turnkeep's handlers take only an `instanceof Request` (else they
-    // answer 500 SERVER_INTERNAL). workerd's request is given the subclass's prototype (which
-    // inherits every native method), not re-made: in wrangler dev, a re-made request answered
-    // without reading its body (a 413) brings the whole server down.
-    if (!(request instanceof Request)) Object.setPrototypeOf(request, Request.prototype);
+    // OpenNext replaces `globalThis.Request` with a subclass when the Next app serves its first
+    // request; turnkeep takes workerd's request as it is (by its shape, not `instanceof`).
     return (await chat.handle(request, env, ctx)) ?? nextApp.fetch(request, env, ctx);
   },
 };

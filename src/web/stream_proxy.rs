@@ -192,11 +192,9 @@ async fn respond_to(options: Rc<ProxyOptions>, input: JsValue) -> Response {
 
 /// A bare `Request`, or the `.req` of a framework's context object.
 fn request_of(input: &JsValue) -> Option<Request> {
-    input
-        .clone()
-        .dyn_into::<Request>()
+    crate::web::http::as_request(input.clone())
         .ok()
-        .or_else(|| get(input, "req").dyn_into::<Request>().ok())
+        .or_else(|| crate::web::http::as_request(get(input, "req")).ok())
 }
 
 async fn handle(options: &ProxyOptions, input: &JsValue) -> Result<Response, Failure> {
