@@ -18,7 +18,11 @@ fn only_a_get_that_asks_to_upgrade_is_a_socket_read() {
         ("POST", Some("websocket"), false),
     ];
     for (method, upgrade, expected) in cases {
-        assert_eq!(wants_socket(method, upgrade), expected, "{method} {upgrade:?}");
+        assert_eq!(
+            wants_socket(method, upgrade),
+            expected,
+            "{method} {upgrade:?}"
+        );
     }
 }
 
@@ -43,7 +47,8 @@ fn each_end_closes_with_its_frame() {
     for (end, code) in cases {
         let (got, reason) = end.frame();
         assert_eq!(got, code, "{end:?}");
-        // A close reason is at most 123 bytes (RFC 6455 §5.5: a control frame's 125, less the code).
+        // A close reason is at most 123 bytes (RFC 6455: a control frame holds 125, less the
+        // 2-byte code).
         assert!(!reason.is_empty() && reason.len() <= 123, "{end:?}");
     }
 }

@@ -206,8 +206,18 @@ fn a_socket_read_takes_the_pages_tenant_only_from_the_workers_own_origin() {
         (None, cookie, None, None),
         // No cookie, or a tenant that is not a SafeId: the page's own default tenant.
         (None, None, Some(own), Some("Bearer demo")),
-        (None, Some("turnkeep_tenant=a%2Fb"), Some(own), Some("Bearer demo")),
-        (None, Some("turnkeep_tenant="), Some(own), Some("Bearer demo")),
+        (
+            None,
+            Some("turnkeep_tenant=a%2Fb"),
+            Some(own),
+            Some("Bearer demo"),
+        ),
+        (
+            None,
+            Some("turnkeep_tenant="),
+            Some(own),
+            Some("Bearer demo"),
+        ),
     ];
     for (authorization, cookie, origin, expected) in cases {
         assert_eq!(

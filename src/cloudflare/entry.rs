@@ -23,8 +23,8 @@ use super::demo_mounts::{ask_handler, chat_stream_proxy, sandbox_handler, CHART_
 use super::env::{random_id, setting, stub};
 use super::page::{page_request, render_page, PageRequest, PageTarget};
 use super::routes::{
-    chat_stream_route, session_view_target, socket_authorization, ChatStreamRoute, Diagnostic, Route,
-    SessionStreamRead,
+    chat_stream_route, session_view_target, socket_authorization, ChatStreamRoute, Diagnostic,
+    Route, SessionStreamRead,
 };
 use super::session_ports::{read_session_view, session_stream_log};
 use super::streams::route::{

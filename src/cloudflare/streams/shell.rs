@@ -146,7 +146,11 @@ impl DurableObject for SessionStreamObject {
         Ok(())
     }
 
-    async fn websocket_error(&self, socket: WebSocket, _error: worker::Error) -> worker::Result<()> {
+    async fn websocket_error(
+        &self,
+        socket: WebSocket,
+        _error: worker::Error,
+    ) -> worker::Result<()> {
         close_socket(&socket, SocketEnd::ClientLeft);
         Ok(())
     }
@@ -411,7 +415,10 @@ impl Shell {
             if !chunk.text.is_empty() && socket.send_with_str(&chunk.text).is_err() {
                 return released;
             }
-            let advanced = chunk.offset.as_ref().is_some_and(|next| *next != reader.offset);
+            let advanced = chunk
+                .offset
+                .as_ref()
+                .is_some_and(|next| *next != reader.offset);
             if let Some(next) = chunk.offset {
                 reader.offset = next;
                 if socket.serialize_attachment(&reader).is_err() {

@@ -23,7 +23,8 @@ pub struct SocketReader {
 }
 
 /// Whether a read asks for its live events over a WebSocket: a GET with `Upgrade: websocket`
-/// (the token is case-insensitive, RFC 6455 §4.2.1). Anything else is read as before.
+/// (the token is case-insensitive, as RFC 6455 says of the handshake). Anything else is read as
+/// before.
 pub fn wants_socket(method: &str, upgrade: Option<&str>) -> bool {
     method == "GET" && upgrade.is_some_and(|u| u.trim().eq_ignore_ascii_case("websocket"))
 }
@@ -49,7 +50,8 @@ pub enum SocketEnd {
 }
 
 impl SocketEnd {
-    /// `(code, reason)` of the close frame (RFC 6455 §7.4.1 and the IANA registry: 1000 normal, 1011 server error, 1013 try again).
+    /// `(code, reason)` of the close frame (RFC 6455 and the IANA registry of close codes: 1000
+    /// normal, 1011 server error, 1013 try again).
     pub const fn frame(self) -> (u16, &'static str) {
         match self {
             SocketEnd::Done => (1000, "the stream ended"),

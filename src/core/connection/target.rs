@@ -85,8 +85,14 @@ mod tests {
     #[test]
     fn a_socket_url_swaps_only_the_scheme() {
         let cases = [
-            ("http://127.0.0.1:8787/api/chat/stream/s?offset=-1&live=sse", Some("ws://127.0.0.1:8787/api/chat/stream/s?offset=-1&live=sse")),
-            ("https://app.test/s?x=https://y", Some("wss://app.test/s?x=https://y")),
+            (
+                "http://127.0.0.1:8787/api/chat/stream/s?offset=-1&live=sse",
+                Some("ws://127.0.0.1:8787/api/chat/stream/s?offset=-1&live=sse"),
+            ),
+            (
+                "https://app.test/s?x=https://y",
+                Some("wss://app.test/s?x=https://y"),
+            ),
             ("HTTPS://app.test/s", Some("wss://app.test/s")),
             ("ftp://app.test/s", None),
             ("http:/", None),
