@@ -1,30 +1,10 @@
-//! The live-socket rules of the `SessionStream` object (`cloudflare::streams::sockets`): which
-//! read is a socket read, the bound on sockets, the close frames, and the attachment each socket
-//! keeps across the object's hibernation.
+//! The live-socket rules of the `SessionStream` object (`cloudflare::streams::sockets`): the
+//! bound on sockets, the close frames, and the attachment each socket keeps across the object's
+//! hibernation (which read is a socket read: `core::streams::proxy`'s unit tests).
 #![cfg(feature = "cloudflare")]
 
-use turnkeep::cloudflare::streams::sockets::{may_join, wants_socket, SocketEnd, SocketReader};
+use turnkeep::cloudflare::streams::sockets::{may_join, SocketEnd, SocketReader};
 use turnkeep::core::limits;
-
-#[test]
-fn only_a_get_that_asks_to_upgrade_is_a_socket_read() {
-    let cases = [
-        ("GET", Some("websocket"), true),
-        ("GET", Some("WebSocket"), true),
-        ("GET", Some(" websocket "), true),
-        ("GET", Some("h2c"), false),
-        ("GET", None, false),
-        ("HEAD", Some("websocket"), false),
-        ("POST", Some("websocket"), false),
-    ];
-    for (method, upgrade, expected) in cases {
-        assert_eq!(
-            wants_socket(method, upgrade),
-            expected,
-            "{method} {upgrade:?}"
-        );
-    }
-}
 
 #[test]
 fn sockets_are_bounded_per_stream() {

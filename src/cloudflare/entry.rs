@@ -31,7 +31,7 @@ use super::streams::route::{
     decide, Refusal, RouteRequest, StreamRoute, StreamsAccess, PREFLIGHT_HEADERS,
 };
 use super::streams::shell::{refusal_response, SESSION_STREAM_BINDING};
-use super::streams::sockets::wants_socket;
+use super::streams::sockets::is_socket_read;
 use crate::core::limits;
 use crate::ports::log::SessionLog;
 use crate::ports::CancelToken;
@@ -163,12 +163,12 @@ fn redirect(location: &str) -> Result<Response, JsValue> {
 }
 
 /// `/api/chat/stream/:sessionId`: as `routes::chat_stream_route` decides; a read goes through
-/// `createChatStreamProxy`, whose upstream is the session's own `SessionStream` object, and a
-/// live read that asks for a WebSocket straight to that object.
+/// `createChatStreamProxy`, whose upstream is the session's own `SessionStream` object (a live
+/// read that asks for a WebSocket too: the proxy forwards the upgrade and hands back the 101).
 async fn chat_stream(request: &Request, env: &Env, raw: &str) -> Result<Response, JsValue> {
     let headers = request.headers();
     let mut authorization = headers.get("authorization")?;
-    let socket = wants_socket(&request.method(), headers.get("upgrade")?.as_deref());
+    let socket = is_socket_read(&request.method(), headers.get("upgrade")?.as_deref());
     if socket {
         let own_origin = web_sys::Url::new(&request.url())?.origin();
         authorization = socket_authorization(
@@ -182,12 +182,6 @@ async fn chat_stream(request: &Request, env: &Env, raw: &str) -> Result<Response
         ChatStreamRoute::Preflight => preflight(),
         ChatStreamRoute::Refuse(refusal) => diagnostic_result(&refusal),
         ChatStreamRoute::Proxy(read) => {
-            // A live read on a WebSocket goes to the object as it came (the proxy's rebuilt
-            // request would drop the upgrade, and its rebuilt answer the socket): the 101 and
-            // its socket come back untouched (`streams::sockets`).
-            if socket {
-                return own_stream_read(request, env, &read).await;
-            }
             let read = Rc::new(read);
             let upstream = (env.clone(), read.clone());
             let fetch = move |inner: Request| {

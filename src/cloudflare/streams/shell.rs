@@ -29,7 +29,7 @@ use super::object::SessionStreamCore;
 use super::query::{query_all, with_offset};
 use super::reply::Reply;
 use super::route::Refusal;
-use super::sockets::{may_join, wants_socket, SocketEnd, SocketReader};
+use super::sockets::{is_socket_read, may_join, SocketEnd, SocketReader};
 use super::timing::{
     configured_ms, next_release_hop, AppendStep, GapRetry, LongPoll, ReadStep, Reader,
     ReaderCounts, SseSession, SseStep, Waits, Written,
@@ -322,7 +322,7 @@ impl Shell {
             let seen = self.waiters.version();
             if let Some((offset, _)) = reply.effects.sse.take() {
                 let upgrade = request.headers().get("upgrade").ok().flatten();
-                if wants_socket(&request.method(), upgrade.as_deref()) {
+                if is_socket_read(&request.method(), upgrade.as_deref()) {
                     return self.accept_socket(request, offset).await;
                 }
                 let Some(place) = ReaderPlace::take(&self.readers, Reader::Sse) else {

@@ -6,8 +6,9 @@
 //! constructs it again, and it finds its sockets (`State::get_websockets`) and where each one
 //! is (the socket's attachment, [`SocketReader`]) and sends what follows.
 //!
-//! The pure rules (host-tested): which request is a socket read, whether one more socket may
-//! join, and how a socket is closed. The effects are in `shell.rs` (wasm only).
+//! The pure rules (host-tested): which request is a socket read (`core::streams::proxy`'s rule,
+//! which the chat-stream proxy forwards the upgrade by), whether one more socket may join, and
+//! how a socket is closed. The effects are in `shell.rs` (wasm only).
 
 use serde::{Deserialize, Serialize};
 
@@ -22,12 +23,8 @@ pub struct SocketReader {
     pub cursor: Option<String>,
 }
 
-/// Whether a read asks for its live events over a WebSocket: a GET with `Upgrade: websocket`
-/// (the token is case-insensitive, as RFC 6455 says of the handshake). Anything else is read as
-/// before.
-pub fn wants_socket(method: &str, upgrade: Option<&str>) -> bool {
-    method == "GET" && upgrade.is_some_and(|u| u.trim().eq_ignore_ascii_case("websocket"))
-}
+/// Which read is a socket read: the rule the chat-stream proxy forwards by, too.
+pub use crate::core::streams::proxy::is_socket_read;
 
 /// Whether one more socket may join a stream that has `open` sockets now
 /// (`limits::STREAM_LIVE_SOCKETS_MAX`; one more is answered 429 `streams.v1.readers_busy`).
