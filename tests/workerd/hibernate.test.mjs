@@ -2,7 +2,8 @@
 // WebSocket lets its session's stream object go while the socket stays open, and the next turn
 // still reaches the page; the same page on SSE holds its object in memory all along.
 //
-// The Worker's test build runs in the workerd binary (TEST_HOOKS=1). workerd evicts a Durable
+// The Worker's test build runs in workerd through Miniflare (TEST_HOOKS=1; Miniflare serves the
+// page's static assets as wrangler dev does). workerd evicts a Durable
 // Object after about 10 s with nothing to do — no request in flight, no event handler running —
 // and a socket accepted through the hibernation API does not count (workerd PR #1138 brought
 // production's rule to workerd). `GET /__test/stream-instance/<name>` reports the object's
@@ -22,11 +23,10 @@ import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
 
 import { createChatConnection, projectChatSnapshot } from '../../js/client/node.mjs';
-import { serveWorkerd } from '../support/workerd-serve.mjs';
 import { TEST_HOOKS_WORKER } from '../support/wrangler-dev.mjs';
 import { costTable, idleTabCost } from '../../scripts/idle-tab-cost.mjs';
 import { launchChromium } from '../support/chromium.mjs';
-import { postTurn, removeDir, tempDir } from './harness.mjs';
+import { postTurn, removeDir, root, startWorker, tempDir } from './harness.mjs';
 
 const TENANT = 'acme';
 const PAGE_TENANT = 'demo'; // the demo page's tenant without a cookie
@@ -40,7 +40,11 @@ let browser;
 
 before(async () => {
   [server, browser] = await Promise.all([
-    serveWorkerd({ persistDir: state, entry: TEST_HOOKS_WORKER, vars: { TEST_HOOKS: '1', DEMO_CHUNK_DELAY_MS: '5' } }),
+    startWorker({
+      persistDir: state,
+      scriptPath: `${root}${TEST_HOOKS_WORKER}`,
+      bindings: { TEST_HOOKS: '1', DEMO_CHUNK_DELAY_MS: '5' },
+    }),
     launchChromium(),
   ]);
 });
@@ -54,7 +58,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The stream object's `{ marker, constructed, sockets }` (wakes it). */
 async function instance(sessionId, tenant = TENANT) {
-  const response = await fetch(`${server.baseUrl}/__test/stream-instance/chat/${tenant}/${sessionId}`);
+  const response = await fetch(`${server.url}/__test/stream-instance/chat/${tenant}/${sessionId}`);
   assert.equal(response.status, 200, 'the test hook answers (TEST_HOOKS=1, the test build)');
   return response.json();
 }
@@ -71,8 +75,8 @@ function page(sessionId, { socket }) {
   const reads = [];
   const connection = createChatConnection({
     target: {
-      url: `${server.baseUrl}/api/chat/stream/${sessionId}`,
-      chatUrl: `${server.baseUrl}/api/chat`,
+      url: `${server.url}/api/chat/stream/${sessionId}`,
+      chatUrl: `${server.url}/api/chat`,
       sessionId,
       headers: { authorization: `Bearer ${TENANT}` },
     },
@@ -110,7 +114,7 @@ async function browserPage(sessionId) {
   tab.on('request', (request) => {
     if (request.url().includes('/api/chat/stream/')) reads.push(request.url());
   });
-  await tab.goto(`${server.baseUrl}/?session=${sessionId}`);
+  await tab.goto(`${server.url}/?session=${sessionId}`);
   await tab.waitForSelector('html[data-live]');
   const shown = () => tab.$$eval('.pane .msg.assistant', (rows) => rows.map((row) => row.textContent));
   const shows = (answer) =>
@@ -126,7 +130,7 @@ const answers = (chunks) =>
   projectChatSnapshot(chunks).messages.filter((m) => m.role === 'assistant').map((m) => m.content);
 
 async function turn(sessionId, input, tenant = TENANT) {
-  const response = await postTurn(server.baseUrl, tenant, sessionId, input);
+  const response = await postTurn(server.url, tenant, sessionId, input);
   assert.equal(response.status, 200);
   await response.text();
 }
@@ -191,8 +195,8 @@ test('a socket that cannot open falls back to SSE, resuming from its offset', as
   const reads = [];
   const connection = createChatConnection({
     target: {
-      url: `${server.baseUrl}/api/chat/stream/${id}`,
-      chatUrl: `${server.baseUrl}/api/chat`,
+      url: `${server.url}/api/chat/stream/${id}`,
+      chatUrl: `${server.url}/api/chat`,
       sessionId: id,
       headers: { authorization: `Bearer ${TENANT}` },
     },
@@ -221,7 +225,7 @@ test('a socket that cannot open falls back to SSE, resuming from its offset', as
 test('a socket read refuses another tenant and a bad session id as the SSE read does', async () => {
   const open = (path, headers) =>
     new Promise((resolve) => {
-      const ws = new WebSocket(`${server.baseUrl.replace('http', 'ws')}${path}?offset=-1&live=sse`, { headers });
+      const ws = new WebSocket(`${server.url.replace('http', 'ws')}${path}?offset=-1&live=sse`, { headers });
       ws.on('unexpected-response', (_, response) => resolve(response.statusCode));
       ws.on('open', () => (ws.close(), resolve(101)));
       ws.on('error', () => {});
@@ -232,7 +236,7 @@ test('a socket read refuses another tenant and a bad session id as the SSE read 
   assert.equal(await open(`/api/chat/stream/${id}`, {}), 401, 'no tenant');
   // A cookie alone counts only from the Worker's own origin (a browser always sends Origin).
   const cookie = `turnkeep_tenant=${TENANT}`;
-  assert.equal(await open(`/api/chat/stream/${id}`, { cookie, origin: server.baseUrl }), 101);
+  assert.equal(await open(`/api/chat/stream/${id}`, { cookie, origin: server.url }), 101);
   assert.equal(await open(`/api/chat/stream/${id}`, { cookie, origin: 'https://evil.example' }), 401);
   assert.equal(await open(`/api/chat/stream/bad%2Fid`, { authorization: `Bearer ${TENANT}` }), 400);
 });
