@@ -36,7 +36,7 @@ bash scripts/purity.sh
 # src/cloudflare (feature-gated): its unit tests, and the host tests of its decisions (the
 # Worker's routes, the streams routes, the streams timing with an injected clock, the demo page).
 cargo test --features cloudflare --lib cloudflare::
-cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing --test demo_page
+cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing --test streams_sockets --test demo_page
 
 step "seeded simulations at scale (profile sim: optimized, no LTO): 10,000 seeds each of turns, confirmations, leases"
 # The debug run above covers the default seed counts; here each simulator runs 10,000 seeds with

@@ -232,20 +232,36 @@ pub enum ObjectKind {
 
 thread_local! {
     static LIVE: [Cell<u64>; 2] = const { [Cell::new(0), Cell::new(0)] };
+    static CONSTRUCTED: [Cell<u64>; 2] = const { [Cell::new(0), Cell::new(0)] };
 }
 
-/// Held by each Durable Object instance: counts it live from construction to drop.
-pub struct LiveObject(ObjectKind);
+/// Held by each Durable Object instance: counts it live from construction to drop, and marks
+/// it with a random id drawn at construction — an in-memory marker: a different one means
+/// the runtime dropped the instance (evicted, hibernated) and built a new one.
+pub struct LiveObject {
+    kind: ObjectKind,
+    pub marker: String,
+}
 
 impl LiveObject {
     pub fn new(kind: ObjectKind) -> Self {
         LIVE.with(|l| l[kind as usize].set(l[kind as usize].get() + 1));
-        Self(kind)
+        CONSTRUCTED.with(|c| c[kind as usize].set(c[kind as usize].get() + 1));
+        Self {
+            kind,
+            marker: crate::cloudflare::env::random_id(),
+        }
     }
+}
+
+/// How many instances of `kind` this isolate has built so far.
+pub fn constructed(kind: ObjectKind) -> u64 {
+    CONSTRUCTED.with(|c| c[kind as usize].get())
 }
 
 impl Drop for LiveObject {
     fn drop(&mut self) {
-        LIVE.with(|l| l[self.0 as usize].set(l[self.0 as usize].get().saturating_sub(1)));
+        let kind = self.kind as usize;
+        LIVE.with(|l| l[kind].set(l[kind].get().saturating_sub(1)));
     }
 }

@@ -231,6 +231,13 @@ pub const STREAM_NAME_BYTES_MAX: usize = 512;
 pub const STREAM_LONG_POLL_WAITERS_MAX: usize = 1_024;
 /// SSE responses of one stream open at once; one more is answered 429 `streams.v1.readers_busy`.
 pub const STREAM_SSE_CONNECTIONS_MAX: usize = 256;
+/// Live readers of one stream on hibernatable WebSockets at once; one more is answered 429
+/// `streams.v1.readers_busy`. Idle sockets cost the object nothing (it hibernates with them
+/// open), so this is far above the SSE bound, and below Cloudflare's 32,768 per object.
+pub const STREAM_LIVE_SOCKETS_MAX: usize = 4_096;
+/// Chunks (each at most `STREAM_READ_CHUNK_BYTES_MAX`) one append sends a socket reader that is
+/// behind; a reader further behind is closed (1013) and reconnects from its offset.
+pub const STREAM_SOCKET_PUSH_CHUNKS_MAX: usize = 16;
 /// Seconds a client told `streams.v1.readers_busy` (or `writers_busy`) waits before trying
 /// again (`Retry-After`).
 pub const STREAM_READERS_BUSY_RETRY_AFTER_SECONDS: u32 = 1;
