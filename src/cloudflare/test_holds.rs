@@ -146,7 +146,8 @@ impl SessionStorage for HoldingStorage {
     ) -> LocalFuture<'a, Result<bool, PortError>> {
         let n = self.saves.get() + 1;
         self.saves.set(n);
-        let records_result = records_a_result(snapshot) && !rerun(&self.label);
+        // Not the first save: that is the claim, which carries a retry's journal as it found it.
+        let records_result = n > 1 && records_a_result(snapshot) && !rerun(&self.label);
         let (before, after) = match (self.point, n) {
             (HoldPoint::ClaimBefore, 1) | (HoldPoint::ReleaseBefore, 2) => (true, false),
             (HoldPoint::ClaimAfter, 1) | (HoldPoint::ReleaseAfter, 2) => (false, true),

@@ -228,8 +228,10 @@ impl Turn {
         self.replayed
     }
 
-    /// One journal record: decided on the turn's last write, written by CAS within a cleanup
-    /// budget. A continuation records nothing (a crashed one is never run again: its record
+    /// One journal record: decided on the turn's last write, written by CAS under the turn's own
+    /// deadline (it is the turn's work, like its model and tools: what stops the turn overtakes
+    /// it, and a record whose answer was lost makes the release a conflict, so the lease lapses
+    /// and a retry replays whatever landed). A continuation records nothing (a crashed one is never run again: its record
     /// stays in its processing state for reconciliation, `confirm.rs`).
     async fn record_journal(&self, messages: Vec<turnkeep_core::protocol::Message>) -> bool {
         if self.claim.resolves.is_some() {
@@ -247,17 +249,22 @@ impl Turn {
                 return false;
             }
         };
-        match save_session(self, write.clone()).await {
-            Some(Saved::Written) => {
+        let session = self.ports.session(&self.limits);
+        let budget = WriteBudget::Deadline(&self.stop);
+        match commit_session(&session, write.clone(), budget).await {
+            Ok(Saved::Written) => {
                 *self.held.borrow_mut() = held.stored(&write);
                 true
             }
-            Some(Saved::Conflict) => {
+            Ok(Saved::Conflict) => {
                 self.fenced.set(true);
                 report("a journal record lost its compare-and-set: another claim of the session fenced this turn".into());
                 false
             }
-            None => false,
+            Err(failure) => {
+                failure.report(self.ports.faults.as_ref());
+                false
+            }
         }
     }
 

@@ -353,6 +353,7 @@ async function retry(url, session, fail, ledger) {
   const again = await post(url, body);
   if (again.status !== 200) {
     fail(`the retry of the crashed turn was refused: ${again.status} ${await again.text()}`);
+    session.users = userCount((await view(url, session.id)).messages);
     session.pending = null;
     return;
   }
@@ -363,7 +364,7 @@ async function retry(url, session, fail, ledger) {
   if (recorded?.outcome !== 'completed') fail(`the retried turn is recorded ${JSON.stringify(recorded)}`);
   if (after.session.activeTurn !== null) fail(`the retry did not release its lease: ${JSON.stringify(after.session)}`);
   if (userCount(after.messages) !== usersBefore + 1) fail(`the retried turn's input is saved ${userCount(after.messages) - usersBefore} times`);
-  const own = after.messages.slice(before.messages.length); // the tool points all kill before the save
+  const own = after.messages.slice(after.messages.findLastIndex((m) => m.role === 'user'));
   const results = own.filter((m) => m.role === 'tool');
   const calls = own.flatMap((m) => m.toolCalls ?? []);
   if (JSON.stringify(after.messages) !== JSON.stringify(after.streamMessages)) {
