@@ -179,7 +179,8 @@ async function startLedger() {
       byPoint[point] ??= {};
       for (const n of counts) byPoint[point][n] = (byPoint[point][n] ?? 0) + 1;
     }
-    return { toolKeys: runs.size, runsPerKey, runsPerKeyByPoint: byPoint, toolRetries: turns.size };
+    const overtakenTurns = [...turns.values()].filter((t) => t.point === 'overtaken').length;
+    return { toolKeys: runs.size, runsPerKey, runsPerKeyByPoint: byPoint, toolRetries: turns.size - overtakenTurns, overtaken: overtakenTurns };
   };
   return { server, port: server.address().port, turns, check };
 }
@@ -267,7 +268,9 @@ async function reach(dev, plan) {
   if (plan.kind === 'stop') {
     const stop = { ...JSON.parse(pending.body), event: 'client.turn.stop', payload: {} };
     const answer = await post(dev.url, JSON.stringify(stop));
-    pending.stopAcked = answer.status === 202 || answer.status === 200;
+    // 202: the request was appended to the log. A 200 says the turn had ended already (under
+    // load a short answer can finish first): nothing was appended, so there is nothing to keep.
+    pending.stopAcked = answer.status === 202;
     await answer.text();
   }
 }
@@ -348,8 +351,8 @@ async function retry(url, session, fail, ledger) {
   const { kind, turnId, body, usersBefore } = session.pending;
   const before = await view(url, session.id);
   const lease = before.session.activeTurn;
-  if (lease?.turnId !== turnId) fail(`the turn killed at ${kind} holds no lease (${JSON.stringify(before.session.activeTurn)})`);
-  if (lease) await sleep(Math.max(0, lease.expiresAt - Date.now() + 25));
+  if (lease?.turnId !== turnId) return overtaken(url, session, fail, ledger, before);
+  await sleep(Math.max(0, lease.expiresAt - Date.now() + 25));
   const again = await post(url, body);
   if (again.status !== 200) {
     fail(`the retry of the crashed turn was refused: ${again.status} ${await again.text()}`);
@@ -378,6 +381,24 @@ async function retry(url, session, fail, ledger) {
   if (replay.status !== 409) fail(`a recorded turn was run again: ${replay.status}`);
   await replay.text();
   session.users = userCount(after.messages);
+  session.pending = null;
+}
+
+/**
+ * A turn parked around its tool that its own deadline ended before the kill came (a parked tool
+ * is stopped, a parked record overtaken: the turn ends, saved and released): it is in the
+ * history, nothing is left to retry, a resend is refused, and its call ran once.
+ */
+async function overtaken(url, session, fail, ledger, before) {
+  const { kind, turnId, body } = session.pending;
+  const terminal = before.session.terminalTurns.find((t) => t.turnId === turnId);
+  if (!terminal) fail(`the turn parked at ${kind} holds no lease and is not in the history (${JSON.stringify(before.session)})`);
+  const own = before.messages.slice(before.messages.findLastIndex((m) => m.role === 'user'));
+  ledger.turns.set(turnId, { point: 'overtaken', savedCallIds: own.flatMap((m) => m.toolCalls ?? []).map((c) => c.id) });
+  const replay = await post(url, body);
+  if (replay.status !== 409) fail(`a recorded turn was run again: ${replay.status}`);
+  await replay.text();
+  session.users = userCount(before.messages);
   session.pending = null;
 }
 
