@@ -63,6 +63,12 @@ pub(crate) const CONVERSATION_ROUTES_MAX: usize = 256;
 pub(crate) const CONVERSATION_EVENTS_PER_STATE_MAX: usize = 256;
 pub(crate) const CONVERSATION_EVENT_CHARS_MAX: usize = 128;
 pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
+/// A running turn's journal in the session envelope (`turnJournal`, `core::session::journal`):
+/// the JSON bytes of the messages it records (its user message, each assistant message whose
+/// tool calls run, each tool result). Four of the largest tool results fit. A record that would
+/// pass it is not written: the turn ends there, before the model reads the result, so nothing
+/// unrecorded is ever acted on.
+pub const TURN_JOURNAL_BYTES_MAX: usize = 1_048_576;
 /// A model stream that sent a chunk and then nothing more for this long has stalled: the turn
 /// ends as a model failure (`modelStallMs`). Well under the turn's deadline, so a hung provider
 /// shows as an error in seconds rather than a spinner for the whole turn; the time to the first
