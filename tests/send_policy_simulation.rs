@@ -635,6 +635,49 @@ fn n_queued_sends_run_in_order_once_each() {
     }
 }
 
+/// Queued sends that call a tool (each records the turn's journal, a holder's write in the
+/// middle of its turn), while more sends join: a join landing between two of a turn's writes must
+/// not fence it (`queue::rebase_held`).
+fn simulate_queue_with_tools(seed: u64) -> Sim {
+    let sim = Sim::new(seed, SendPolicy::Queue, decide_send, false);
+    let mut plan = vec![("first".to_owned(), "/words 30".to_owned(), 0)];
+    for i in 0..4 {
+        plan.push((
+            format!("q{i}"),
+            format!("/tool q{i}"),
+            50 + sim.rng.below(300),
+        ));
+    }
+    for i in 0..3 {
+        plan.push((format!("r{i}"), "late".to_owned(), 700 + sim.rng.below(800)));
+    }
+    {
+        let tasks: Vec<Task<'_>> = plan
+            .iter()
+            .map(|(id, input, at)| Box::pin(sim.send(id.clone(), input, *at, None)) as Task<'_>)
+            .collect();
+        run_all(&sim.world.clone(), tasks);
+    }
+    sim.check_common();
+    sim
+}
+
+#[test]
+fn a_send_joining_while_a_turn_records_its_journal_does_not_fence_it() {
+    for seed in 1..=20 {
+        let sim = simulate_queue_with_tools(seed);
+        sim.check_released();
+        assert_eq!(violations(&sim), Vec::<String>::new(), "seed {seed}");
+        let entered = sim.storage.entered.borrow().clone();
+        assert_eq!(
+            *sim.ran.borrow(),
+            entered,
+            "seed {seed}: every send ran, in the order it entered"
+        );
+        assert_eq!(entered.len(), 8, "seed {seed}: {entered:?}");
+    }
+}
+
 #[test]
 fn queued_sends_keep_their_order_and_run_once_under_faults() {
     let outcomes = RefCell::new(BTreeMap::<String, u64>::new());

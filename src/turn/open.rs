@@ -1,5 +1,6 @@
 //! Stage 2 of a turn: the conversation so far and the controller with the user's input sent
-//! (before any model or tool runs). A failure here gives the claim up at once (see [`super::admit::abandon`]).
+//! (before any model or tool runs), or, for a retry of a turn whose lease lapsed, the
+//! controller resumed from the turn's journal (`core::session::journal`). A failure here gives the claim up at once (see [`super::admit::abandon`]).
 
 use super::admit::{abandon, Claim};
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};
@@ -8,6 +9,8 @@ use super::interrupt::Interrupt;
 use turnkeep_core::chat::controller::{Action, ChatController, UserInput};
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::sequence::TurnSequencer;
+use turnkeep_core::session::{journal_of, replay_history, TurnJournal};
+use turnkeep_ports::PortError;
 
 /// A turn ready to run: nothing has been streamed or published yet.
 pub struct Opened {
@@ -19,6 +22,11 @@ pub struct Opened {
     /// True when that history came from `ChatMemory` (earlier turns saved it, and published it
     /// to the log if there was one); false when it is the definition's initial messages.
     pub history_from_memory: bool,
+    /// Where the turn's own messages start (what its journal records): after the history, or
+    /// after the last user message for a regeneration.
+    pub own_from: usize,
+    /// True when the turn replays its journal (a retry of a turn whose lease lapsed).
+    pub replayed: bool,
 }
 
 /// Loads the messages (under `deadline`) and sends the input. On failure the claim is abandoned.
@@ -44,12 +52,20 @@ async fn try_open(
     claim: &Claim,
     deadline: &Interrupt,
 ) -> Result<Opened, Refusal> {
-    let (mut controller, history) = controller_over_history(ports, chat, claim, deadline).await?;
+    let journal = journal_of(&claim.envelope, &submission.turn_id);
+    let (mut controller, mut history) =
+        controller_over_history(ports, chat, claim, journal, deadline).await?;
     let ids = ports.ids.as_ref();
     let mut next_id = |p: &str| ids.next_id(p);
     let now_ms = ports.clock.now_ms();
-    let first = if submission.regenerate {
-        controller.regenerate(now_ms, &mut next_id)
+    let first = if let Some(journal) = journal {
+        history.replayed = true;
+        controller.resume(journal.messages.clone(), now_ms, &mut next_id)
+    } else if submission.regenerate {
+        let first = controller.regenerate(now_ms, &mut next_id);
+        // regenerate keeps the history up to the last user message and adds one assistant message
+        history.own_from = controller.state().messages.len().saturating_sub(1);
+        first
     } else {
         let input = UserInput {
             text: submission.input.clone(),
@@ -67,6 +83,8 @@ async fn try_open(
 pub(crate) struct History {
     len: usize,
     from_memory: bool,
+    own_from: usize,
+    replayed: bool,
 }
 
 impl History {
@@ -76,16 +94,20 @@ impl History {
             first,
             history_len: self.len,
             history_from_memory: self.from_memory,
+            own_from: self.own_from,
+            replayed: self.replayed,
         }
     }
 }
 
 /// A controller over the saved messages (or the definition's initial messages when none are
-/// saved), loaded under `deadline`; nothing sent yet.
+/// saved), loaded under `deadline`; nothing sent yet. With the turn's `journal` the history is
+/// what preceded the turn ([`replay_history`]).
 pub(crate) async fn controller_over_history(
     ports: &Ports,
     chat: &ChatSetup,
     claim: &Claim,
+    journal: Option<&TurnJournal>,
     deadline: &Interrupt,
 ) -> Result<(ChatController, History), Refusal> {
     // The sequences of this turn's lines derive from the claim; refuse before anything runs.
@@ -105,7 +127,19 @@ pub(crate) async fn controller_over_history(
     } else {
         chat.initial_messages.clone()
     };
+    let history = match journal {
+        Some(journal) => replay_history(journal, history).map_err(|mismatch| {
+            Refusal::internal(Stage::MemoryLoad, PortError::new(mismatch.to_string()))
+        })?,
+        None => history,
+    };
     let len = history.len();
     let controller = ChatController::new(chat.config.clone(), history);
-    Ok((controller, History { len, from_memory }))
+    let history = History {
+        len,
+        from_memory,
+        own_from: len,
+        replayed: false,
+    };
+    Ok((controller, history))
 }

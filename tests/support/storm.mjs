@@ -13,8 +13,9 @@
 // - leases: no turn leaked its lease — each accepted turn is in the terminal history as
 //   `completed` (a lease that lapsed would be `indeterminate`), and every session accepts a
 //   new turn within `leaseMs` of the storm's end (at once when its last turn had released);
-// - messages: one user message per accepted turn, none for a refused one, no id twice, and the
-//   saved messages equal the session stream's projection;
+// - messages: every acknowledged user message is saved (a turn answered 200 has its user
+//   message in the session, `missingAcknowledged`), one user message per turn that ran, none for
+//   a refused one, no id twice, and the saved messages equal the session stream's projection;
 // - figures: time to the first snapshot line (p50/p99), workerd's resident memory and the wasm
 //   linear memory of the Worker's isolate (the test hook `GET /__test/memory`) before and after.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -149,6 +150,23 @@ function post(url, body, signal, onResend, phase) {
   return fetchResending(`${url}/api/chat`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body, signal }, onResend, phase);
 }
 
+/**
+ * The acknowledged turns (turn id → its input, for every submit answered 200) whose user message
+ * is not among `messages`. Inputs may repeat (a retried send keeps its text), so they are matched
+ * as a multiset: n acknowledged turns with one text need n user messages with it.
+ */
+export function missingAcknowledged(acknowledged, messages) {
+  const saved = new Map();
+  for (const m of messages) if (m.role === 'user') saved.set(m.content, (saved.get(m.content) ?? 0) + 1);
+  const missing = [];
+  for (const [turnId, input] of acknowledged) {
+    const left = saved.get(input) ?? 0;
+    if (left === 0) missing.push(turnId);
+    else saved.set(input, left - 1);
+  }
+  return missing;
+}
+
 async function view(url, sessionId, onResend, watch) {
   const w = watch(`GET session ${sessionId}`);
   try {
@@ -257,7 +275,7 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
   const isolate = async () => { const m = await isolateMemory(url); return { wasmBytes: m.wasmMemoryBytes, heapLiveBytes: m.heapLiveBytes, liveObjects: m.liveObjects }; };
   const memory = { before: { ...(await isolate()), ...workerdRss(dev.pid) } };
   const state = Array.from({ length: sessions }, (_, i) => ({
-    id: `storm${seed}-s${i}`, taken: new Set(), refused: new Set(), unknown: new Set(), lastEnd: 0,
+    id: `storm${seed}-s${i}`, taken: new Set(), refused: new Set(), unknown: new Set(), acknowledged: new Map(), lastEnd: 0,
   }));
   const t0 = performance.now();
   let sampledPeak = 0;
@@ -280,7 +298,10 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
         wasResent = true;
         onResend(reason);
       }, w.phase);
-      if (response.status === 200) session.taken.add(turnId);
+      if (response.status === 200) {
+        session.taken.add(turnId);
+        session.acknowledged.set(turnId, input);
+      }
       else if (response.status === 409 && wasResent) session.unknown.add(turnId); // the dropped send may have run it
       else if (response.status === 409) session.refused.add(turnId);
       else {
@@ -419,6 +440,7 @@ export async function runStorm({ dev, seed, turns, sessions, ops = OPS, log = ()
     const ran = [...terminal.keys()].filter((id) => session.taken.has(id) || session.unknown.has(id)).length;
     const users = v.messages.filter((m) => m.role === 'user').length;
     if (users !== ran) fail(`${users} user messages for ${ran} turns that ran`);
+    for (const id of missingAcknowledged(session.acknowledged, v.messages)) fail(`the user message of acknowledged turn ${id} is missing`);
     const ids = v.messages.map((m) => m.id);
     if (new Set(ids).size !== ids.length) fail('a message id appears twice');
     if (JSON.stringify(v.messages) !== JSON.stringify(v.streamMessages)) fail("saved messages and the stream's projection disagree");
