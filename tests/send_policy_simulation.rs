@@ -464,7 +464,11 @@ fn simulate_queue(seed: u64, decide: DecideSend, faulty: bool, senders: usize) -
         let leave = (faulty && sim.rng.chance(150)).then(|| at + sim.rng.below(600));
         plan.push((
             format!("q{i}"),
-            format!("/words {}", 1 + sim.rng.below(5)),
+            // A third call a tool (their turns write a journal record mid-turn).
+            match sim.rng.below(3) {
+                0 => format!("/tool q{i}"),
+                n => format!("/words {n}"),
+            },
             at,
             leave,
         ));
