@@ -10,7 +10,10 @@
 //! 4. a turn id in the terminal history is never claimed again;
 //! 5. no stuck spinner: a turn whose model stream goes quiet mid-answer (a fifth of them) ends
 //!    within `STALL_BOUND_MS` of its last chunk (the stall watch, then cleanup's budgets), not
-//!    at the shell's deadline, which for those turns is far away.
+//!    at the shell's deadline, which for those turns is far away;
+//! 6. no acknowledged user message is lost: every turn that `open` accepted (the shell then
+//!    answers 200) has its user message in the saved conversation at the end, even when the
+//!    turn crashed, outlived its lease or was taken over by another claim.
 //!
 //! A failing seed prints itself; `TURNKEEP_SIM_SEEDS=N` runs more. The simulator is shown able
 //! to fail: over storage without compare-and-set, over a log without fencing, and with no stall
@@ -26,6 +29,7 @@ use std::rc::Rc;
 use turn_support::faults::{FaultyMemory, FaultyStorage, Rng};
 use turn_support::*;
 use turnkeep::core::chat::{ModelChunk, ModelRequest};
+use turnkeep::core::protocol::Role;
 use turnkeep::core::session::{decode_session_snapshot, SessionEnvelope};
 use turnkeep::ports::chat::{ModelAdapter, ModelStream, Sleep};
 use turnkeep::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
@@ -165,6 +169,8 @@ struct Sim {
     claimed_ever: RefCell<Vec<String>>,
     violations: RefCell<Vec<String>>,
     clean_turns: Cell<u64>,
+    /// (turn id, its user message's id) for every turn `open` accepted (invariant 6).
+    acknowledged: RefCell<Vec<(String, String)>>,
     limits: TurnLimits,
     /// The clock jumps the clients made, as (when, how far): time that passes for a stalled
     /// turn without its timers getting a turn to run, so its bound stretches by them.
@@ -204,6 +210,7 @@ impl Sim {
             claimed_ever: RefCell::new(Vec::new()),
             violations: RefCell::new(Vec::new()),
             clean_turns: Cell::new(0),
+            acknowledged: RefCell::new(Vec::new()),
             limits,
             jumps: RefCell::new(Vec::new()),
         }
@@ -326,6 +333,12 @@ impl Sim {
             self.live.borrow_mut().remove(&turn_id);
             return;
         };
+        let state = opened.controller.state();
+        if let Some(user) = state.messages.iter().rfind(|m| m.role == Role::User) {
+            self.acknowledged
+                .borrow_mut()
+                .push((turn_id.clone(), user.id.clone()));
+        }
         let turn = Turn::new(ports, limits, sub, claim, opened);
         let sink = Rc::new(Sink::default());
         let mut running = Box::pin(run(turn.clone(), sink));
@@ -426,6 +439,18 @@ impl Sim {
         )
     }
 
+    /// Invariant 6, at the end of a schedule.
+    fn check_acknowledged(&self) {
+        let saved = self.memory.inner.messages();
+        for (turn_id, id) in self.acknowledged.borrow().iter() {
+            if !saved.iter().any(|m| m.role == Role::User && &m.id == id) {
+                self.violate(format!(
+                    "the user message {id} of acknowledged turn {turn_id} is not saved"
+                ));
+            }
+        }
+    }
+
     fn check_fencing(&self) {
         let mut newest: HashMap<String, u64> = HashMap::new();
         for (id, epoch) in self.log.writes.borrow().iter() {
@@ -490,6 +515,7 @@ fn simulate_with(seed: u64, cas: bool, fenced: bool, limits: TurnLimits) -> (Vec
         }
         sim.violate("no new turn could be claimed after every lease lapsed".into());
     });
+    sim.check_acknowledged();
     (sim.violations.take(), sim.clean_turns.get())
 }
 

@@ -10,7 +10,7 @@
 //! `the_simulation_catches_a_holder_that_reloads_before_releasing`).
 
 use turnkeep_core::session::{
-    abandon_resolution, claim_turn, settle_turn, ClaimDecision, Confirmation, LeaseError,
+    abandon_resolution, claim_turn, lapse_turn, settle_turn, ClaimDecision, Confirmation, LeaseError,
     SessionEnvelope, SessionWrite, TurnSettlement, WriteKind,
 };
 
@@ -75,6 +75,13 @@ impl HeldLease {
     /// The lease given up before its turn ran anything ([`abandon_resolution`]).
     pub fn abandon(&self, at_ms: u64) -> Result<SessionWrite, LeaseError> {
         let next = abandon_resolution(&self.written, &self.turn_id, at_ms)?;
+        Ok(self.write(release_kind, next, at_ms))
+    }
+
+    /// The lease given up lapsed, after the turn may have saved its user message
+    /// ([`lapse_turn`]): free at once, and the next claim re-syncs.
+    pub fn lapse(&self, at_ms: u64) -> Result<SessionWrite, LeaseError> {
+        let next = lapse_turn(&self.written, &self.turn_id, at_ms)?;
         Ok(self.write(release_kind, next, at_ms))
     }
 

@@ -1,7 +1,10 @@
 //! Stage 2 of a turn: the conversation so far and the controller with the user's input sent
-//! (before any model or tool runs). A failure here gives the claim up at once (see [`super::admit::abandon`]).
+//! (before any model or tool runs), and that conversation saved, so the turn is acknowledged only
+//! once its user message is durable. A failure here gives the claim up at once (see
+//! [`super::admit::abandon`]).
 
-use super::admit::{abandon, Claim};
+use super::admit::{abandon, lapse, Claim};
+use super::commit::GiveUp;
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
@@ -21,7 +24,9 @@ pub struct Opened {
     pub history_from_memory: bool,
 }
 
-/// Loads the messages (under `deadline`) and sends the input. On failure the claim is abandoned.
+/// Loads the messages (under `deadline`), sends the input and saves the user's message. On
+/// failure the claim is given up: abandoned when nothing was written, lapsed once the user's
+/// message may have been saved (so the next claim re-syncs the log).
 pub async fn open(
     ports: &Ports,
     chat: &ChatSetup,
@@ -30,11 +35,17 @@ pub async fn open(
     limits: &TurnLimits,
     deadline: &Interrupt,
 ) -> Result<Opened, Refusal> {
-    let opened = try_open(ports, chat, submission, claim, deadline).await;
-    if opened.is_err() {
-        abandon(ports, &claim.envelope, limits).await;
+    match try_open(ports, chat, submission, claim, deadline).await {
+        Ok(opened) => Ok(opened),
+        Err((refusal, GiveUp::Abandon)) => {
+            abandon(ports, &claim.envelope, limits).await;
+            Err(refusal)
+        }
+        Err((refusal, GiveUp::Lapse)) => {
+            lapse(ports, &claim.envelope, limits).await;
+            Err(refusal)
+        }
     }
-    opened
 }
 
 async fn try_open(
@@ -43,24 +54,67 @@ async fn try_open(
     submission: &Submission,
     claim: &Claim,
     deadline: &Interrupt,
-) -> Result<Opened, Refusal> {
-    let (mut controller, history) = controller_over_history(ports, chat, claim, deadline).await?;
+) -> Result<Opened, (Refusal, GiveUp)> {
+    let nothing_written = |refusal: Refusal| (refusal, GiveUp::Abandon);
+    let (mut controller, history) = controller_over_history(ports, chat, claim, deadline)
+        .await
+        .map_err(nothing_written)?;
     let ids = ports.ids.as_ref();
     let mut next_id = |p: &str| ids.next_id(p);
     let now_ms = ports.clock.now_ms();
-    let first = if submission.regenerate {
+    let input = UserInput {
+        text: submission.input.clone(),
+        id: submission.message.id.clone(),
+        files: submission.message.files.clone(),
+        metadata: submission.message.metadata.clone(),
+    };
+    // A retry whose earlier claim saved its message answers that message: sent once, saved once.
+    let saved_already = claim.retried && controller.ends_with_sent(&input);
+    let first = if submission.regenerate || saved_already {
         controller.regenerate(now_ms, &mut next_id)
     } else {
-        let input = UserInput {
-            text: submission.input.clone(),
-            id: submission.message.id.clone(),
-            files: submission.message.files.clone(),
-            metadata: submission.message.metadata.clone(),
-        };
         controller.send_message(&input, now_ms, &mut next_id)
     }
-    .map_err(|_| BoundaryError::InvalidEvent)?;
+    .map_err(|_| nothing_written(BoundaryError::InvalidEvent.into()))?;
+    if !submission.regenerate && !saved_already {
+        keep_user_message(ports, claim, &controller, history.len, deadline)
+            .await
+            .map_err(|refusal| (refusal, GiveUp::Lapse))?;
+    }
     Ok(history.opened(controller, first))
+}
+
+/// Saves the conversation with the user's new message before the turn is acknowledged (its
+/// answer starts only after `open`). A turn that later outlives its lease and is taken over by
+/// another claim saves nothing at its end (`run::finish`: it is a zombie); its user message is
+/// then already in the conversation the newer claim loads, so an acknowledged message is never
+/// lost — only the answer of a turn that ended `indeterminate`. The lease is checked after the
+/// save: a save that ended after the lease lapsed may have landed after a newer claim loaded the
+/// conversation, so such a turn is refused (`SESSION_CONFLICT`, retryable) rather than
+/// acknowledged.
+async fn keep_user_message(
+    ports: &Ports,
+    claim: &Claim,
+    controller: &ChatController,
+    history_len: usize,
+    deadline: &Interrupt,
+) -> Result<(), Refusal> {
+    // The history and the user's message; not the answer's placeholder that follows it.
+    let messages = &controller.state().messages;
+    let kept = &messages[..(history_len + 1).min(messages.len())];
+    deadline
+        .guard(async {
+            ports
+                .memory
+                .save(kept, deadline.token())
+                .await
+                .map_err(|e| Refusal::internal(Stage::MemorySave, e))
+        })
+        .await?;
+    if claim.lapsed_at(ports.clock.now_ms()) {
+        return Err(BoundaryError::SessionConflict.into());
+    }
+    Ok(())
 }
 
 /// The conversation a turn starts from.

@@ -419,12 +419,7 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
 }
 
 fn lease_lapsed(turn: &Turn) -> bool {
-    let now_ms = turn.ports.clock.now_ms();
-    turn.claim
-        .envelope
-        .active_turn
-        .as_ref()
-        .is_some_and(|active| now_ms >= active.expires_at)
+    turn.claim.lapsed_at(turn.ports.clock.now_ms())
 }
 
 /// Takes a lapsed lease back for its own turn ([`HeldLease::retake`]), saved by CAS on the
