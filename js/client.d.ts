@@ -97,6 +97,13 @@ export interface ChatConnectionOptions {
   /** The run still going when the seed was taken (a seed's `activeRunId`). */
   initialRunId?: string;
   fetch?: (request: Request) => Promise<Response>;
+  /**
+   * Read live over a WebSocket carrying the SSE read's events (on Cloudflare the stream's object
+   * hibernates with it open: an idle page costs nothing): `true` (the global `WebSocket`, which
+   * sends cookies but no custom headers) or `(url, headers) => WebSocket`. A socket that fails to
+   * open makes the connection read SSE from then on.
+   */
+  webSocket?: boolean | ((url: string, headers: Headers) => WebSocket);
 }
 
 export interface ChatConnection {

@@ -588,10 +588,15 @@ export interface ToolContext {
   signal: AbortSignal;
   toolCallId: string;
   /**
-   * For a call a person approved: its confirmation token. turnkeep runs an approved call at
-   * most once per token; record the key with the effect to refuse a second one across crashes.
+   * The same for every run of this call: `<sessionId>:<turnId>:<toolCallId>`, or, for a call a
+   * person approved, its confirmation token. turnkeep records each call before it runs and its
+   * result before the model reads it; a call runs again (with this key) only when its turn is
+   * retried after its process died, or its store failed, between the call's start and the record
+   * of its result. Record the key with the effect, and answer a key you have seen with the
+   * result you recorded: the effect then happens once, unless the process dies inside your tool
+   * between the effect and your record. Absent only when a tool is run outside a turn.
    */
-  idempotencyKey?: SafeId;
+  idempotencyKey?: string;
 }
 
 /** `defineChat`'s options: an option it does not know is a config error naming it. */

@@ -23,6 +23,8 @@ try {
   const report = await runCrashCycles({ seed, cycles: kills, perCycle: sessions, persistDir: dir, log: (l) => console.log(`[crash] ${l}`) });
   console.log(`[crash] ${report.killPoints} kill points over ${report.restarts} SIGKILLs in ${(report.elapsedMs / 1000).toFixed(1)} s; ` +
     `${report.appends} acknowledged appends kept; by kind ${JSON.stringify(report.byKind)}`);
+  console.log(`[crash] exactly once: ${report.toolKeys} tool calls (idempotency keys), runs per key ${JSON.stringify(report.runsPerKey)}; ` +
+    `of the ${report.toolRetries} turns retried after a kill around their tool (${report.overtaken} more parked there were ended by their deadline before the kill), runs per key by kill point ${JSON.stringify(report.runsPerKeyByPoint)}`);
   if (report.violations.length > 0) {
     console.log(`[crash] ${report.violations.length} violations (replay: --seed ${seed} --kills ${kills} --sessions ${sessions}):`);
     for (const v of report.violations) console.log(`  ${v}`);

@@ -10,7 +10,8 @@
 #   6. the Durable Streams conformance suite; lane 2: 7. node --test tests/js/ (npm-pack import
 #   test, browser load test, storage conformance) 8. node --test tests/stores/ (turnkeep/redis and
 #   turnkeep/postgres against real servers) 9. the example apps (tests/examples/: Next.js edge,
-#   SvelteKit on Cloudflare, a Worker on turnkeep/cloudflare's Durable Objects)
+#   SvelteKit on Cloudflare, a Worker on turnkeep/cloudflare's Durable Objects, Next.js on
+#   Cloudflare through OpenNext)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +36,7 @@ bash scripts/purity.sh
 # src/cloudflare (feature-gated): its unit tests, and the host tests of its decisions (the
 # Worker's routes, the streams routes, the streams timing with an injected clock, the demo page).
 cargo test --features cloudflare --lib cloudflare::
-cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing --test demo_page
+cargo test --features cloudflare --test worker_routes --test streams_route --test streams_timing --test streams_sockets --test demo_page
 
 step "seeded simulations at scale (profile sim: optimized, no LTO): 10,000 seeds each of turns, confirmations, leases"
 # The debug run above covers the default seed counts; here each simulator runs 10,000 seeds with
@@ -88,9 +89,10 @@ lane2() {
   STORES_TEST_MS_MAX=180000
   TEST_MS_MAX=$STORES_TEST_MS_MAX node_test tests/stores/
 
-  step "the example apps: Next.js edge route, SvelteKit on Cloudflare, a Worker on turnkeep/cloudflare (turnkeep from the packed tarball)"
-  # One file per example, one at a time: each builds its app once (next build / vite build) and
-  # serves it (next start / wrangler dev in workerd) for all of its scenarios.
+  step "the example apps: Next.js edge route, SvelteKit on Cloudflare, a Worker on turnkeep/cloudflare, Next.js on OpenNext (turnkeep from the packed tarball)"
+  # One file per example, one at a time: each builds its app once (next build / vite build /
+  # opennextjs-cloudflare build) and serves it (next start / wrangler dev in workerd) for all of
+  # its scenarios.
   node_test --test-concurrency=1 tests/examples/
   step "lane 2 done"
 }

@@ -85,6 +85,7 @@ fn run_with(
         model_stall_ms: 10_000,
         report,
         steps: None,
+        recorder: None,
     };
     let mut published = Vec::new();
     let result = block_on(run_turn(

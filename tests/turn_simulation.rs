@@ -11,13 +11,18 @@
 //! 5. no stuck spinner: a turn whose model stream goes quiet mid-answer (a fifth of them) ends
 //!    within `STALL_BOUND_MS` of its last chunk (the stall watch, then cleanup's budgets), not
 //!    at the shell's deadline, which for those turns is far away;
-//! 6. no acknowledged user message is lost: every turn that `open` accepted (the shell then
+//! 6. exactly once: the tool (`/tool cats`, a tool with an effect counted per idempotency key
+//!    outside turnkeep's stores, tests/turn_support/effects.rs) takes effect once per call,
+//!    across crashes and retries of the same turn id (which replay the turn's journal), under
+//!    one key per call; a key takes effect twice only after a run of it was killed inside the
+//!    tool;
+//! 7. no acknowledged user message is lost: every turn that `open` accepted (the shell then
 //!    answers 200) has its user message in the saved conversation at the end, even when the
 //!    turn crashed, outlived its lease or was taken over by another claim.
 //!
 //! A failing seed prints itself; `TURNKEEP_SIM_SEEDS=N` runs more. The simulator is shown able
-//! to fail: over storage without compare-and-set, over a log without fencing, and with no stall
-//! watch.
+//! to fail: over storage without compare-and-set, over a log without fencing, with no stall
+//! watch, and over storage that loses the turn journal.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod turn_support;
@@ -26,12 +31,13 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
+use turn_support::effects::{EffectLedger, KeyedLookup};
 use turn_support::faults::{FaultyMemory, FaultyStorage, Rng};
 use turn_support::*;
 use turnkeep::core::chat::{ModelChunk, ModelRequest};
 use turnkeep::core::protocol::Role;
 use turnkeep::core::session::{decode_session_snapshot, SessionEnvelope};
-use turnkeep::ports::chat::{ModelAdapter, ModelStream, Sleep};
+use turnkeep::ports::chat::{ModelAdapter, ModelStream, Sleep, Tool};
 use turnkeep::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::{CancelToken, LocalFuture, PortError};
@@ -169,16 +175,60 @@ struct Sim {
     claimed_ever: RefCell<Vec<String>>,
     violations: RefCell<Vec<String>>,
     clean_turns: Cell<u64>,
-    /// (turn id, its user message's id) for every turn `open` accepted (invariant 6).
+    /// (turn id, its user message's id) for every turn `open` accepted (invariant 7).
     acknowledged: RefCell<Vec<(String, String)>>,
     limits: TurnLimits,
     /// The clock jumps the clients made, as (when, how far): time that passes for a stalled
     /// turn without its timers getting a turn to run, so its bound stretches by them.
     jumps: RefCell<Vec<(u64, u64)>>,
+    /// Every effect of the keyed tool (invariant 6).
+    ledger: Rc<EffectLedger>,
+    /// `Some` for a run focused on invariant 6 (mostly tool turns, more crashes, each retried by
+    /// its client); `Some(true)` is its negative control: the storage forgets `turnJournal` on
+    /// every save.
+    forgets_journal: Option<bool>,
+    /// Claims that replayed a journal (a retry of a turn whose lease lapsed).
+    replays: Cell<u64>,
+    /// Crashed turns not retried yet, with their lease expiry.
+    crashed: RefCell<Vec<(String, u64)>>,
+}
+
+/// Storage that drops the turn journal from every envelope it stores (so a retry after a lapse
+/// runs its model and tools again): invariant 6 must catch it.
+struct ForgetsJournal(Rc<FaultyStorage>);
+
+impl SessionStorage for ForgetsJournal {
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<Option<serde_json::Value>, PortError>> {
+        self.0.load(id, c)
+    }
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a serde_json::Value,
+        expected: Option<u64>,
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<bool, PortError>> {
+        Box::pin(async move {
+            let mut forgotten = snapshot.clone();
+            if let Some(obj) = forgotten.as_object_mut() {
+                obj.remove("turnJournal");
+            }
+            self.0.save(&forgotten, expected, c).await
+        })
+    }
 }
 
 impl Sim {
-    fn new(seed: u64, cas: bool, fenced: bool, limits: TurnLimits) -> Self {
+    fn new(
+        seed: u64,
+        cas: bool,
+        fenced: bool,
+        limits: TurnLimits,
+        forgets_journal: Option<bool>,
+    ) -> Self {
         let world = World::new();
         let rng = Rng::new(seed);
         let log_store = MemoryLogStore::new();
@@ -213,12 +263,26 @@ impl Sim {
             acknowledged: RefCell::new(Vec::new()),
             limits,
             jumps: RefCell::new(Vec::new()),
+            ledger: Rc::new(EffectLedger::default()),
+            forgets_journal,
+            replays: Cell::new(0),
+            crashed: RefCell::new(Vec::new()),
         }
     }
 
     fn ports(&self, chunk_delay_ms: u64) -> Ports {
         let mut ports = self.base.ports(true, chunk_delay_ms);
-        ports.storage = self.storage.clone();
+        ports.storage = if self.forgets_journal == Some(true) {
+            Rc::new(ForgetsJournal(self.storage.clone()))
+        } else {
+            self.storage.clone()
+        };
+        let keyed = KeyedLookup::new(
+            self.ledger.clone(),
+            SimSleep(self.world.clone()),
+            self.rng.clone(),
+        );
+        ports.tools = Rc::new(vec![Box::new(keyed) as Box<dyn Tool>]);
         ports.memory = self.memory.clone();
         ports.log = Some(self.log.clone());
         ports
@@ -257,8 +321,16 @@ impl Sim {
         }
     }
 
-    /// Resubmits a turn id that was claimed before (a retry of a crashed or finished turn).
+    /// Resubmits a turn id that was claimed before: a crashed turn's, by its own client once its
+    /// lease lapsed (what replays a journal), else any (a retry of a finished turn).
     async fn retry_someone(&self) {
+        let crashed = self.crashed.borrow_mut().pop();
+        if let Some((id, expires_at)) = crashed {
+            let sleep = SimSleep(self.world.clone());
+            let wait_ms = expires_at.saturating_sub(self.world.now()) + self.rng.below(200);
+            sleep.sleep(wait_ms).await;
+            return self.submit(id).await;
+        }
         let ids = self.claimed_ever.borrow().clone();
         if ids.is_empty() {
             return;
@@ -280,8 +352,9 @@ impl Sim {
         let delay = self.rng.below(40);
         let ports = self.ports(delay);
         let chat = chat_setup(SESSION);
+        let tool_share = if self.forgets_journal.is_some() { 3 } else { 1 };
         let input = match self.rng.below(4) {
-            0 => "/tool cats".to_owned(),
+            n if n < tool_share => "/tool cats".to_owned(),
             1 => format!("/words {}", 1 + self.rng.below(30)),
             2 => "/fail".to_owned(),
             _ => "hello".to_owned(),
@@ -340,13 +413,17 @@ impl Sim {
                 .push((turn_id.clone(), user.id.clone()));
         }
         let turn = Turn::new(ports, limits, sub, claim, opened);
+        if turnkeep::turn::Turn::replayed(&turn) {
+            self.replays.set(self.replays.get() + 1);
+        }
         let sink = Rc::new(Sink::default());
         let mut running = Box::pin(run(turn.clone(), sink));
         let sleep = SimSleep(self.world.clone());
         // The shell's deadline, a client that leaves, or a crash (the run is dropped for good).
         let fate = self.rng.below(10);
+        let crashes = if self.forgets_journal.is_some() { 4 } else { 1 };
         let end = match fate {
-            0 => {
+            n if n < crashes => {
                 let crash_at = self.rng.below(300);
                 match race(running.as_mut(), sleep.sleep(crash_at)).await {
                     Either::Left(end) => Some(end),
@@ -357,7 +434,7 @@ impl Sim {
                 let gone_at = self.rng.below(400);
                 let watch = async {
                     sleep.sleep(gone_at).await;
-                    if fate == 1 {
+                    if fate == crashes {
                         turn.interrupt(Cause::ClientGone);
                     }
                     sleep
@@ -377,7 +454,9 @@ impl Sim {
             }
         };
         let Some(end) = end else {
-            return; // crashed: its lease stays live until it lapses
+            // crashed: its lease stays live until it lapses
+            self.crashed.borrow_mut().push((turn_id, expires));
+            return;
         };
         if let Some(at) = stalled_at.get() {
             let now = self.world.now();
@@ -439,7 +518,7 @@ impl Sim {
         )
     }
 
-    /// Invariant 6, at the end of a schedule.
+    /// Invariant 7, at the end of a schedule.
     fn check_acknowledged(&self) {
         let saved = self.memory.inner.messages();
         for (turn_id, id) in self.acknowledged.borrow().iter() {
@@ -476,7 +555,27 @@ fn simulate(seed: u64, cas: bool, fenced: bool) -> (Vec<String>, u64) {
 }
 
 fn simulate_with(seed: u64, cas: bool, fenced: bool, limits: TurnLimits) -> (Vec<String>, u64) {
-    let sim = Sim::new(seed, cas, fenced, limits);
+    let sim = Sim::new(seed, cas, fenced, limits, None);
+    run_sim(sim)
+}
+
+/// A run's violations, clean turns, and its exactly-once figures: claims that replayed a
+/// journal, calls that took effect, keys that took effect twice (after a kill inside the tool).
+fn simulate_effects(seed: u64, forgets_journal: bool) -> (Vec<String>, [u64; 3]) {
+    let sim = Sim::new(seed, true, true, LIMITS_SIM, Some(forgets_journal));
+    let ledger = sim.ledger.clone();
+    let replays = Rc::new(Cell::new(0));
+    let counted = replays.clone();
+    let (violations, _) = run_sim_then(sim, move |sim| counted.set(sim.replays.get()));
+    let effects = ledger.effects.borrow().len() as u64;
+    (violations, [replays.get(), effects, ledger.rerun_keys() as u64])
+}
+
+fn run_sim(sim: Sim) -> (Vec<String>, u64) {
+    run_sim_then(sim, |_| {})
+}
+
+fn run_sim_then(sim: Sim, inspect: impl FnOnce(&Sim)) -> (Vec<String>, u64) {
     let clients = 3;
     let tasks: Vec<Task<'_>> = (0..clients)
         .map(|c| Box::pin(sim.client(c, 8)) as Task<'_>)
@@ -516,6 +615,10 @@ fn simulate_with(seed: u64, cas: bool, fenced: bool, limits: TurnLimits) -> (Vec
         sim.violate("no new turn could be claimed after every lease lapsed".into());
     });
     sim.check_acknowledged();
+    for violation in sim.ledger.violations() {
+        sim.violate(violation);
+    }
+    inspect(sim);
     (sim.violations.take(), sim.clean_turns.get())
 }
 
@@ -626,3 +729,35 @@ fn the_simulation_catches_a_turn_with_no_stall_watch() {
         "a model that goes quiet must keep some turn running past the bound without the watch"
     );
 }
+
+/// Invariant 6 holds over its own seeds, and they exercise it: retries replay journals, the
+/// tool takes effect, and some keys run twice (each after a kill inside the tool).
+#[test]
+fn a_tool_call_takes_effect_once_across_crashes_and_retries() {
+    let mut totals = [0_u64; 3];
+    for seed in 1..=seeds(200) {
+        let (violations, figures) = simulate_effects(seed, false);
+        assert!(violations.is_empty(), "{}", failing_seed("turn_simulation", seed, &violations));
+        for (total, n) in totals.iter_mut().zip(figures) {
+            *total += n;
+        }
+    }
+    let [replays, effects, reruns] = totals;
+    println!("exactly once: {replays} journal replays, {effects} calls took effect, {reruns} re-run after a kill inside the tool");
+    assert!(replays > 0 && effects > 0, "the seeds replay journals ({replays}) and run the tool ({effects})");
+}
+
+#[test]
+fn the_simulation_catches_storage_that_loses_the_turn_journal() {
+    let caught = (1..=200).any(|seed| {
+        simulate_effects(seed, true)
+            .0
+            .iter()
+            .any(|v| v.contains("took effect"))
+    });
+    assert!(
+        caught,
+        "a retry that runs its model and tools again must break exactly-once in some schedule"
+    );
+}
+

@@ -190,3 +190,40 @@ fn the_chat_stream_route_reads_the_tenants_own_stream() {
     assert_eq!(write.headers, vec![("allow", "GET, HEAD".to_string())]);
     assert!(write.body().contains(r#""code":"STREAM_READ_ONLY""#));
 }
+
+#[test]
+fn a_socket_read_takes_the_pages_tenant_only_from_the_workers_own_origin() {
+    use turnkeep::cloudflare::routes::socket_authorization;
+    let own = "https://chat.example";
+    let cookie = Some("a=1; turnkeep_tenant=acme; b=2");
+    let cases: [(Option<&str>, Option<&str>, Option<&str>, Option<&str>); 7] = [
+        // A header given is used as it is (servers, Node clients): demo auth judges it.
+        (Some("Bearer globex"), cookie, None, Some("Bearer globex")),
+        // A page of the Worker's own origin: its tenant cookie.
+        (None, cookie, Some(own), Some("Bearer acme")),
+        // Another site's page, or no Origin at all: the cookie is not taken.
+        (None, cookie, Some("https://evil.example"), None),
+        (None, cookie, None, None),
+        // No cookie, or a tenant that is not a SafeId: the page's own default tenant.
+        (None, None, Some(own), Some("Bearer demo")),
+        (
+            None,
+            Some("turnkeep_tenant=a%2Fb"),
+            Some(own),
+            Some("Bearer demo"),
+        ),
+        (
+            None,
+            Some("turnkeep_tenant="),
+            Some(own),
+            Some("Bearer demo"),
+        ),
+    ];
+    for (authorization, cookie, origin, expected) in cases {
+        assert_eq!(
+            socket_authorization(authorization, cookie, origin, own).as_deref(),
+            expected,
+            "{authorization:?} {cookie:?} {origin:?}"
+        );
+    }
+}

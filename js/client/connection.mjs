@@ -1,8 +1,12 @@
 // createChatConnection: the live connection to one chat session's durable stream, for browsers,
 // Node and workerd. Every rule (who shares the read, where it resumes, what is delivered, how
-// long to wait before reading again) is decided in Rust (`ChatConnectionCore`, see
-// src/core/connection/machine.rs); this file performs what it decides: fetches, timers, and one
-// queue per logical reader.
+// long to wait before reading again, whether the read goes by WebSocket) is decided in Rust
+// (`ChatConnectionCore`, see src/core/connection/machine.rs); this file performs what it
+// decides: fetches, sockets, timers, and one queue per logical reader.
+//
+// A socket read carries the SSE read's events as WebSocket text messages (a Cloudflare stream
+// object hibernates with its sockets open: an idle page costs it nothing), so the machine reads
+// both alike: an open socket is a 200 event stream, a message is body bytes, a close is the end.
 import { ChatConnectionCore, createTurnSnapshotCursor } from '../../pkg-client/turnkeep.js';
 
 /** The error a reader, `send` or `stopTurn` rejects with: a versioned diagnostic. */
@@ -27,7 +31,7 @@ export const defaultStreamsAuth = (target) => async () =>
 
 /**
  * `createChatConnection({ target, seed?, initialMessages?, initialOffset?, initialRunId?,
- * definitionRevision?, authorize?, auth?, fetch? })`.
+ * definitionRevision?, authorize?, auth?, fetch?, webSocket? })`.
  * `target`: the session stream's URL (a Durable Streams SSE endpoint, e.g. a chat-stream proxy
  * route), `{ url, chatUrl?, sessionId?, headers? }` (`chatUrl` and `sessionId` let it send
  * turns; `headers`: HeadersInit, or a function returning it, sent with every request), or the
@@ -37,12 +41,18 @@ export const defaultStreamsAuth = (target) => async () =>
  * `auth()`: the headers of every request (default `defaultStreamsAuth(target)`).
  * `seed` (`resolveChatSnapshot`'s answer) and `definitionRevision`: a seed or chunk of another
  * session or revision is refused (`RENDER_FOREIGN_SESSION`, `RENDER_REVISION_MISMATCH`).
+ * `webSocket`: read live over a WebSocket instead of SSE — `true` (the global `WebSocket`: a
+ * browser sends no custom headers on it, only cookies) or `(url, headers) => WebSocket` (e.g.
+ * Node's `ws` with the `auth` headers). A socket that fails to open makes the connection read
+ * SSE from then on.
  */
 export function createChatConnection(options) {
   const base = globalThis.location?.href;
   const core = new ChatConnectionCore(options, base, seed());
   const target = options.target;
   const fetchImpl = options.fetch ?? ((request) => globalThis.fetch(request));
+  const openSocket =
+    typeof options.webSocket === 'function' ? options.webSocket : (url) => new globalThis.WebSocket(url);
   if (typeof fetchImpl !== 'function') throw new TypeError('createChatConnection: fetch must be a function');
   const auth = options.auth ?? defaultStreamsAuth(target);
   if (typeof auth !== 'function') throw new TypeError('createChatConnection: auth must be a function returning headers');
@@ -60,7 +70,8 @@ export function createChatConnection(options) {
     for (const action of actions) {
       switch (action.type) {
         case 'connect':
-          startRead(action.generation, action.url);
+          if (action.socketUrl) startSocket(action.generation, action.socketUrl, action.url);
+          else startRead(action.generation, action.url);
           break;
         case 'abort':
           if (read?.generation === action.generation) {
@@ -130,6 +141,48 @@ export function createChatConnection(options) {
       // The connection broke; `ended` below reports it (unless an action aborted it).
     }
     ended();
+  }
+
+  /** A socket read: the events of the SSE read at `url`, over a WebSocket to `socketUrl`. */
+  async function startSocket(generation, socketUrl, url) {
+    const controller = new AbortController();
+    read = { generation, controller };
+    const current = () => read?.generation === generation;
+    let socket;
+    try {
+      const headers = await headersOf();
+      // What `authorize` is asked about: the read this socket carries.
+      if (!(await allowed(new Request(url, { headers })))) {
+        if (current()) perform(core.response(generation, 403, null, Date.now()));
+        return;
+      }
+      if (!current()) return;
+      socket = openSocket(socketUrl, headers);
+      socket.binaryType = 'arraybuffer';
+    } catch {
+      if (current()) perform(core.socketFailed(generation));
+      return;
+    }
+    let opened = false;
+    const encoder = new TextEncoder();
+    controller.signal.addEventListener('abort', () => socket.close(1000), { once: true });
+    socket.addEventListener('error', () => {}); // a close follows, which decides (and Node's `ws` throws an unheard error)
+    socket.addEventListener('open', () => {
+      if (!current()) return void socket.close(1000);
+      opened = true;
+      perform(core.response(generation, 200, 'text/event-stream', Date.now()));
+    });
+    socket.addEventListener('message', (event) => {
+      if (!current()) return;
+      const bytes = typeof event.data === 'string' ? encoder.encode(event.data) : new Uint8Array(event.data);
+      perform(core.body(generation, bytes));
+    });
+    socket.addEventListener('close', () => {
+      if (!current()) return;
+      if (!opened) return void perform(core.socketFailed(generation));
+      read = null;
+      perform(core.ended(generation, Date.now()));
+    });
   }
 
   function cancel(id) {

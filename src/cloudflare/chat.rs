@@ -51,10 +51,18 @@ impl DemoChatHost {
         let (model, real) = demo_model(&env)?;
         let model: Rc<dyn ModelAdapter> =
             Rc::from(model_from_js(&model).map_err(|m| JsValue::from_str(&m))?);
-        let tools = DemoTool::all()
+        #[allow(unused_mut)]
+        let mut tools: Vec<Box<dyn Tool>> = DemoTool::all()
             .into_iter()
             .map(|t| Box::new(t) as Box<dyn Tool>)
             .collect();
+        #[cfg(feature = "test-hooks")]
+        if setting(&env, "TEST_HOOKS").as_deref() == Some("1") {
+            let ledger = super::test_holds::LedgerLookup::from_setting(setting(&env, "TEST_LEDGER_PORT"));
+            if let Some(ledger) = ledger {
+                tools[0] = Box::new(ledger); // lookup, as the demo lists it
+            }
+        }
         let settings = CallSettings {
             instructions: real.then(|| DEMO_INSTRUCTIONS.to_owned()),
             ..CallSettings::default()

@@ -23,13 +23,15 @@ use super::demo_mounts::{ask_handler, chat_stream_proxy, sandbox_handler, CHART_
 use super::env::{random_id, setting, stub};
 use super::page::{page_request, render_page, PageRequest, PageTarget};
 use super::routes::{
-    chat_stream_route, session_view_target, ChatStreamRoute, Diagnostic, Route, SessionStreamRead,
+    chat_stream_route, session_view_target, socket_authorization, ChatStreamRoute, Diagnostic,
+    Route, SessionStreamRead,
 };
 use super::session_ports::{read_session_view, session_stream_log};
 use super::streams::route::{
     decide, Refusal, RouteRequest, StreamRoute, StreamsAccess, PREFLIGHT_HEADERS,
 };
 use super::streams::shell::{refusal_response, SESSION_STREAM_BINDING};
+use super::streams::sockets::is_socket_read;
 use crate::core::limits;
 use crate::ports::log::SessionLog;
 use crate::ports::CancelToken;
@@ -98,11 +100,15 @@ async fn route(request: &Request, env: &Env, ctx: &Context) -> Result<Response, 
 }
 
 /// The test hooks' reports (test builds, `TEST_HOOKS=1`): `/__test/memory` (the isolate's wasm
-/// memory) and `/__test/stream-io/<name>` (the SQL counts of one stream's object).
+/// memory), `/__test/stream-io/<name>` (the SQL counts of one stream's object) and
+/// `/__test/stream-instance/<name>` (its in-memory marker and sockets).
 #[cfg(feature = "test-hooks")]
 async fn test_hook(env: &Env, path: &str) -> Result<Option<JsValue>, JsValue> {
     if path == "/__test/memory" {
         return Ok(Some(super::test_holds::memory_report().into()));
+    }
+    if let Some(name) = path.strip_prefix("/__test/stream-instance/") {
+        return Ok(Some(super::streams::shell::instance_of(env, name).await?));
     }
     match path.strip_prefix("/__test/stream-io/") {
         Some(name) => Ok(Some(super::streams::shell::sql_io_of(env, name).await?)),
@@ -157,9 +163,21 @@ fn redirect(location: &str) -> Result<Response, JsValue> {
 }
 
 /// `/api/chat/stream/:sessionId`: as `routes::chat_stream_route` decides; a read goes through
-/// `createChatStreamProxy`, whose upstream is the session's own `SessionStream` object.
+/// `createChatStreamProxy`, whose upstream is the session's own `SessionStream` object (a live
+/// read that asks for a WebSocket too: the proxy forwards the upgrade and hands back the 101).
 async fn chat_stream(request: &Request, env: &Env, raw: &str) -> Result<Response, JsValue> {
-    let authorization = request.headers().get("authorization")?;
+    let headers = request.headers();
+    let mut authorization = headers.get("authorization")?;
+    let socket = is_socket_read(&request.method(), headers.get("upgrade")?.as_deref());
+    if socket {
+        let own_origin = web_sys::Url::new(&request.url())?.origin();
+        authorization = socket_authorization(
+            authorization.as_deref(),
+            headers.get("cookie")?.as_deref(),
+            headers.get("origin")?.as_deref(),
+            &own_origin,
+        );
+    }
     match chat_stream_route(&request.method(), authorization.as_deref(), raw) {
         ChatStreamRoute::Preflight => preflight(),
         ChatStreamRoute::Refuse(refusal) => diagnostic_result(&refusal),

@@ -67,11 +67,8 @@ pub fn page_request(
     let wants_new = query_value(search, "new").is_some();
     let asked = query_value(search, "session").filter(|s| is_safe_id(s));
     if let (Some(session_id), false) = (asked, wants_new) {
-        let tenant = cookie_value(cookie, TENANT_COOKIE)
-            .filter(|t| is_safe_id(t))
-            .unwrap_or_else(|| DEFAULT_TENANT.to_owned());
         return PageRequest::Render(PageTarget {
-            tenant,
+            tenant: page_tenant(cookie),
             session_id,
             panes,
         });
@@ -81,6 +78,14 @@ pub fn page_request(
     PageRequest::Redirect {
         location: page_path(&session_id, panes),
     }
+}
+
+/// The tenant a page is rendered for: its `turnkeep_tenant` cookie when that is a SafeId, else
+/// the default tenant.
+pub fn page_tenant(cookie: Option<&str>) -> String {
+    cookie_value(cookie, TENANT_COOKIE)
+        .filter(|t| is_safe_id(t))
+        .unwrap_or_else(|| DEFAULT_TENANT.to_owned())
 }
 
 /// `/?session=<id>` (SafeIds need no escaping in a URL), with `&panes=3` for three panes.

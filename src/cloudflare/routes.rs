@@ -187,6 +187,28 @@ pub fn chat_session_name(tenant: &str, session_id: &str) -> String {
     format!("{tenant}/{session_id}")
 }
 
+/// The demo credentials of a live read on a WebSocket (`streams::sockets`). A browser cannot set
+/// `Authorization` on a socket, so without one the tenant the page was rendered for stands in
+/// (`page::page_tenant`: its cookie, else the default tenant) — but only when the handshake's
+/// `Origin` is the Worker's own: a browser always sends `Origin` with a socket handshake, so
+/// another site's page cannot read a tenant's stream with its cookie (cross-site WebSocket
+/// hijacking). Returns the `Authorization` value demo auth then reads, or `None` (demo auth
+/// answers 401).
+pub fn socket_authorization(
+    authorization: Option<&str>,
+    cookie: Option<&str>,
+    origin: Option<&str>,
+    own_origin: &str,
+) -> Option<String> {
+    if let Some(given) = authorization {
+        return Some(given.to_owned());
+    }
+    if origin != Some(own_origin) {
+        return None;
+    }
+    Some(format!("Bearer {}", super::page::page_tenant(cookie)))
+}
+
 /// What `/api/chat/stream/:sessionId` does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChatStreamRoute {

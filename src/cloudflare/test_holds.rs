@@ -14,9 +14,27 @@
 //! | `release-before` | at cleanup, after the messages were saved, before the release |
 //! | `release-after` | after the release was acknowledged, before the response ends |
 //!
+//! Three more points park a turn that runs the ledger tool (below), around its one tool call:
+//!
+//! | point | parks |
+//! |---|---|
+//! | `tool-inside` | inside the tool, after the ledger counted its run, before it returns |
+//! | `record-before` | after the tool returned, before the journal record of its result is sent |
+//! | `record-after` | after that record was acknowledged, before the model reads the result |
+//!
+//! They park only the first run of the call: a retry of the turn (same turn id, so the same hold
+//! prefix) that runs the tool again, as the ledger tells it, goes on to its end.
+//!
 //! Parking is a future that never resolves: the rest of the turn's machinery (its deadline, its
 //! cleanup budgets) still runs, so a hold that waits longer than those budgets is overtaken by
 //! them; the crash test kills well within them.
+//!
+//! **The ledger tool.** With `TEST_LEDGER_PORT` set, the demo's `lookup` reports every run to a
+//! ledger the crash test serves on that port of 127.0.0.1 (outside workerd, so it survives every
+//! kill): `POST {key, turnId, toolCallId, result}` → `{ result, runs }`, the result it recorded
+//! first for the key and how many runs of the key it has counted. The tool answers with that
+//! result: a tool that keeps its effects by idempotency key, whose runs per key the crash test
+//! counts (tests/support/crash-restart.mjs).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -24,7 +42,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
@@ -40,15 +58,21 @@ pub enum HoldPoint {
     SaveBefore,
     ReleaseBefore,
     ReleaseAfter,
+    ToolInside,
+    RecordBefore,
+    RecordAfter,
 }
 
 impl HoldPoint {
-    const ALL: [HoldPoint; 5] = [
+    const ALL: [HoldPoint; 8] = [
         HoldPoint::ClaimBefore,
         HoldPoint::ClaimAfter,
         HoldPoint::SaveBefore,
         HoldPoint::ReleaseBefore,
         HoldPoint::ReleaseAfter,
+        HoldPoint::ToolInside,
+        HoldPoint::RecordBefore,
+        HoldPoint::RecordAfter,
     ];
 
     pub fn name(self) -> &'static str {
@@ -58,6 +82,9 @@ impl HoldPoint {
             HoldPoint::SaveBefore => "save-before",
             HoldPoint::ReleaseBefore => "release-before",
             HoldPoint::ReleaseAfter => "release-after",
+            HoldPoint::ToolInside => "tool-inside",
+            HoldPoint::RecordBefore => "record-before",
+            HoldPoint::RecordAfter => "record-after",
         }
     }
 
@@ -119,9 +146,13 @@ impl SessionStorage for HoldingStorage {
     ) -> LocalFuture<'a, Result<bool, PortError>> {
         let n = self.saves.get() + 1;
         self.saves.set(n);
+        // Not the first save: that is the claim, which carries a retry's journal as it found it.
+        let records_result = n > 1 && records_a_result(snapshot) && !rerun(&self.label);
         let (before, after) = match (self.point, n) {
             (HoldPoint::ClaimBefore, 1) | (HoldPoint::ReleaseBefore, 2) => (true, false),
             (HoldPoint::ClaimAfter, 1) | (HoldPoint::ReleaseAfter, 2) => (false, true),
+            (HoldPoint::RecordBefore, _) => (records_result, false),
+            (HoldPoint::RecordAfter, _) => (false, records_result),
             _ => (false, false),
         };
         Box::pin(async move {
@@ -133,6 +164,92 @@ impl SessionStorage for HoldingStorage {
                 park(&self.label).await;
             }
             written
+        })
+    }
+}
+
+/// True for a journal record that holds a tool's result (a `tool` message).
+fn records_a_result(snapshot: &Value) -> bool {
+    snapshot["turnJournal"]["messages"]
+        .as_array()
+        .is_some_and(|messages| messages.iter().any(|m| m["role"] == "tool"))
+}
+
+thread_local! {
+    /// Turn ids whose tool the ledger has seen run more than once: a retry, which no hold parks.
+    static RERUN: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether the turn of a hold label (`<point> <sessionId> <turnId>`) is a retry that ran its tool again.
+fn rerun(label: &str) -> bool {
+    let turn_id = label.rsplit(' ').next().unwrap_or_default();
+    RERUN.with(|r| r.borrow().iter().any(|t| t == turn_id))
+}
+
+/// The ledger tool (see the module doc): the demo's `lookup`, its runs reported to the ledger.
+pub struct LedgerLookup {
+    spec: crate::core::chat::ToolSpec,
+    port: String,
+}
+
+impl LedgerLookup {
+    /// The ledger tool when the Worker's `TEST_LEDGER_PORT` names a port.
+    pub fn from_setting(port: Option<String>) -> Option<Self> {
+        let port = port.filter(|p| p.parse::<u16>().is_ok())?;
+        let spec = crate::core::chat::demo::demo_tools()
+            .into_iter()
+            .find(|t| t.name == "lookup")?;
+        Some(Self { spec, port })
+    }
+
+    /// Reports one run; the ledger's `{ result, runs }`.
+    async fn report(&self, body: String) -> Result<Value, PortError> {
+        let failed = |what: &str| PortError::new(format!("the test ledger: {what}"));
+        let global = js_sys::global();
+        let fetch = crate::web::js::get_fn(&global, "fetch").ok_or_else(|| failed("no fetch"))?;
+        let init = js_sys::Object::new();
+        let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&init, &k.into(), v).ok();
+        set("method", &"POST".into());
+        set("body", &body.into());
+        let url = JsValue::from_str(&format!("http://127.0.0.1:{}/run", self.port));
+        let response = crate::web::js::resolve(fetch.call2(&global, &url, &init))
+            .await
+            .map_err(|_| failed("fetch failed"))?;
+        let text = crate::web::js::get_fn(&response, "text").ok_or_else(|| failed("no text"))?;
+        let text = crate::web::js::resolve(text.call0(&response))
+            .await
+            .map_err(|_| failed("no body"))?;
+        serde_json::from_str(&text.as_string().unwrap_or_default()).map_err(|_| failed("not JSON"))
+    }
+}
+
+impl crate::ports::chat::Tool for LedgerLookup {
+    fn spec(&self) -> &crate::core::chat::ToolSpec {
+        &self.spec
+    }
+
+    fn execute(
+        &self,
+        args: serde_json::Map<String, Value>,
+        context: crate::ports::chat::ToolContext,
+    ) -> LocalFuture<'_, Result<String, crate::ports::chat::ToolFailure>> {
+        Box::pin(async move {
+            let result = crate::core::chat::demo::run_demo_tool(&self.spec.name, &args)
+                .map_err(PortError::new)?;
+            let key = context.idempotency_key.unwrap_or_default();
+            let mut parts = key.splitn(3, ':');
+            let (session_id, turn_id) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+            let body = serde_json::json!({
+                "key": key, "turnId": turn_id, "toolCallId": context.tool_call_id, "result": result,
+            });
+            let answer = self.report(body.to_string()).await?;
+            let runs = answer["runs"].as_u64().unwrap_or(0);
+            if runs > 1 {
+                RERUN.with(|r| r.borrow_mut().push(turn_id.to_owned()));
+            } else if HoldPoint::of_turn(turn_id) == Some(HoldPoint::ToolInside) {
+                park(&format!("tool-inside {session_id} {turn_id}")).await;
+            }
+            Ok(answer["result"].as_str().unwrap_or(&result).to_owned())
         })
     }
 }
@@ -232,20 +349,36 @@ pub enum ObjectKind {
 
 thread_local! {
     static LIVE: [Cell<u64>; 2] = const { [Cell::new(0), Cell::new(0)] };
+    static CONSTRUCTED: [Cell<u64>; 2] = const { [Cell::new(0), Cell::new(0)] };
 }
 
-/// Held by each Durable Object instance: counts it live from construction to drop.
-pub struct LiveObject(ObjectKind);
+/// Held by each Durable Object instance: counts it live from construction to drop, and marks
+/// it with a random id drawn at construction — an in-memory marker: a different one means
+/// the runtime dropped the instance (evicted, hibernated) and built a new one.
+pub struct LiveObject {
+    kind: ObjectKind,
+    pub marker: String,
+}
 
 impl LiveObject {
     pub fn new(kind: ObjectKind) -> Self {
         LIVE.with(|l| l[kind as usize].set(l[kind as usize].get() + 1));
-        Self(kind)
+        CONSTRUCTED.with(|c| c[kind as usize].set(c[kind as usize].get() + 1));
+        Self {
+            kind,
+            marker: crate::cloudflare::env::random_id(),
+        }
     }
+}
+
+/// How many instances of `kind` this isolate has built so far.
+pub fn constructed(kind: ObjectKind) -> u64 {
+    CONSTRUCTED.with(|c| c[kind as usize].get())
 }
 
 impl Drop for LiveObject {
     fn drop(&mut self) {
-        LIVE.with(|l| l[self.0 as usize].set(l[self.0 as usize].get().saturating_sub(1)));
+        let kind = self.kind as usize;
+        LIVE.with(|l| l[kind].set(l[kind].get().saturating_sub(1)));
     }
 }

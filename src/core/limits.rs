@@ -63,6 +63,12 @@ pub(crate) const CONVERSATION_ROUTES_MAX: usize = 256;
 pub(crate) const CONVERSATION_EVENTS_PER_STATE_MAX: usize = 256;
 pub(crate) const CONVERSATION_EVENT_CHARS_MAX: usize = 128;
 pub const CONFIRMATION_TTL_MS_DEFAULT: u64 = 300_000;
+/// A running turn's journal in the session envelope (`turnJournal`, `core::session::journal`):
+/// the JSON bytes of the messages it records (its user message, each assistant message whose
+/// tool calls run, each tool result). Four of the largest tool results fit. A record that would
+/// pass it is not written: the turn ends there, before the model reads the result, so nothing
+/// unrecorded is ever acted on.
+pub const TURN_JOURNAL_BYTES_MAX: usize = 1_048_576;
 /// A model stream that sent a chunk and then nothing more for this long has stalled: the turn
 /// ends as a model failure (`modelStallMs`). Well under the turn's deadline, so a hung provider
 /// shows as an error in seconds rather than a spinner for the whole turn; the time to the first
@@ -231,6 +237,13 @@ pub const STREAM_NAME_BYTES_MAX: usize = 512;
 pub const STREAM_LONG_POLL_WAITERS_MAX: usize = 1_024;
 /// SSE responses of one stream open at once; one more is answered 429 `streams.v1.readers_busy`.
 pub const STREAM_SSE_CONNECTIONS_MAX: usize = 256;
+/// Live readers of one stream on hibernatable WebSockets at once; one more is answered 429
+/// `streams.v1.readers_busy`. Idle sockets cost the object nothing (it hibernates with them
+/// open), so this is far above the SSE bound, and below Cloudflare's 32,768 per object.
+pub const STREAM_LIVE_SOCKETS_MAX: usize = 4_096;
+/// Chunks (each at most `STREAM_READ_CHUNK_BYTES_MAX`) one append sends a socket reader that is
+/// behind; a reader further behind is closed (1013) and reconnects from its offset.
+pub const STREAM_SOCKET_PUSH_CHUNKS_MAX: usize = 16;
 /// Seconds a client told `streams.v1.readers_busy` (or `writers_busy`) waits before trying
 /// again (`Retry-After`).
 pub const STREAM_READERS_BUSY_RETRY_AFTER_SECONDS: u32 = 1;

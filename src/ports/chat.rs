@@ -103,9 +103,12 @@ pub struct ToolContext {
     pub cancel: CancelToken,
     /// The id of the tool call being run.
     pub tool_call_id: String,
-    /// For a call a person approved: its confirmation token. turnkeep runs an approved call at
-    /// most once per token; a tool whose effect must not happen twice even across a crash and a
-    /// host's reconciliation can record this key with its effect and refuse a second one.
+    /// The same for every run of this call: `core::session::tool_idempotency_key`, or for a
+    /// call a person approved its confirmation token. A call runs again only when its turn is
+    /// retried after its process died between the call's start and the record of its result
+    /// (`core::session::journal`), and then with this key: a tool whose effect must not happen
+    /// twice records the key with its effect and answers a key it has seen with its result.
+    /// `None` only for a tool run outside a turn.
     pub idempotency_key: Option<String>,
     /// The conversation when the tool runs (AgentsKit tools are handed it).
     pub messages: Rc<[Message]>,

@@ -140,6 +140,7 @@ fn snapshot(session_id: &str, cursor: u64, marker: &str) -> Value {
         terminal_turns: Vec::new(),
         conversation: None,
         confirmations: Vec::new(),
+        turn_journal: None,
     }
     .to_value()
 }

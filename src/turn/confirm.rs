@@ -170,7 +170,7 @@ async fn open_continuation(
         return Err(BoundaryError::Internal.into());
     };
     let (mut controller, history) =
-        match controller_over_history(ports, chat, &claim, deadline).await {
+        match controller_over_history(ports, chat, &claim, None, deadline).await {
             Ok(opened) => opened,
             Err(refusal) => {
                 abandon(ports, &claim.envelope, limits).await;

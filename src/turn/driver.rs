@@ -24,7 +24,7 @@ use turnkeep_core::chat::{
 use turnkeep_ports::chat::{
     CancelToken, Clock, Ids, ModelAdapter, ModelStream, Sleep, Tool, ToolContext, ToolFailure,
 };
-use turnkeep_ports::PortError;
+use turnkeep_ports::{LocalFuture, PortError};
 
 use super::fault::Stage;
 use super::race::{race, Either};
@@ -53,6 +53,20 @@ pub struct TurnPorts<'a> {
     pub report: &'a dyn Fn(Stage, PortError),
     /// Where each model call and tool run is recorded (for the operator's metrics and traces).
     pub steps: Option<&'a StepLog>,
+    /// Where the turn is recorded durably before the driver acts on what a model or a tool
+    /// produced (the turn's journal), and where its calls' idempotency keys come from. `None`:
+    /// nothing is recorded and calls get no key but an approval's (tests of the driver alone).
+    pub recorder: Option<&'a dyn TurnRecorder>,
+}
+
+/// The turn's journal, as the driver sees it (`turn::run` writes it to the session envelope).
+pub trait TurnRecorder {
+    /// Records the turn's messages in `state` durably. `false`: not recorded (another claim
+    /// fenced the turn, the store failed, the journal would be over its limit; the cause went to
+    /// the operator): the driver stops the turn before anything acts on it.
+    fn record(&self, state: &ChatState) -> LocalFuture<'_, bool>;
+    /// The idempotency key of call `call_id` of this turn (`core::session::tool_idempotency_key`).
+    fn idempotency_key(&self, call_id: &str) -> String;
 }
 
 /// Sends `input` and runs the turn to its end. Returns the final state, or the reason `send`
@@ -270,10 +284,28 @@ impl Turn<'_, '_> {
             .on_model_end(now_ms, &mut |p: &str| ids.next_id(p))
     }
 
-    /// A round of tools, one after another.
+    /// Records the turn ([`TurnRecorder::record`]); `false` stops it here.
+    async fn record(&mut self) -> bool {
+        let Some(recorder) = self.ports.recorder else {
+            return true;
+        };
+        let recording = recorder.record(self.controller.borrow().state());
+        recording.await
+    }
+
+    /// A round of tools, one after another: the round is recorded before the first runs (its
+    /// calls and their ids fixed), each result before the next step (the model reads results
+    /// only once they are recorded). A record that fails stops the turn there.
     async fn run_tools(&mut self, invocations: Vec<ToolInvocation>) -> Action {
+        if !self.record().await {
+            self.controller.borrow_mut().stop();
+            return Action::Done;
+        }
         let mut next = Action::Continue;
-        for invocation in invocations {
+        for mut invocation in invocations {
+            if let (None, Some(recorder)) = (&invocation.idempotency_key, self.ports.recorder) {
+                invocation.idempotency_key = Some(recorder.idempotency_key(&invocation.id));
+            }
             let tools = self.ports.tools;
             let tool = tools.iter().find(|t| t.spec().name == invocation.name);
             let (started_ms, steps) = (self.ports.clock.now_ms(), self.ports.steps);
@@ -342,6 +374,11 @@ impl Turn<'_, '_> {
                 now_ms,
                 &mut |p: &str| ids.next_id(p),
             );
+            if !self.record().await {
+                self.controller.borrow_mut().stop();
+                self.publish_if_changed();
+                return Action::Done;
+            }
             self.publish_if_changed();
         }
         next

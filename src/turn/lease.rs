@@ -9,9 +9,10 @@
 //! control it must catch (tests/session_lease.rs,
 //! `the_simulation_catches_a_holder_that_reloads_before_releasing`).
 
+use turnkeep_core::protocol::Message;
 use turnkeep_core::session::{
-    abandon_resolution, claim_turn, lapse_turn, settle_turn, ClaimDecision, Confirmation, LeaseError,
-    SessionEnvelope, SessionWrite, TurnSettlement, WriteKind,
+    abandon_resolution, claim_turn, lapse_turn, record_journal, settle_turn, ClaimDecision, Confirmation,
+    JournalError, LeaseError, SessionEnvelope, SessionWrite, TurnSettlement, WriteKind,
 };
 
 /// The lease of `turn_id`, as this process's last write of it stored the envelope.
@@ -72,6 +73,17 @@ impl HeldLease {
         Ok((self.write(release_kind, next, at_ms), refused))
     }
 
+    /// The turn's journal recorded ([`record_journal`]): the lease and everything else kept.
+    pub fn record(
+        &self,
+        history_len: usize,
+        messages: &[Message],
+        at_ms: u64,
+    ) -> Result<SessionWrite, JournalError> {
+        let next = record_journal(&self.written, &self.turn_id, history_len, messages, at_ms)?;
+        Ok(self.write(record_kind, next, at_ms))
+    }
+
     /// The lease given up before its turn ran anything ([`abandon_resolution`]).
     pub fn abandon(&self, at_ms: u64) -> Result<SessionWrite, LeaseError> {
         let next = abandon_resolution(&self.written, &self.turn_id, at_ms)?;
@@ -97,6 +109,10 @@ impl HeldLease {
 
 fn claim_kind(turn_id: String) -> WriteKind {
     WriteKind::Claim { turn_id }
+}
+
+fn record_kind(turn_id: String) -> WriteKind {
+    WriteKind::Record { turn_id }
 }
 
 fn release_kind(turn_id: String) -> WriteKind {

@@ -1,7 +1,8 @@
 //! Stage 2 of a turn: the conversation so far and the controller with the user's input sent
-//! (before any model or tool runs), and that conversation saved, so the turn is acknowledged only
-//! once its user message is durable. A failure here gives the claim up at once (see
-//! [`super::admit::abandon`]).
+//! (before any model or tool runs) and that conversation saved, so the turn is acknowledged only
+//! once its user message is durable; or, for a retry of a turn whose lease lapsed, the
+//! controller resumed from the turn's journal (`core::session::journal`). A failure here gives
+//! the claim up at once (see [`super::admit::abandon`] and [`super::admit::lapse`]).
 
 use super::admit::{abandon, lapse, Claim};
 use super::commit::GiveUp;
@@ -11,6 +12,8 @@ use super::interrupt::Interrupt;
 use turnkeep_core::chat::controller::{Action, ChatController, UserInput};
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::sequence::TurnSequencer;
+use turnkeep_core::session::{journal_of, replay_history, TurnJournal};
+use turnkeep_ports::PortError;
 
 /// A turn ready to run: nothing has been streamed or published yet.
 pub struct Opened {
@@ -22,6 +25,11 @@ pub struct Opened {
     /// True when that history came from `ChatMemory` (earlier turns saved it, and published it
     /// to the log if there was one); false when it is the definition's initial messages.
     pub history_from_memory: bool,
+    /// Where the turn's own messages start (what its journal records): after the history, or
+    /// after the last user message for a regeneration.
+    pub own_from: usize,
+    /// True when the turn replays its journal (a retry of a turn whose lease lapsed).
+    pub replayed: bool,
 }
 
 /// Loads the messages (under `deadline`), sends the input and saves the user's message. On
@@ -56,9 +64,11 @@ async fn try_open(
     deadline: &Interrupt,
 ) -> Result<Opened, (Refusal, GiveUp)> {
     let nothing_written = |refusal: Refusal| (refusal, GiveUp::Abandon);
-    let (mut controller, history) = controller_over_history(ports, chat, claim, deadline)
-        .await
-        .map_err(nothing_written)?;
+    let journal = journal_of(&claim.envelope, &submission.turn_id);
+    let (mut controller, mut history) =
+        controller_over_history(ports, chat, claim, journal, deadline)
+            .await
+            .map_err(nothing_written)?;
     let ids = ports.ids.as_ref();
     let mut next_id = |p: &str| ids.next_id(p);
     let now_ms = ports.clock.now_ms();
@@ -68,15 +78,22 @@ async fn try_open(
         files: submission.message.files.clone(),
         metadata: submission.message.metadata.clone(),
     };
-    // A retry whose earlier claim saved its message answers that message: sent once, saved once.
-    let saved_already = claim.retried && controller.ends_with_sent(&input);
-    let first = if submission.regenerate || saved_already {
-        controller.regenerate(now_ms, &mut next_id)
+    // A retry whose earlier claim saved its message (and recorded no journal) answers that
+    // message: sent once, saved once.
+    let saved_already = claim.retried && journal.is_none() && controller.ends_with_sent(&input);
+    let first = if let Some(journal) = journal {
+        history.replayed = true;
+        controller.resume(journal.messages.clone(), now_ms, &mut next_id)
+    } else if submission.regenerate || saved_already {
+        let first = controller.regenerate(now_ms, &mut next_id);
+        // regenerate keeps the history up to the last user message and adds one assistant message
+        history.own_from = controller.state().messages.len().saturating_sub(1);
+        first
     } else {
         controller.send_message(&input, now_ms, &mut next_id)
     }
     .map_err(|_| nothing_written(BoundaryError::InvalidEvent.into()))?;
-    if !submission.regenerate && !saved_already {
+    if !history.replayed && !submission.regenerate && !saved_already {
         keep_user_message(ports, claim, &controller, history.len, deadline)
             .await
             .map_err(|refusal| (refusal, GiveUp::Lapse))?;
@@ -121,6 +138,8 @@ async fn keep_user_message(
 pub(crate) struct History {
     len: usize,
     from_memory: bool,
+    own_from: usize,
+    replayed: bool,
 }
 
 impl History {
@@ -130,16 +149,20 @@ impl History {
             first,
             history_len: self.len,
             history_from_memory: self.from_memory,
+            own_from: self.own_from,
+            replayed: self.replayed,
         }
     }
 }
 
 /// A controller over the saved messages (or the definition's initial messages when none are
-/// saved), loaded under `deadline`; nothing sent yet.
+/// saved), loaded under `deadline`; nothing sent yet. With the turn's `journal` the history is
+/// what preceded the turn ([`replay_history`]).
 pub(crate) async fn controller_over_history(
     ports: &Ports,
     chat: &ChatSetup,
     claim: &Claim,
+    journal: Option<&TurnJournal>,
     deadline: &Interrupt,
 ) -> Result<(ChatController, History), Refusal> {
     // The sequences of this turn's lines derive from the claim; refuse before anything runs.
@@ -159,7 +182,19 @@ pub(crate) async fn controller_over_history(
     } else {
         chat.initial_messages.clone()
     };
+    let history = match journal {
+        Some(journal) => replay_history(journal, history).map_err(|mismatch| {
+            Refusal::internal(Stage::MemoryLoad, PortError::new(mismatch.to_string()))
+        })?,
+        None => history,
+    };
     let len = history.len();
     let controller = ChatController::new(chat.config.clone(), history);
-    Ok((controller, History { len, from_memory }))
+    let history = History {
+        len,
+        from_memory,
+        own_from: len,
+        replayed: false,
+    };
+    Ok((controller, history))
 }

@@ -31,8 +31,8 @@ use super::stop_request::watch_for_stop;
 use turnkeep_core::chat::controller::{waiting_calls, Action, ChatController, ChatState};
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::session::{
-    final_status, records_for_waiting_calls, Confirmation, SessionWrite, TurnOutcome,
-    TurnSettlement,
+    final_status, records_for_waiting_calls, tool_idempotency_key, Confirmation, SessionWrite,
+    TurnOutcome, TurnSettlement,
 };
 use turnkeep_ports::chat::Tool;
 use turnkeep_ports::CancelToken;
@@ -70,6 +70,15 @@ pub struct Turn {
     started_ms: u64,
     /// Its model calls and tool runs, for the operator's metrics and traces.
     steps: StepLog,
+    /// The lease as this turn's last write stored it: its claim, then each journal record.
+    held: RefCell<HeldLease>,
+    /// Where the turn's own messages start (what its journal records).
+    own_from: usize,
+    /// A journal record lost its compare-and-set: another claim (a retry of this turn id after
+    /// the lease lapsed) owns the session, and this turn saves and releases nothing.
+    fenced: Cell<bool>,
+    /// True when the turn replays its journal.
+    replayed: bool,
 }
 
 /// How a turn ended.
@@ -103,7 +112,12 @@ impl Turn {
             .cloned()
             .collect();
         let started_ms = ports.clock.now_ms();
+        let held = HeldLease::new(&submission.turn_id, claim.envelope.clone());
         Rc::new(Self {
+            held: RefCell::new(held),
+            own_from: opened.own_from,
+            fenced: Cell::new(false),
+            replayed: opened.replayed,
             started_ms,
             ports,
             limits,
@@ -207,6 +221,51 @@ impl Turn {
 
     pub(crate) fn has_log(&self) -> bool {
         self.ports.log.is_some()
+    }
+
+    /// True when the turn replays its journal (a retry of a turn whose lease lapsed).
+    pub fn replayed(&self) -> bool {
+        self.replayed
+    }
+
+    /// One journal record: decided on the turn's last write, written by CAS under the turn's own
+    /// deadline (it is the turn's work, like its model and tools: what stops the turn overtakes
+    /// it, and a record whose answer was lost makes the release a conflict, so the lease lapses
+    /// and a retry replays whatever landed). A continuation records nothing (a crashed one is never run again: its record
+    /// stays in its processing state for reconciliation, `confirm.rs`).
+    async fn record_journal(&self, messages: Vec<turnkeep_core::protocol::Message>) -> bool {
+        if self.claim.resolves.is_some() {
+            return true;
+        }
+        let held = self.held.borrow().clone();
+        let report = |error: String| {
+            let fault = Fault::new(Stage::SessionSave, turnkeep_ports::PortError::new(error));
+            self.ports.faults.report(&fault);
+        };
+        let write = match held.record(self.own_from, &messages, self.ports.clock.now_ms()) {
+            Ok(write) => write,
+            Err(e) => {
+                report(e.to_string());
+                return false;
+            }
+        };
+        let session = self.ports.session(&self.limits);
+        let budget = WriteBudget::Deadline(&self.stop);
+        match commit_session(&session, write.clone(), budget).await {
+            Ok(Saved::Written) => {
+                *self.held.borrow_mut() = held.stored(&write);
+                true
+            }
+            Ok(Saved::Conflict) => {
+                self.fenced.set(true);
+                report("a journal record lost its compare-and-set: another claim of the session fenced this turn".into());
+                false
+            }
+            Err(failure) => {
+                failure.report(self.ports.faults.as_ref());
+                false
+            }
+        }
     }
 
     /// Reports an interruption; [`Cause::stops_turn`] decides whether it stops the turn.
@@ -337,6 +396,7 @@ async fn drive(turn: &Turn, sink: &dyn TurnSink, publisher: Option<&Publisher>) 
         model_stall_ms: turn.limits.model_stall_ms,
         report: &report,
         steps: Some(&turn.steps),
+        recorder: Some(turn),
     };
     let publish = &mut |_revision: u64, state: &ChatState| {
         sink.changed();
@@ -357,8 +417,10 @@ async fn drive(turn: &Turn, sink: &dyn TurnSink, publisher: Option<&Publisher>) 
 async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnEnd {
     let ports = &turn.ports;
     let budget_ms = turn.limits.cleanup_budget_ms;
-    let claimed = HeldLease::new(&turn.submission.turn_id, turn.claim.envelope.clone());
-    let held = if lease_lapsed(turn) {
+    let claimed = turn.held.borrow().clone();
+    let held = if turn.fenced.get() {
+        None
+    } else if lease_lapsed(&claimed, ports.clock.now_ms()) {
         retake_lease(turn, &claimed).await
     } else {
         Some(claimed)
@@ -418,8 +480,11 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
     }
 }
 
-fn lease_lapsed(turn: &Turn) -> bool {
-    turn.claim.lapsed_at(turn.ports.clock.now_ms())
+fn lease_lapsed(held: &HeldLease, now_ms: u64) -> bool {
+    held.envelope()
+        .active_turn
+        .as_ref()
+        .is_some_and(|active| now_ms >= active.expires_at)
 }
 
 /// Takes a lapsed lease back for its own turn ([`HeldLease::retake`]), saved by CAS on the
@@ -491,4 +556,19 @@ pub(crate) fn closing_line(
 /// the claim's generation).
 pub fn producer_id(submission: &Submission) -> String {
     format!("chat-turn:{}:{}", submission.session_id, submission.turn_id)
+}
+
+impl super::driver::TurnRecorder for Turn {
+    fn record(&self, state: &ChatState) -> turnkeep_ports::LocalFuture<'_, bool> {
+        let messages = state.messages[self.own_from.min(state.messages.len())..].to_vec();
+        Box::pin(self.record_journal(messages))
+    }
+
+    fn idempotency_key(&self, call_id: &str) -> String {
+        tool_idempotency_key(
+            &self.submission.session_id,
+            &self.submission.turn_id,
+            call_id,
+        )
+    }
 }

@@ -4,7 +4,9 @@
 //! the read URLs and the posted bodies, and turns actions and failures into plain JS values.
 //!
 //! Actions, as JS objects:
-//! `{ type: 'connect', generation, url }`, `{ type: 'abort', generation }`,
+//! `{ type: 'connect', generation, url, socketUrl? }` (`socketUrl`: read over a WebSocket
+//! carrying the same SSE events; on a socket that fails to open the shell calls `socketFailed`),
+//! `{ type: 'abort', generation }`,
 //! `{ type: 'wait', generation, delayMs }`, `{ type: 'deliver', readers, chunks }`,
 //! `{ type: 'end', readers, error? }` (`error`: a versioned diagnostic, plus `status` when the
 //! server refused the read).
@@ -16,7 +18,9 @@ use wasm_bindgen::JsCast;
 use web_sys::Url;
 
 use crate::core::checks::is_safe_id;
-use crate::core::connection::target::{as_directory, session_paths};
+use crate::core::connection::target::{
+    as_directory, session_paths, socket_url, transport, Transport,
+};
 use crate::core::connection::turn::{post_failure, send_input_of, stop_body, submit_body, PostIds};
 use crate::core::connection::{Action, Connection, ReadOffset};
 use crate::core::diagnostics::chat;
@@ -178,6 +182,11 @@ pub struct ChatConnectionCore {
     chat_url: Option<String>,
     session_id: Option<String>,
     definition_revision: Option<u64>,
+    /// The host offered WebSockets (`webSocket`); a socket of this connection failed to open.
+    sockets_offered: bool,
+    socket_refused: bool,
+    /// The last read asked for: `(generation, offset, cursor)` (a refused socket reads it by SSE).
+    last_connect: Option<(u64, ReadOffset, Option<String>)>,
 }
 
 fn invalid(detail: &str) -> JsValue {
@@ -247,13 +256,39 @@ impl ChatConnectionCore {
             0
         };
         let definition_revision = prepared.definition_revision;
+        let socket = get(&options, "webSocket");
+        if !(socket.is_undefined() || socket.is_function() || socket.as_bool().is_some()) {
+            return Err(invalid(
+                "webSocket must be true (the global WebSocket), false, or (url, headers) => WebSocket",
+            ));
+        }
         Ok(ChatConnectionCore {
             machine: Connection::new(offset, replay, seed).with_identity(prepared),
             read_url,
             chat_url,
             session_id,
             definition_revision,
+            sockets_offered: socket.is_function() || socket == JsValue::TRUE,
+            socket_refused: false,
+            last_connect: None,
         })
+    }
+
+    /// The socket of `generation` closed before it opened: this read, and every later one, goes
+    /// by SSE (`core::connection::target::transport`). Returns the actions (the SSE read).
+    #[wasm_bindgen(js_name = socketFailed)]
+    pub fn socket_failed(&mut self, generation: f64) -> Array {
+        self.socket_refused = true;
+        let generation = generation as u64;
+        let actions = match &self.last_connect {
+            Some((last, offset, cursor)) if *last == generation => vec![Action::Connect {
+                generation,
+                offset: offset.clone(),
+                cursor: cursor.clone(),
+            }],
+            _ => Vec::new(), // an older read: the machine has moved on
+        };
+        self.actions(actions)
     }
 
     /// The diagnostic of a request `authorize` refused (`SESSION_FORBIDDEN`, status 403): the
@@ -443,7 +478,17 @@ impl ChatConnectionCore {
 
     /// The actions as JS values, built as one JSON text and parsed once by the host (far fewer
     /// boundary crossings than setting each field: a body piece can carry dozens of chunks).
-    fn actions(&self, actions: Vec<Action>) -> Array {
+    fn actions(&mut self, actions: Vec<Action>) -> Array {
+        for action in &actions {
+            if let Action::Connect {
+                generation,
+                offset,
+                cursor,
+            } = action
+            {
+                self.last_connect = Some((*generation, offset.clone(), cursor.clone()));
+            }
+        }
         let list: Vec<Value> = actions.into_iter().map(|a| self.action(a)).collect();
         from_json(&Value::Array(list)).unchecked_into()
     }
@@ -454,11 +499,15 @@ impl ChatConnectionCore {
                 generation,
                 offset,
                 cursor,
-            } => json!({
-                "type": "connect",
-                "generation": generation,
-                "url": self.read_url(&offset, cursor.as_deref()),
-            }),
+            } => {
+                let url = self.read_url(&offset, cursor.as_deref());
+                let mut connect = json!({ "type": "connect", "generation": generation });
+                if transport(self.sockets_offered, self.socket_refused) == Transport::Socket {
+                    connect["socketUrl"] = socket_url(&url).map_or(Value::Null, Value::String);
+                }
+                connect["url"] = Value::String(url);
+                connect
+            }
             Action::Abort { generation } => json!({ "type": "abort", "generation": generation }),
             Action::Wait {
                 generation,

@@ -189,6 +189,24 @@ async fn copy(reader: JsValue, writer: JsValue) {
     let _ = call_method(&writer, "abort", &[&failed]).await;
 }
 
+/// `value` as a Fetch `Request`. `instanceof Request` alone is not enough: a framework may
+/// replace `globalThis.Request` with a subclass (OpenNext's Cloudflare runtime does, on its first
+/// request), and the runtime's own requests are then no longer instances of the global. Anything
+/// else with the members every handler reads (`url` and `method` strings, a `headers` object) is
+/// taken as a request too; every member is then read by name, as on a real one.
+pub fn as_request(value: JsValue) -> Result<Request, JsValue> {
+    let shaped = || {
+        get(&value, "url").is_string()
+            && get(&value, "method").is_string()
+            && get(&value, "headers").is_object()
+    };
+    if value.is_instance_of::<Request>() || (value.is_object() && shaped()) {
+        Ok(value.unchecked_into())
+    } else {
+        Err(value)
+    }
+}
+
 /// A handler as JS sees it, `(request) => Promise<Response>`, over `respond`, which shares the
 /// handler's options and must always produce a Response (nothing is thrown to the runtime).
 pub fn handler_function<O, F, Fut>(options: std::rc::Rc<O>, respond: F) -> Function

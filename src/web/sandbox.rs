@@ -10,7 +10,6 @@ use std::rc::Rc;
 
 use js_sys::{Function, Object};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::{Request, Response, Url};
 
 use crate::core::limits::SANDBOX_THEME_NAME_CHARS_MAX;
@@ -99,7 +98,7 @@ impl From<SandboxFailure> for Failure {
 
 async fn respond_to(options: Rc<SandboxOptions>, request: JsValue) -> Response {
     let options = &*options;
-    let Ok(request) = request.dyn_into::<Request>() else {
+    let Ok(request) = crate::web::http::as_request(request) else {
         return failure_response(options, SandboxFailure::Internal.into());
     };
     match handle(options, &request).await {

@@ -61,7 +61,7 @@ pub fn create_session_log_handler(options: JsValue) -> Result<Function, JsValue>
     Ok(handler_function(
         options,
         |options, request: JsValue| async move {
-            match request.dyn_into::<Request>() {
+            match crate::web::http::as_request(request) {
                 Ok(request) => handle(&options, &request).await,
                 Err(_) => diagnostic(rows::INTERNAL),
             }

@@ -5,9 +5,10 @@
 //! `writes.authorize` allows it, after the target); the target (static, or resolved per request: a resolver that
 //! returns null says no, 403, and one that returns a `Response` answers with it); the upstream
 //! request (query kept, protocol headers only, identity encoding asked, the server's streams
-//! credentials from `auth`, the client's abort signal); the answer, passed through unbuffered
-//! (body as it streams, headers that would misdescribe it dropped) or replaced by a versioned
-//! diagnostic. Every rule is `core::streams::proxy`'s; [`failure_response`] is the one place a
+//! credentials from `auth`, the client's abort signal; a live read that asks for a WebSocket
+//! keeps its upgrade); the answer, passed through unbuffered (body as it streams, headers that
+//! would misdescribe it dropped; a 101 with its socket exactly as it came) or replaced by a
+//! versioned diagnostic. Every rule is `core::streams::proxy`'s; [`failure_response`] is the one place a
 //! failure becomes a response.
 
 use std::rc::Rc;
@@ -18,8 +19,9 @@ use wasm_bindgen::JsCast;
 use web_sys::{Headers, Request, Response, ResponseInit, Url};
 
 use crate::core::streams::proxy::{
-    decide_method, forwards_request_header, keeps_on_failure, passes_response_header,
-    upstream_failure, MethodDecision, ProxyFailure, Writes,
+    decide_method, forwards_request_header, is_socket_read, keeps_on_failure,
+    passes_response_header, passes_untouched, upstream_failure, MethodDecision, ProxyFailure,
+    Writes,
 };
 use crate::web::http::{bare_response, handler_function, json_response_with};
 use crate::web::js::{call, coded_error, get, get_fn, resolve, set};
@@ -192,11 +194,9 @@ async fn respond_to(options: Rc<ProxyOptions>, input: JsValue) -> Response {
 
 /// A bare `Request`, or the `.req` of a framework's context object.
 fn request_of(input: &JsValue) -> Option<Request> {
-    input
-        .clone()
-        .dyn_into::<Request>()
+    crate::web::http::as_request(input.clone())
         .ok()
-        .or_else(|| get(input, "req").dyn_into::<Request>().ok())
+        .or_else(|| crate::web::http::as_request(get(input, "req")).ok())
 }
 
 async fn handle(options: &ProxyOptions, input: &JsValue) -> Result<Response, Failure> {
@@ -237,6 +237,9 @@ async fn handle(options: &ProxyOptions, input: &JsValue) -> Result<Response, Fai
     let answer: Response = answer
         .dyn_into()
         .map_err(|v| with_cause(ProxyFailure::Unreachable, v))?;
+    if passes_untouched(answer.status()) {
+        return Ok(answer); // a socket read accepted: the socket rides on this very response
+    }
     pass_through(&method, answer)
 }
 
@@ -320,6 +323,10 @@ async fn upstream_request(
     headers
         .set("accept-encoding", "identity")
         .map_err(internal)?;
+    let upgrade = request.headers().get("upgrade").ok().flatten();
+    if is_socket_read(&request.method(), upgrade.as_deref()) {
+        headers.set("upgrade", "websocket").map_err(internal)?;
+    }
     merge_headers(&headers, &target.headers).map_err(internal)?;
     let auth = if options.auth.is_function() {
         call(options.auth.unchecked_ref(), &[request.as_ref()])

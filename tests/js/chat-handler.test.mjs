@@ -693,6 +693,30 @@ describe('the demo tool loop with tools defined in JS', () => {
     assert.equal(last.messages.length, 4);
   });
 
+  test('every tool call gets a turn-stable idempotencyKey; its call is recorded before it runs and its result before the model reads it', async () => {
+    const runs = [];
+    const lookup = {
+      name: 'lookup',
+      description: 'd',
+      parameters: { type: 'object' },
+      execute(_args, { toolCallId, idempotencyKey }) {
+        runs.push({ toolCallId, idempotencyKey, savesBefore: storage.saves.length });
+        return 'r';
+      },
+    };
+    const { handler, storage } = demoSetup(pkg, { chat: { tools: [lookup] } });
+    const turn = await readTurn(pkg, await handler(chatRequest(submitEvent({ input: '/tool cats' }))));
+    assert.deepEqual(turn.faults, []);
+    assert.equal(runs.length, 1);
+    const [run] = runs;
+    assert.equal(run.idempotencyKey, `s1:t1:${run.toolCallId}`);
+    const before = storage.saves[run.savesBefore - 1].snapshot.turnJournal;
+    assert.deepEqual(before.messages.at(-1).toolCalls.map((c) => c.id), [run.toolCallId], 'the call was recorded before it ran');
+    const result = storage.saves.find((s) => s.snapshot.turnJournal?.messages.some((m) => m.role === 'tool' && m.toolCallId === run.toolCallId));
+    assert.ok(result, 'its result was recorded');
+    assert.equal((await storage.stored('s1')).turnJournal, undefined, 'the release drops the journal');
+  });
+
   test('/confirm 5 leaves a requires_confirmation tool call and never runs transfer', async () => {
     const { handler, toolCalls, memory, storage } = demoSetup(pkg);
     const response = await handler(chatRequest(submitEvent({ input: '/confirm 5' })));

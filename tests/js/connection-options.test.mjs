@@ -20,6 +20,7 @@ test('bad connection options throw at once, naming the option', () => {
     [{ target: 'http://x/s', initialMessages: {} }, /initialMessages must be an array/],
     [{ target: 'http://x/s', initialRunId: 'no spaces allowed' }, /initialRunId must be a SafeId/],
     [{ target: 'http://x/s', fetch: 'nope' }, /fetch must be a function/],
+    [{ target: 'http://x/s', webSocket: 'yes' }, /webSocket must be true .*, false, or \(url, headers\) => WebSocket/],
   ];
   for (const [options, message] of cases) {
     assert.throws(() => createChatConnection(options), message, JSON.stringify(options));
@@ -52,6 +53,34 @@ test('the read URL keeps the target query and adds offset and live=sse', async (
   }, (error) => error.code === 'STREAM_REFUSED' && error.status === 401);
   assert.deepEqual(seen, ['http://streams.example/s/chat?tenant=acme&offset=0000000000000000_0000000000000042&live=sse']);
   assert.equal(connection.offset, '0000000000000000_0000000000000042');
+  connection.dispose();
+});
+
+test('a socket read goes to the ws: URL of the same read; one that cannot open turns the connection to SSE', async () => {
+  const sockets = [];
+  const reads = [];
+  const connection = createChatConnection({
+    target: { url: 'https://streams.example/s/chat?tenant=acme', headers: { authorization: 'Bearer t' } },
+    initialOffset: '0000000000000000_0000000000000042',
+    // A stand-in for a socket whose handshake was refused: it closes without opening.
+    webSocket: (url, headers) => {
+      const socket = new EventTarget();
+      sockets.push({ url, authorization: headers.get('authorization') });
+      socket.close = () => {};
+      queueMicrotask(() => socket.dispatchEvent(new Event('close')));
+      return socket;
+    },
+    fetch: async (request) => {
+      reads.push(request.url);
+      return new Response('stop', { status: 401 });
+    },
+  });
+  await assert.rejects(async () => {
+    for await (const _ of connection.subscribe());
+  }, (error) => error.code === 'STREAM_REFUSED' && error.status === 401);
+  const query = 'tenant=acme&offset=0000000000000000_0000000000000042&live=sse';
+  assert.deepEqual(sockets, [{ url: `wss://streams.example/s/chat?${query}`, authorization: 'Bearer t' }]);
+  assert.deepEqual(reads, [`https://streams.example/s/chat?${query}`], 'the same read, by SSE');
   connection.dispose();
 });
 

@@ -66,6 +66,30 @@ test('a static target: query kept, protocol headers only, identity asked, server
   assert.equal(seen.headers['x-forwarded-for'], undefined);
 });
 
+test('a socket read keeps its upgrade upstream; no other request carries one', async () => {
+  const upgrades = [];
+  const proxy = createChatStreamProxy({
+    target: {
+      url: 'https://streams.internal/v1/stream/s',
+      // Node cannot answer 101 (a Response's status is 200-599): what reaches the upstream is
+      // the check here; the 101 handed back untouched is tests/workerd/hibernate.test.mjs's.
+      fetch: async (request) => (upgrades.push([request.method, request.headers.get('upgrade')]), new Response('{}')),
+    },
+  });
+  const cases = [
+    ['GET', { upgrade: 'websocket' }, 'websocket'],
+    ['GET', { upgrade: 'WebSocket' }, 'websocket'],
+    ['GET', {}, null],
+    ['GET', { upgrade: 'h2c' }, null],
+    ['HEAD', { upgrade: 'websocket' }, null],
+  ];
+  for (const [method, headers] of cases) {
+    const response = await proxy(new Request('http://app.test/api/chat/stream/s?offset=-1&live=sse', { method, headers }));
+    assert.equal(response.status, 200);
+  }
+  assert.deepEqual(upgrades, cases.map(([method, , upgrade]) => [method, upgrade]));
+});
+
 test('a per-request target: the resolver sees the request; null is 403; a Response is answered as is; a throw is 500', async () => {
   const errors = [];
   const proxy = createChatStreamProxy({

@@ -16,18 +16,34 @@
 //   was acknowledged is there after the restart, once, in order (the unacknowledged one is
 //   resent with the same seq and lands at most once).
 //
-// Kill points (seeded): the five hold points of the Worker's test hooks
+// - exactly once: the demo's `lookup` tool reports every run to a ledger this harness serves
+//   (outside workerd, so every kill leaves it as it was; src/cloudflare/test_holds.rs, "The
+//   ledger tool"), by idempotency key. A turn killed around its tool call is retried by its
+//   own client under the same turn id once its lease lapsed; the retry replays the turn's
+//   journal and completes. Every call runs once with one key, which is the call the saved
+//   conversation holds, except after a kill inside the tool or between its end and the record
+//   of its result: then it runs once more, with the same key (turnkeep cannot know a tool ended
+//   whose result it had not recorded). A kill after that record runs nothing again.
+//
+// Kill points (seeded): the eight hold points of the Worker's test hooks
 // (src/cloudflare/test_holds.rs: before / after the claim write, before the messages are
-// saved, before / after the release), after N snapshot lines of a streaming answer (with or
-// without an acknowledged stop request first), and a random delay after sending.
+// saved, before / after the release; inside the tool, before / after the record of its result),
+// after N snapshot lines of a streaming answer (with or without an acknowledged stop request
+// first), and a random delay after sending.
 //
 // Used by tests/workerd/crash-restart.test.mjs (a fixed seed, a few cycles) and
 // scripts/crash-restart.mjs (any seed, any number of cycles).
+import { createServer } from 'node:http';
+
 import { startWranglerDev, TEST_HOOKS_WORKER } from './wrangler-dev.mjs';
 import { submitBody } from './http-chat.mjs';
 
 export const TENANT = 'crash';
-const HOLD_POINTS = ['claim-before', 'claim-after', 'save-before', 'release-before', 'release-after'];
+/** The hold points around a tool call: a turn killed at one is retried under its own turn id. */
+const TOOL_POINTS = ['tool-inside', 'record-before', 'record-after'];
+/** Where a kill may make the retry run the tool once more (with the same key). */
+const RERUN_POINTS = ['tool-inside', 'record-before'];
+const HOLD_POINTS = ['claim-before', 'claim-after', 'save-before', 'release-before', 'release-after', ...TOOL_POINTS];
 const KINDS = [...HOLD_POINTS.map((p) => `hold:${p}`), 'stream', 'stop', 'random'];
 /** The Worker's settings: a short lease (1500 + 3 × 400 ms) so lapsed leases are waited out fast. */
 export const CRASH_VARS = {
@@ -110,6 +126,66 @@ const started = (items, turnId) => items.some((i) => i.type === 'RUN_STARTED' &&
  * one line per cycle.
  */
 export async function runCrashCycles({ seed, cycles, perCycle = 4, persistDir, log = () => {} }) {
+  const ledger = await startLedger();
+  try {
+    const report = await crashCycles({ seed, cycles, perCycle, persistDir, log, ledger });
+    return { ...report, ...ledger.check(report.violations) };
+  } finally {
+    ledger.server.close();
+  }
+}
+
+/**
+ * The ledger of tool runs: `POST /run {key, turnId, toolCallId, result}` counts a run of `key`
+ * and answers `{ result, runs }` (the result recorded with the key's first run). `check` says
+ * what broke exactly-once, once every turn was recovered, and returns the figures.
+ */
+async function startLedger() {
+  const runs = new Map(); // key → { turnId, toolCallId, result, runs }
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => { body += chunk; });
+    request.on('end', () => {
+      const { key, turnId, toolCallId, result } = JSON.parse(body);
+      const entry = runs.get(key) ?? { turnId, toolCallId, result, runs: 0 };
+      entry.runs += 1;
+      runs.set(key, entry);
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify({ result: entry.result, runs: entry.runs }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const turns = new Map(); // turn id → { point, savedCallIds } of the tool turns recovered
+  const check = (violations) => {
+    const keysByTurn = new Map();
+    for (const [key, entry] of runs) {
+      if (!key.includes(`:${entry.turnId}:`)) violations.push(`ledger: key ${key} does not name its turn ${entry.turnId}`);
+      keysByTurn.set(entry.turnId, [...(keysByTurn.get(entry.turnId) ?? []), key]);
+      const point = turns.get(entry.turnId)?.point;
+      const allowed = RERUN_POINTS.includes(point) ? 2 : 1;
+      if (entry.runs > allowed) violations.push(`ledger: call ${key} ran ${entry.runs} times (killed at ${point ?? 'no tool point'})`);
+    }
+    for (const [turnId, keys] of keysByTurn) {
+      if (keys.length > 1) violations.push(`ledger: turn ${turnId}'s one call ran under ${keys.length} keys ${keys.join(', ')}`);
+      const saved = turns.get(turnId)?.savedCallIds;
+      const call = runs.get(keys[0]).toolCallId;
+      if (saved && !saved.includes(call)) violations.push(`ledger: turn ${turnId} ran call ${call}, the saved conversation holds ${saved}`);
+    }
+    const runsPerKey = {};
+    for (const entry of runs.values()) runsPerKey[entry.runs] = (runsPerKey[entry.runs] ?? 0) + 1;
+    const byPoint = {};
+    for (const [turnId, { point }] of turns) {
+      const counts = (keysByTurn.get(turnId) ?? []).map((k) => runs.get(k).runs);
+      byPoint[point] ??= {};
+      for (const n of counts) byPoint[point][n] = (byPoint[point][n] ?? 0) + 1;
+    }
+    const overtakenTurns = [...turns.values()].filter((t) => t.point === 'overtaken').length;
+    return { toolKeys: runs.size, runsPerKey, runsPerKeyByPoint: byPoint, toolRetries: turns.size - overtakenTurns, overtaken: overtakenTurns };
+  };
+  return { server, port: server.address().port, turns, check };
+}
+
+async function crashCycles({ seed, cycles, perCycle, persistDir, log, ledger }) {
   const random = rng(seed);
   const t0 = Date.now();
   const violations = [];
@@ -121,11 +197,12 @@ export async function runCrashCycles({ seed, cycles, perCycle = 4, persistDir, l
   const fail = (where, message) => violations.push(`${where}: ${message}`);
 
   for (let cycle = 0; cycle <= cycles; cycle += 1) {
-    const dev = await startWranglerDev({ persistDir, vars: CRASH_VARS, script: TEST_HOOKS_WORKER });
+    const vars = { ...CRASH_VARS, TEST_LEDGER_PORT: String(ledger.port) };
+    const dev = await startWranglerDev({ persistDir, vars, script: TEST_HOOKS_WORKER });
     let appending = null;
     try {
       await checkAppends(dev.url, appender, fail);
-      await Promise.all(sessions.map((s) => recover(dev.url, s, (m) => fail(`cycle ${cycle} ${s.id} (${s.pending?.kind})`, m))));
+      await Promise.all(sessions.map((s) => recover(dev.url, s, (m) => fail(`cycle ${cycle} ${s.id} (${s.pending?.kind})`, m), ledger)));
       if (cycle === cycles) {
         await dev.stop();
         break;
@@ -164,7 +241,9 @@ function launch(url, plan) {
   const { session, kind } = plan;
   const point = kind.startsWith('hold:') ? kind.slice(5) : null;
   const turnId = `${point ? `hold-${point}` : kind}-${session.id}-${Date.now()}`;
-  const input = kind === 'random' ? plan.delayMs % 2 === 0 ? '/words 40' : '/tool cats' : kind === 'stream' || kind === 'stop' ? '/words 100' : `hello ${turnId}`;
+  const input = kind === 'random' ? plan.delayMs % 2 === 0 ? '/words 40' : '/tool cats'
+    : kind === 'stream' || kind === 'stop' ? '/words 100'
+    : TOOL_POINTS.includes(point) ? '/tool cats' : `hello ${turnId}`;
   const body = submitBody(session.id, input, turnId);
   session.pending = { kind, turnId, body, usersBefore: session.users, stopAcked: false, seen: [] };
   plan.response = post(url, body).catch(() => null);
@@ -189,16 +268,19 @@ async function reach(dev, plan) {
   if (plan.kind === 'stop') {
     const stop = { ...JSON.parse(pending.body), event: 'client.turn.stop', payload: {} };
     const answer = await post(dev.url, JSON.stringify(stop));
-    pending.stopAcked = answer.status === 202 || answer.status === 200;
+    // 202: the request was appended to the log. A 200 says the turn had ended already (under
+    // load a short answer can finish first): nothing was appended, so there is nothing to keep.
+    pending.stopAcked = answer.status === 202;
     await answer.text();
   }
 }
 
 /** After a restart: the checks of the module doc for the session's crashed turn, then a new turn. */
-async function recover(url, session, fail) {
+async function recover(url, session, fail, ledger) {
   const pending = session.pending;
   if (!pending) return;
   const { kind, turnId } = pending;
+  if (TOOL_POINTS.includes(kind.slice(5))) return retry(url, session, fail, ledger);
   const before = await view(url, session.id);
   const stream = await readStream(url, `chat/${TENANT}/${session.id}`);
   const prefix = JSON.stringify(stream.slice(0, pending.seen.length)) === JSON.stringify(pending.seen);
@@ -255,6 +337,68 @@ async function recover(url, session, fail) {
     await replay.text();
   }
   session.users = userCount(after.messages);
+  session.pending = null;
+}
+
+/**
+ * After a restart, for a turn killed around its tool call: its own client sends it again (the
+ * same body, so the same turn id) once its lease lapsed. The retry replays the turn's journal
+ * and completes; the turn is recorded `completed`, its input saved once, one tool result, the
+ * stream's projection equal to the saved messages, and a replay of it refused. The ledger's
+ * counts are checked at the end (`startLedger`).
+ */
+async function retry(url, session, fail, ledger) {
+  const { kind, turnId, body, usersBefore } = session.pending;
+  const before = await view(url, session.id);
+  const lease = before.session.activeTurn;
+  if (lease?.turnId !== turnId) return overtaken(url, session, fail, ledger, before);
+  await sleep(Math.max(0, lease.expiresAt - Date.now() + 25));
+  const again = await post(url, body);
+  if (again.status !== 200) {
+    fail(`the retry of the crashed turn was refused: ${again.status} ${await again.text()}`);
+    session.users = userCount((await view(url, session.id)).messages);
+    session.pending = null;
+    return;
+  }
+  const lines = await allLines(again);
+  if (lines.at(-1)?.payload?.status !== 'complete') fail(`the retry did not complete: ${JSON.stringify(lines.at(-1))}`);
+  const after = await view(url, session.id);
+  const recorded = after.session.terminalTurns.find((t) => t.turnId === turnId);
+  if (recorded?.outcome !== 'completed') fail(`the retried turn is recorded ${JSON.stringify(recorded)}`);
+  if (after.session.activeTurn !== null) fail(`the retry did not release its lease: ${JSON.stringify(after.session)}`);
+  if (userCount(after.messages) !== usersBefore + 1) fail(`the retried turn's input is saved ${userCount(after.messages) - usersBefore} times`);
+  const own = after.messages.slice(after.messages.findLastIndex((m) => m.role === 'user'));
+  const results = own.filter((m) => m.role === 'tool');
+  const calls = own.flatMap((m) => m.toolCalls ?? []);
+  if (JSON.stringify(after.messages) !== JSON.stringify(after.streamMessages)) {
+    fail(`saved messages and the stream's projection disagree after the retry:\n${JSON.stringify(after.messages)}\n${JSON.stringify(after.streamMessages)}`);
+  }
+  const ids = after.messages.map((m) => m.id);
+  if (new Set(ids).size !== ids.length) fail('a message id appears twice');
+  ledger.turns.set(turnId, { point: kind.slice(5), savedCallIds: calls.map((c) => c.id) });
+  if (results.length !== calls.length) fail(`${calls.length} tool calls and ${results.length} results are saved`);
+  const replay = await post(url, body);
+  if (replay.status !== 409) fail(`a recorded turn was run again: ${replay.status}`);
+  await replay.text();
+  session.users = userCount(after.messages);
+  session.pending = null;
+}
+
+/**
+ * A turn parked around its tool that its own deadline ended before the kill came (a parked tool
+ * is stopped, a parked record overtaken: the turn ends, saved and released): it is in the
+ * history, nothing is left to retry, a resend is refused, and its call ran once.
+ */
+async function overtaken(url, session, fail, ledger, before) {
+  const { kind, turnId, body } = session.pending;
+  const terminal = before.session.terminalTurns.find((t) => t.turnId === turnId);
+  if (!terminal) fail(`the turn parked at ${kind} holds no lease and is not in the history (${JSON.stringify(before.session)})`);
+  const own = before.messages.slice(before.messages.findLastIndex((m) => m.role === 'user'));
+  ledger.turns.set(turnId, { point: 'overtaken', savedCallIds: own.flatMap((m) => m.toolCalls ?? []).map((c) => c.id) });
+  const replay = await post(url, body);
+  if (replay.status !== 409) fail(`a recorded turn was run again: ${replay.status}`);
+  await replay.text();
+  session.users = userCount(before.messages);
   session.pending = null;
 }
 

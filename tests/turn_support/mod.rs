@@ -4,6 +4,7 @@
 //! fault injector — deterministically. Nothing here reads the real clock.
 #![allow(dead_code)]
 
+pub mod effects;
 pub mod faults;
 
 use std::cell::{Cell, RefCell};

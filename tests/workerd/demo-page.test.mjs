@@ -216,9 +216,12 @@ test('three panes of one session hold exactly one long-lived stream request', as
   await (await postTurn(worker.url, 'demo', id, 'the first turn')).text(); // the stream exists
   const context = await browser.newContext({ viewport: { width: 1400, height: 760 }, colorScheme: 'light' });
   const page = await context.newPage();
-  const streamReads = [];
+  const streamReads = []; // SSE requests and WebSockets (the page's default: a socket)
   page.on('request', (request) => {
     if (request.url().includes('/api/chat/stream/')) streamReads.push(request.url());
+  });
+  page.on('websocket', (socket) => {
+    if (socket.url().includes('/api/chat/stream/')) streamReads.push(socket.url());
   });
   await page.goto(`${worker.url}/?session=${id}&panes=3`);
   await page.waitForSelector('html[data-live]');
@@ -238,7 +241,7 @@ test('an SSE read the server closes mid-answer is resumed: no word lost, none re
   const id = newSession();
   await (await postTurn(dropping.url, 'demo', id, 'warm up')).text();
   const context = await browser.newContext();
-  const page = await open(context, `/?session=${id}`, dropping.url);
+  const page = await open(context, `/?session=${id}&live=sse`, dropping.url); // SSE, not a socket
   const reads = [];
   page.on('request', (request) => {
     if (request.url().includes('/api/chat/stream/')) reads.push(new URL(request.url()).searchParams.get('offset'));

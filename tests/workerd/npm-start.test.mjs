@@ -69,8 +69,8 @@ const isStreamRead = (url) => url.includes('/api/chat/stream/');
 
 /**
  * A page on `path`, once its script is live. Each page records every response of its own
- * (`page.answers`: [status, url]), its page errors, and its stream requests: how many are open
- * now and the most that were open at once.
+ * (`page.answers`: [status, url]), its page errors, and its stream requests (SSE requests and
+ * sockets): how many are open now and the most that were open at once.
  */
 async function open(context, path) {
   const page = await context.newPage();
@@ -94,6 +94,26 @@ async function open(context, path) {
   };
   page.on('requestfinished', ended);
   page.on('requestfailed', ended);
+  // The page's live read is a WebSocket (a hibernatable one on the stream's object): counted as
+  // a stream request, open until the socket closes or its document is gone (a reload: the old
+  // document's socket may report its close after the new document opened its own).
+  const sockets = new Set();
+  const socketEnded = (socket) => {
+    if (!sockets.delete(socket)) return;
+    page.streams.open -= 1;
+    page.streams.ended.push(['closed', socket.url()]);
+  };
+  page.on('websocket', (socket) => {
+    if (!isStreamRead(socket.url())) return;
+    sockets.add(socket);
+    page.streams.started += 1;
+    page.streams.open += 1;
+    page.streams.maxOpen = Math.max(page.streams.maxOpen, page.streams.open);
+    socket.on('close', () => socketEnded(socket));
+  });
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) for (const socket of [...sockets]) socketEnded(socket);
+  });
   // A page's load (its document, assets and wasm from wrangler dev) took over playwright's 30 s
   // once on a machine loaded by builds beside the tests: the bound is a hang's, not a speed's.
   await page.goto(`${base}${path}`, { timeout: 90_000 });

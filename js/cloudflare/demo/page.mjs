@@ -3,8 +3,10 @@
 // browser entry (the same wasm the server runs) decides everything, and this file wires it to
 // the DOM.
 //
-// - One `createChatConnection` for the page, continuing from the seed's offset: one SSE read,
-//   shared by every pane (each pane is its own logical reader).
+// - One `createChatConnection` for the page, continuing from the seed's offset: one live read,
+//   shared by every pane (each pane is its own logical reader), on a WebSocket, so the session's
+//   stream object hibernates while the page sits idle (the Worker takes the page's tenant cookie
+//   on it: a browser sets no `Authorization` on a socket); `?live=sse` reads over SSE instead.
 // - Each pane projects what it reads with its own `ChatProjection` and redraws the messages whose
 //   markup changed (`projection.renderMessages()`: the server's renderer, renderChatHtml's).
 // - Send posts `client.turn.submit`; the turn's own answer (NDJSON snapshots, read through the
@@ -35,6 +37,7 @@ const connection = createChatConnection({
   initialMessages: seed.messages,
   initialOffset: seed.offset ?? undefined,
   initialRunId: seed.activeRunId ?? undefined,
+  webSocket: new URLSearchParams(location.search).get('live') !== 'sse',
 });
 const leaving = new AbortController();
 addEventListener('pagehide', () => {

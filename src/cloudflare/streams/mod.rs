@@ -9,7 +9,10 @@
 //! - [`timing`] (host-tested): long-poll, producer-gap retry and SSE lifecycle as step functions
 //!   of an injected clock.
 //! - `shell`: the `#[durable_object]` itself, which performs those decisions and the core's
-//!   answers: waiters, timers, the SSE writer, RPC to other streams' objects (forks).
+//!   answers: waiters, timers, the SSE writer, the live sockets, RPC to other streams' objects
+//!   (forks).
+//! - [`sockets`] (host-tested): live reads on hibernatable WebSockets — which read is one, the
+//!   bound on them, the close frames, and what each socket keeps across hibernation.
 //! - `object`: `SessionStreamCore` and the request dispatch.
 //! - `read`: GET (catch-up, `offset=now`, long-poll) and SSE chunks; `append`: POST; `write`:
 //!   PUT, HEAD, DELETE; `fork`: fork creation and the source side of fork references.
@@ -40,6 +43,7 @@ mod request;
 pub mod route;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod shell;
+pub mod sockets;
 #[cfg(target_arch = "wasm32")]
 mod store;
 pub mod timing;

@@ -4,7 +4,8 @@
 //! write is durable before it is acknowledged: the runtime's output gate holds the response until
 //! it is confirmed), and every wait — long-poll, producer-gap retry, SSE keep-alive and
 //! lifetime — from the step functions in [`super::timing`]. What is left here is effects: the
-//! waiters, the timers, the SSE writer and the RPC calls to other streams' objects (forks).
+//! waiters, the timers, the SSE writer, the live sockets (hibernatable WebSockets, whose rules
+//! are in [`super::sockets`]) and the RPC calls to other streams' objects (forks).
 //!
 //! Env: STREAMS_LONG_POLL_MS (default 20000; the tests use 3000), STREAMS_SSE_MS (how long an
 //! SSE response stays open; default and maximum 60000).
@@ -20,12 +21,15 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Request};
-use worker::{durable_object, DurableObject, Env, State};
+use worker::{
+    durable_object, DurableObject, Env, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
+};
 
 use super::object::SessionStreamCore;
 use super::query::{query_all, with_offset};
 use super::reply::Reply;
 use super::route::Refusal;
+use super::sockets::{is_socket_read, may_join, SocketEnd, SocketReader};
 use super::timing::{
     configured_ms, next_release_hop, AppendStep, GapRetry, LongPoll, ReadStep, Reader,
     ReaderCounts, SseSession, SseStep, Waits, Written,
@@ -43,11 +47,12 @@ use crate::web::js::get;
 /// The binding of the `SessionStream` namespace (wrangler.toml).
 pub const SESSION_STREAM_BINDING: &str = "SESSION_STREAM";
 
-#[durable_object(fetch)]
+// `websocket`: fetch plus the hibernation API's socket handlers (webSocketMessage/Close/Error).
+#[durable_object(websocket)]
 pub struct SessionStreamObject {
     shell: Rc<Shell>,
     #[cfg(feature = "test-hooks")]
-    _live: crate::cloudflare::test_holds::LiveObject,
+    live: crate::cloudflare::test_holds::LiveObject,
 }
 
 impl DurableObject for SessionStreamObject {
@@ -68,6 +73,7 @@ impl DurableObject for SessionStreamObject {
             core: Rc::new(RefCell::new(core)),
             sql,
             storage,
+            state,
             env,
             waits,
             waiters: Waiters::default(),
@@ -80,7 +86,7 @@ impl DurableObject for SessionStreamObject {
         Self {
             shell: Rc::new(shell),
             #[cfg(feature = "test-hooks")]
-            _live: crate::cloudflare::test_holds::LiveObject::new(
+            live: crate::cloudflare::test_holds::LiveObject::new(
                 crate::cloudflare::test_holds::ObjectKind::SessionStream,
             ),
         }
@@ -119,6 +125,35 @@ impl DurableObject for SessionStreamObject {
                 })
         }))
     }
+
+    /// A reader sends nothing that matters: the socket only carries the stream's events out.
+    async fn websocket_message(
+        &self,
+        _socket: WebSocket,
+        _message: WebSocketIncomingMessage,
+    ) -> worker::Result<()> {
+        Ok(())
+    }
+
+    async fn websocket_close(
+        &self,
+        socket: WebSocket,
+        _code: usize,
+        _reason: String,
+        _was_clean: bool,
+    ) -> worker::Result<()> {
+        close_socket(&socket, SocketEnd::ClientLeft);
+        Ok(())
+    }
+
+    async fn websocket_error(
+        &self,
+        socket: WebSocket,
+        _error: worker::Error,
+    ) -> worker::Result<()> {
+        close_socket(&socket, SocketEnd::ClientLeft);
+        Ok(())
+    }
 }
 
 /// What the object keeps between requests.
@@ -126,6 +161,8 @@ struct Shell {
     core: Rc<RefCell<SessionStreamCore>>,
     sql: Sql,
     storage: worker::Storage,
+    /// The hibernation API: the live sockets outlive this instance (`get_websockets`).
+    state: State,
     env: Env,
     waits: Waits,
     waiters: Waiters,
@@ -284,6 +321,10 @@ impl Shell {
             })?;
             let seen = self.waiters.version();
             if let Some((offset, _)) = reply.effects.sse.take() {
+                let upgrade = request.headers().get("upgrade").ok().flatten();
+                if is_socket_read(&request.method(), upgrade.as_deref()) {
+                    return self.accept_socket(request, offset).await;
+                }
                 let Some(place) = ReaderPlace::take(&self.readers, Reader::Sse) else {
                     return busy(&READERS_BUSY);
                 };
@@ -312,11 +353,89 @@ impl Shell {
     async fn answer(&self, reply: Reply, body: Option<web_sys::ReadableStream>) -> Answer {
         if reply.effects.wake {
             self.waiters.wake();
+            self.push_sockets().await;
         }
         if let Some(source) = &reply.effects.release_source {
             release_chain(&self.env, source).await;
         }
         reply.into_response(body)
+    }
+
+    /// A live read on a hibernatable WebSocket (`super::sockets`): accepted through the
+    /// hibernation API, where it reads from kept in its attachment, what is there already sent
+    /// at once, and the 101 answer.
+    async fn accept_socket(&self, request: &Request, offset: String) -> Answer {
+        if !may_join(self.state.get_websockets().len()) {
+            return busy(&READERS_BUSY);
+        }
+        let to_js = |e: worker::Error| JsValue::from_str(&e.to_string());
+        let pair = WebSocketPair::new().map_err(to_js)?;
+        self.state.accept_web_socket(&pair.server);
+        let cursor = query_all(&request.url(), "cursor").into_iter().next();
+        pair.server
+            .serialize_attachment(SocketReader { offset, cursor })
+            .map_err(to_js)?;
+        if let Some(source) = self.push(&pair.server, true) {
+            release_chain(&self.env, &source).await;
+        }
+        worker::Response::from_websocket(pair.client).map_err(to_js)
+    }
+
+    /// Sends every live socket what follows its offset (after an append, a close, a release).
+    async fn push_sockets(&self) {
+        for socket in self.state.get_websockets() {
+            if let Some(source) = self.push(&socket, false) {
+                release_chain(&self.env, &source).await;
+            }
+        }
+    }
+
+    /// Sends `socket` the events after its offset, as many chunks as one push allows, and keeps
+    /// its new offset in its attachment. Returns a source reference freed while rendering.
+    fn push(&self, socket: &WebSocket, first: bool) -> Option<String> {
+        let Ok(Some(mut reader)) = socket.deserialize_attachment::<SocketReader>() else {
+            close_socket(socket, SocketEnd::Failed);
+            return None;
+        };
+        let mut released = None;
+        let mut control_if_empty = first;
+        for _ in 0..limits::STREAM_SOCKET_PUSH_CHUNKS_MAX {
+            let (at, cursor) = (reader.offset.clone(), reader.cursor.clone());
+            let chunk = self.transaction(move |core| {
+                core.sse_chunk(&at, cursor.as_deref(), now_ms(), jitter(), control_if_empty)
+            });
+            control_if_empty = false;
+            let Ok(chunk) = chunk else {
+                self.reopen();
+                close_socket(socket, SocketEnd::Failed);
+                return released;
+            };
+            released = released.or(chunk.release_source);
+            // A send to a socket that is closing fails: its close event tidies it up.
+            if !chunk.text.is_empty() && socket.send_with_str(&chunk.text).is_err() {
+                return released;
+            }
+            let advanced = chunk
+                .offset
+                .as_ref()
+                .is_some_and(|next| *next != reader.offset);
+            if let Some(next) = chunk.offset {
+                reader.offset = next;
+                if socket.serialize_attachment(&reader).is_err() {
+                    close_socket(socket, SocketEnd::Failed);
+                    return released;
+                }
+            }
+            if chunk.done {
+                close_socket(socket, SocketEnd::Done);
+                return released;
+            }
+            if !advanced {
+                return released;
+            }
+        }
+        close_socket(socket, SocketEnd::Behind);
+        released
     }
 
     /// An SSE response: its headers now, its events from a task that follows the stream (the
@@ -468,6 +587,8 @@ impl SessionStreamObject {
     pub fn fork_release(&self) -> Result<JsValue, JsValue> {
         let next = self.shell.transaction(|core| core.fork_release())?;
         self.shell.waiters.wake();
+        let shell = self.shell.clone();
+        wasm_bindgen_futures::spawn_local(async move { shell.push_sockets().await });
         Ok(next.map_or(JsValue::NULL, JsValue::from))
     }
 
@@ -500,6 +621,25 @@ impl SessionStreamObject {
     }
 }
 
+/// The test hooks' view of one instance (test builds): its in-memory marker and its live sockets.
+#[cfg(feature = "test-hooks")]
+#[wasm_bindgen]
+impl SessionStreamObject {
+    /// `{ marker, constructed, sockets }` as JSON: the random marker this instance drew when it
+    /// was built (a new one means the runtime dropped the old instance: its memory is gone), how
+    /// many `SessionStream` instances the isolate has built, and the sockets the runtime holds.
+    #[wasm_bindgen(js_name = instanceForTest)]
+    pub fn instance_for_test(&self) -> String {
+        use crate::cloudflare::test_holds::{constructed, ObjectKind};
+        serde_json::json!({
+            "marker": self.live.marker,
+            "constructed": constructed(ObjectKind::SessionStream),
+            "sockets": self.shell.state.get_websockets().len(),
+        })
+        .to_string()
+    }
+}
+
 #[wasm_bindgen]
 extern "C" {
     /// A `SessionStream` stub, seen through the RPC methods above.
@@ -516,6 +656,16 @@ extern "C" {
     #[cfg(feature = "test-hooks")]
     #[wasm_bindgen(method, js_name = sqlIoForTest)]
     fn sql_io_for_test(this: &SessionStreamRpc) -> Promise;
+    #[cfg(feature = "test-hooks")]
+    #[wasm_bindgen(method, js_name = instanceForTest)]
+    fn instance_for_test(this: &SessionStreamRpc) -> Promise;
+}
+
+/// `GET /__test/stream-instance/<name>` (test builds, `TEST_HOOKS=1`): the stream object's
+/// marker, constructions and sockets (`SessionStreamObject::instance_for_test`). Asking wakes it.
+#[cfg(feature = "test-hooks")]
+pub async fn instance_of(env: &Env, name: &str) -> Result<JsValue, JsValue> {
+    await_js(stream_rpc(env, name)?.instance_for_test()).await
 }
 
 /// `GET /__test/stream-io/<name>` (test builds, `TEST_HOOKS=1`): the SQL counts of the stream's
@@ -610,6 +760,12 @@ fn jitter() -> u32 {
         limits::STREAM_CURSOR_JITTER_SECONDS_MIN,
         limits::STREAM_CURSOR_JITTER_SECONDS_MAX,
     )
+}
+
+/// Closes `socket` with `end`'s frame (a socket already closed refuses: nothing is left to do).
+fn close_socket(socket: &WebSocket, end: SocketEnd) {
+    let (code, reason) = end.frame();
+    let _ = socket.close(Some(code), Some(reason));
 }
 
 /// A refusal as a reply (a versioned streams diagnostic).

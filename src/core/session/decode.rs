@@ -166,6 +166,30 @@ fn decode_body(obj: &Map<String, Value>) -> Check<SessionEnvelope> {
             .map(conversation)
             .transpose()?,
         confirmations: confirmations(required(obj, "confirmations")?)?,
+        turn_journal: optional(obj, "turnJournal")
+            .map(turn_journal)
+            .transpose()?,
+    })
+}
+
+fn turn_journal(v: &Value) -> Check<super::journal::TurnJournal> {
+    let obj = object(v, "turnJournal")?;
+    let messages = field(obj, "messages", "turnJournal")?;
+    let bytes = serde_json::to_string(messages).map_or(usize::MAX, |t| t.len());
+    if bytes > limits::TURN_JOURNAL_BYTES_MAX {
+        return Err(format!(
+            "turnJournal.messages: {bytes} bytes, over {}",
+            limits::TURN_JOURNAL_BYTES_MAX
+        ));
+    }
+    Ok(super::journal::TurnJournal {
+        turn_id: safe_id(field(obj, "turnId", "turnJournal")?, "turnJournal.turnId")?,
+        history_len: uint(
+            field(obj, "historyLen", "turnJournal")?,
+            "turnJournal.historyLen",
+        )?,
+        messages: crate::protocol::decode_messages(messages)
+            .map_err(|e| format!("turnJournal.{e}"))?,
     })
 }
 

@@ -32,6 +32,10 @@ pub struct SessionEnvelope {
     pub conversation: Option<Conversation>,
     /// Carried unchanged through every save that does not act on a confirmation.
     pub confirmations: Vec<Confirmation>,
+    /// The running turn's journal (`turnJournal`, turnkeep's addition to the v1 envelope: a
+    /// decoder that does not know it drops it): present from a turn's first record to its
+    /// release.
+    pub turn_journal: Option<super::journal::TurnJournal>,
 }
 
 /// The lease of the turn that is running now.
@@ -154,8 +158,8 @@ impl ConfirmationStatus {
 }
 
 impl SessionEnvelope {
-    /// The canonical JSON text: schema key order, `activeTurn`/`conversation` omitted when
-    /// absent and `terminalTurns` when empty.
+    /// The canonical JSON text: schema key order, `activeTurn`/`conversation`/`turnJournal`
+    /// omitted when absent and `terminalTurns` when empty.
     pub fn to_json_string(&self) -> String {
         // Serializing plain strings, integers and maps into a String cannot fail.
         serde_json::to_string(self).unwrap_or_default()
@@ -175,7 +179,7 @@ impl SessionEnvelope {
 
 impl Serialize for SessionEnvelope {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("SessionEnvelope", 11)?;
+        let mut s = serializer.serialize_struct("SessionEnvelope", 12)?;
         s.serialize_field("protocol", SESSION_PROTOCOL)?;
         s.serialize_field("version", &SESSION_VERSION)?;
         s.serialize_field("sessionId", &self.session_id)?;
@@ -197,6 +201,10 @@ impl Serialize for SessionEnvelope {
             None => s.skip_field("conversation")?,
         }
         s.serialize_field("confirmations", &self.confirmations)?;
+        match &self.turn_journal {
+            Some(journal) => s.serialize_field("turnJournal", journal)?,
+            None => s.skip_field("turnJournal")?,
+        }
         s.end()
     }
 }

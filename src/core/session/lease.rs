@@ -6,6 +6,7 @@
 //! conflict, it never loops. Confirmations and conversation are carried through unchanged.
 
 use super::envelope::{ActiveTurn, SessionEnvelope, TerminalTurn, TurnOutcome};
+use super::journal::take_foreign_journal;
 use crate::checks::{format_iso_millis_at, is_safe_id, safe_add};
 use crate::limits;
 
@@ -54,8 +55,11 @@ impl std::error::Error for LeaseError {}
 /// `indeterminate` in the same write: its holder crashed or hung, so nobody knows how it ended
 /// (its messages may or may not be saved, its log may be ahead of them), and a retry of its id
 /// must be refused as a replay rather than run its model and tools a second time. An expired
-/// lease of the same turn id (its own client retrying after the lapse) is claimed again; the
-/// higher cursor fences the old holder's writes.
+/// lease of the same turn id (its own client retrying after the lapse) is claimed again with
+/// the turn's journal kept: the retry replays what the turn recorded and runs no recorded tool
+/// again, and the higher cursor fences the old holder's writes (its next record or release is
+/// a conflict). A journal of another turn is that turn's end: it is recorded `indeterminate`
+/// too, and the journal dropped (`journal.rs`).
 pub fn claim_turn(
     env: &SessionEnvelope,
     turn_id: &str,
@@ -79,6 +83,9 @@ pub fn claim_turn(
     if let Some(lapsed) = env.active_turn.as_ref().filter(|a| a.turn_id != turn_id) {
         record_terminal(&mut next, &lapsed.turn_id, TurnOutcome::Indeterminate);
     }
+    if let Some(journaled) = take_foreign_journal(&mut next, turn_id) {
+        record_terminal(&mut next, &journaled, TurnOutcome::Indeterminate);
+    }
     next.active_turn = Some(ActiveTurn {
         turn_id: turn_id.to_owned(),
         expires_at,
@@ -88,7 +95,7 @@ pub fn claim_turn(
 
 /// Ends `turn_id`: clears the lease if it is this turn's (a lapsed lease may already belong to
 /// another turn), records the outcome as the newest terminal entry (dropping an older entry with
-/// the same id) and keeps only the newest `TERMINAL_TURNS_MAX`.
+/// the same id), keeps only the newest `TERMINAL_TURNS_MAX` and drops the turn's journal.
 ///
 /// Pass the envelope this turn's claim wrote and save against its cursor, never a fresh load:
 /// the lease is matched by turn id only, so a release computed from a fresh load after this
@@ -103,6 +110,9 @@ pub fn release_turn(
 ) -> Result<SessionEnvelope, LeaseError> {
     let mut next = abandon_turn(env, turn_id, now_ms)?;
     record_terminal(&mut next, turn_id, outcome);
+    if next.turn_journal.as_ref().is_some_and(|j| j.turn_id == turn_id) {
+        next.turn_journal = None;
+    }
     Ok(next)
 }
 
@@ -123,7 +133,8 @@ fn record_terminal(next: &mut SessionEnvelope, turn_id: &str, outcome: TurnOutco
 
 /// Gives up `turn_id` before it ran (a failure between the claim and the stream): clears the
 /// lease if it is still this turn's, records nothing in the terminal history (so the client may
-/// retry the same turn id), cursor + 1. Like [`release_turn`], save it against the claim's
+/// retry the same turn id) and keeps its journal (a retry that failed to open leaves what an
+/// earlier attempt recorded for the next retry), cursor + 1. Like [`release_turn`], save it against the claim's
 /// cursor.
 pub fn abandon_turn(
     env: &SessionEnvelope,

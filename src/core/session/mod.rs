@@ -4,7 +4,9 @@
 //! Everything here is pure: the caller loads the stored value, calls one of these functions
 //! with `now_ms`, and commits the returned envelope with a single CAS save
 //! (`turnkeep_ports::session::SessionStorage`). The flow of one turn:
-//! `resume_session` → `claim_turn` → save → (`advance_cursor` → save)* → `release_turn` → save.
+//! `resume_session` → `claim_turn` → save → (`record_journal` → save)* → `release_turn` → save
+//! (`journal.rs`: how a retry of a crashed turn replays what it recorded instead of running its
+//! tools again).
 //! A turn that leaves tool calls waiting for a person releases with [`settle_turn`], which adds
 //! their confirmation records; [`claim_resolution`] and [`settle_turn`] resolve one
 //! (`resolution.rs` has the life of a record).
@@ -13,6 +15,7 @@ mod confirm;
 mod conversation;
 mod decode;
 mod envelope;
+mod journal;
 mod lease;
 mod resolution;
 mod resume;
@@ -31,6 +34,10 @@ pub use decode::{
 pub use envelope::{
     ActiveTurn, Confirmation, ConfirmationStatus, Conversation, Decision, DecisionKind,
     SessionEnvelope, TerminalTurn, TurnOutcome, SESSION_PROTOCOL, SESSION_VERSION,
+};
+pub use journal::{
+    journal_of, record_journal, replay_history, tool_idempotency_key, HistoryMismatch,
+    JournalError, TurnJournal,
 };
 pub use lease::{
     abandon_turn, advance_cursor, claim_turn, lapse_turn, release_turn, ClaimDecision, LeaseError,

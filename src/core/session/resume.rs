@@ -129,6 +129,7 @@ pub fn new_session(identity: &SessionIdentity, now_ms: u64) -> SessionEnvelope {
         terminal_turns: Vec::new(),
         conversation: identity.conversation.as_ref().map(ConversationChart::start),
         confirmations: Vec::new(),
+        turn_journal: None,
     }
 }
 

@@ -29,6 +29,9 @@ pub enum WriteKind {
     Release { turn_id: String },
     /// The lease is not touched (a plain cursor advance).
     Keep,
+    /// `turn_id` records its journal: it holds a live lease, which is not touched, and the
+    /// journal stored is its own.
+    Record { turn_id: String },
 }
 
 /// One save of the session envelope, as decided: the only value the commit writes.
@@ -236,6 +239,16 @@ fn check_lease(write: &SessionWrite) -> Result<(), WriteViolation> {
             kept.then_some(()).ok_or(WriteViolation::LeaseChanged {
                 kind: write.kind.clone(),
             })
+        }
+        WriteKind::Record { turn_id } => {
+            let holds = live(&base.active_turn).as_ref() == Some(turn_id)
+                && next.active_turn == base.active_turn;
+            let own = next.turn_journal.as_ref().map(|j| &j.turn_id) == Some(turn_id);
+            (holds && own)
+                .then_some(())
+                .ok_or(WriteViolation::LeaseChanged {
+                    kind: write.kind.clone(),
+                })
         }
         WriteKind::Keep => (next.active_turn == base.active_turn).then_some(()).ok_or(
             WriteViolation::LeaseChanged {

@@ -70,6 +70,21 @@ pub fn decide_method(method: &str, writes: Writes) -> MethodDecision {
     }
 }
 
+/// True for a live read that asks for a WebSocket: a GET with `Upgrade: websocket` (the token is
+/// case-insensitive). The proxy forwards the upgrade (no other request carries one: a fetch of
+/// Node's rejects it) and hands back an upstream 101 untouched ([`passes_untouched`]); a
+/// Cloudflare `SessionStream` object accepts it as a hibernatable socket carrying the SSE read's
+/// events.
+pub fn is_socket_read(method: &str, upgrade: Option<&str>) -> bool {
+    method == "GET" && upgrade.is_some_and(|u| u.trim().eq_ignore_ascii_case("websocket"))
+}
+
+/// True for an upstream answer passed back exactly as it came: a 101, whose socket cannot be
+/// moved into another response.
+pub fn passes_untouched(status: u16) -> bool {
+    status == 101
+}
+
 /// True for a request header (lower-case name) the upstream gets.
 pub fn forwards_request_header(name: &str) -> bool {
     FORWARDED_REQUEST_HEADERS.contains(&name)
@@ -218,6 +233,33 @@ pub fn upstream_failure(status: u16, producer_epoch: bool) -> Option<ProxyFailur
 mod tests {
     use super::*;
     use crate::protocol::diagnostic::is_diagnostic_code;
+
+    #[test]
+    fn only_an_upgraded_get_is_a_socket_read_and_only_its_101_passes_untouched() {
+        let cases = [
+            ("GET", Some("websocket"), true),
+            ("GET", Some("WebSocket"), true),
+            ("GET", Some(" websocket "), true),
+            ("GET", Some("h2c"), false),
+            ("GET", None, false),
+            ("HEAD", Some("websocket"), false),
+            ("POST", Some("websocket"), false),
+        ];
+        for (method, upgrade, expected) in cases {
+            assert_eq!(
+                is_socket_read(method, upgrade),
+                expected,
+                "{method} {upgrade:?}"
+            );
+        }
+        assert!(passes_untouched(101));
+        for status in [200, 204, 304, 404, 500] {
+            assert!(!passes_untouched(status), "{status}");
+        }
+        // The upgrade is never forwarded as an ordinary header, nor passed back on a rebuilt answer.
+        assert!(!forwards_request_header("upgrade"));
+        assert!(!passes_response_header("upgrade"));
+    }
 
     #[test]
     fn upstream_answers_map_to_the_clients_diagnostics() {

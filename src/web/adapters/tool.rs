@@ -1,8 +1,9 @@
 //! `JsTool`: the `Tool` port over a host tool object. Two shapes:
 //!
 //! - turnkeep's `{ name, description, parameters, requiresConfirmation?, execute(args, context) }`
-//!   with `context` `{ signal, toolCallId, idempotencyKey? }` (`idempotencyKey`: the
-//!   confirmation token of a call a person approved);
+//!   with `context` `{ signal, toolCallId, idempotencyKey }` (`idempotencyKey`: the same for
+//!   every run of the call, `core::session::tool_idempotency_key`, or the confirmation token of a
+//!   call a person approved);
 //! - AgentsKit's `ToolDefinition` `{ name, description?, schema?, requiresConfirmation?,
 //!   execute(args, context), tags?, category? }` (a tool with `schema`, or a tool of an
 //!   AgentsKit `chat` without `parameters`), whose `context` is AgentsKit's `{ messages, call }` (messages with

@@ -132,7 +132,7 @@ impl Signals {
 /// Every request ends here with a Response; nothing is thrown to the runtime.
 async fn respond(options: Rc<AskOptions>, request: JsValue) -> Response {
     let scope = Scope::new(options);
-    let Ok(request) = request.dyn_into::<Request>() else {
+    let Ok(request) = crate::web::http::as_request(request) else {
         return failure_response(&scope, AskFailure::Internal, None);
     };
     let mut signals = match Signals::new(&request, scope.options.bootstrap_timeout_ms) {

@@ -70,7 +70,7 @@ pub fn create_ui_message_chat_handler(options: JsValue) -> Result<Function, JsVa
                         let _ = wait_until.call1(&host, running);
                     }
                 };
-                let response = match request.dyn_into::<Request>() {
+                let response = match crate::web::http::as_request(request) {
                     Ok(request) => respond(&*options, &request, &keep_alive).await,
                     Err(_) => Failure::from(BoundaryError::Internal)
                         .into_response(&*options, &Named::default()),

@@ -147,6 +147,8 @@ pub enum SendError {
     BlankInput,
     /// `regenerate` in a conversation with no user message.
     NothingToRegenerate,
+    /// `resume` of a journal that holds no assistant message.
+    NothingToResume,
 }
 
 /// The user's message of a turn (see [`ChatController::send_message`]).
@@ -345,6 +347,79 @@ impl ChatController {
             self.remove_message(self.state.messages.len() - 1);
         }
         self.state.status = ChatStatus::Streaming;
+        Ok(self.start_model_call(now_ms, ids))
+    }
+
+    /// Starts the turn from its journal instead of `send` (a retry of a turn whose process
+    /// died, `core::session::journal`): `recorded`, the turn's messages as its last record saw
+    /// them, follow the history this controller was given, and the turn goes on where the
+    /// record ends. The calls of the last assistant message without a result run (again: the
+    /// process may have died while they ran, so with the idempotency key they had); when none
+    /// is left the model is called for the next step, or the turn ends when only calls that
+    /// wait for a person remain. A call whose result was recorded never runs again, and the
+    /// model is not asked again for a step it recorded.
+    pub fn resume(
+        &mut self,
+        recorded: Vec<Message>,
+        now_ms: u64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Action, SendError> {
+        if !matches!(self.phase, Phase::Ready) {
+            return Err(SendError::AlreadyStarted);
+        }
+        let start = self.state.messages.len();
+        let asked = recorded
+            .iter()
+            .rposition(|m| m.role == Role::Assistant)
+            .ok_or(SendError::NothingToResume)?;
+        for message in recorded {
+            self.push_message(message);
+        }
+        let assistant = start + asked;
+        self.tool_rounds = self.state.messages[start..]
+            .iter()
+            .filter(|m| m.role == Role::Assistant && m.tool_calls.is_some())
+            .count() as u32;
+        self.state.status = ChatStatus::Streaming;
+        let answered: Vec<String> = self.state.messages[assistant..]
+            .iter()
+            .filter_map(|m| m.tool_call_id.clone())
+            .collect();
+        let calls = self.state.messages[assistant].tool_calls.clone().unwrap_or_default();
+        let unanswered = calls.iter().filter(|c| !answered.contains(&c.id));
+        let (mut invocations, mut awaiting_confirmation) = (Vec::new(), false);
+        for call in unanswered {
+            match call.status {
+                ToolCallStatus::Pending | ToolCallStatus::Running => {
+                    invocations.push(ToolInvocation {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        args: call.args.clone(),
+                        idempotency_key: None,
+                    })
+                }
+                ToolCallStatus::RequiresConfirmation => awaiting_confirmation = true,
+                _ => {}
+            }
+        }
+        for invocation in &invocations {
+            self.set_call(assistant, &invocation.id, |c| {
+                c.status = ToolCallStatus::Pending;
+                true
+            });
+        }
+        self.bump();
+        if !invocations.is_empty() {
+            self.phase = Phase::Tools {
+                assistant,
+                outstanding: invocations.iter().map(|i| i.id.clone()).collect(),
+                awaiting_confirmation,
+            };
+            return Ok(Action::RunTools(invocations));
+        }
+        if awaiting_confirmation {
+            return Ok(self.finish(ChatStatus::Complete, None));
+        }
         Ok(self.start_model_call(now_ms, ids))
     }
 
