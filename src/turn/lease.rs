@@ -94,7 +94,7 @@ impl HeldLease {
     /// ([`lapse_turn`]): free at once, and the next claim re-syncs.
     pub fn lapse(&self, at_ms: u64) -> Result<SessionWrite, LeaseError> {
         let next = lapse_turn(&self.written, &self.turn_id, at_ms)?;
-        Ok(self.write(release_kind, next, at_ms))
+        Ok(self.write(lapse_kind, next, at_ms))
     }
 
     fn write(
@@ -113,6 +113,10 @@ fn claim_kind(turn_id: String) -> WriteKind {
 
 fn record_kind(turn_id: String) -> WriteKind {
     WriteKind::Record { turn_id }
+}
+
+fn lapse_kind(turn_id: String) -> WriteKind {
+    WriteKind::Lapse { turn_id }
 }
 
 fn release_kind(turn_id: String) -> WriteKind {
