@@ -175,7 +175,7 @@ fn commit<F: Future>(future: F) -> F::Output {
 #[test]
 fn a_broken_write_is_refused_before_it_is_sent() {
     type Break = fn(&mut SessionWrite);
-    let cases: [(&str, Break, WriteViolation); 13] = [
+    let cases: [(&str, Break, WriteViolation); 15] = [
         (
             "expects another cursor than its base's",
             |w| w.expected_cursor = Some(7),
@@ -274,6 +274,35 @@ fn a_broken_write_is_refused_before_it_is_sent() {
             },
             WriteViolation::LeaseChanged {
                 kind: WriteKind::Release {
+                    turn_id: "t1".into(),
+                },
+            },
+        ),
+        (
+            "gives its lease up lapsed but leaves it live",
+            |w| {
+                w.kind = WriteKind::Lapse {
+                    turn_id: "t1".into(),
+                };
+                w.base.active_turn = w.next.active_turn.clone();
+            },
+            WriteViolation::LeaseChanged {
+                kind: WriteKind::Lapse {
+                    turn_id: "t1".into(),
+                },
+            },
+        ),
+        (
+            "gives its lease up lapsed but clears it",
+            |w| {
+                w.kind = WriteKind::Lapse {
+                    turn_id: "t1".into(),
+                };
+                w.base.active_turn = w.next.active_turn.clone();
+                w.next.active_turn = None;
+            },
+            WriteViolation::LeaseChanged {
+                kind: WriteKind::Lapse {
                     turn_id: "t1".into(),
                 },
             },

@@ -15,7 +15,10 @@
 //!    outside turnkeep's stores, tests/turn_support/effects.rs) takes effect once per call,
 //!    across crashes and retries of the same turn id (which replay the turn's journal), under
 //!    one key per call; a key takes effect twice only after a run of it was killed inside the
-//!    tool.
+//!    tool;
+//! 7. no acknowledged user message is lost: every turn that `open` accepted (the shell then
+//!    answers 200) has its user message in the saved conversation at the end, even when the
+//!    turn crashed, outlived its lease or was taken over by another claim.
 //!
 //! A failing seed prints itself; `TURNKEEP_SIM_SEEDS=N` runs more. The simulator is shown able
 //! to fail: over storage without compare-and-set, over a log without fencing, with no stall
@@ -32,6 +35,7 @@ use turn_support::effects::{EffectLedger, KeyedLookup};
 use turn_support::faults::{FaultyMemory, FaultyStorage, Rng};
 use turn_support::*;
 use turnkeep::core::chat::{ModelChunk, ModelRequest};
+use turnkeep::core::protocol::Role;
 use turnkeep::core::session::{decode_session_snapshot, SessionEnvelope};
 use turnkeep::ports::chat::{ModelAdapter, ModelStream, Sleep, Tool};
 use turnkeep::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
@@ -171,6 +175,8 @@ struct Sim {
     claimed_ever: RefCell<Vec<String>>,
     violations: RefCell<Vec<String>>,
     clean_turns: Cell<u64>,
+    /// (turn id, its user message's id) for every turn `open` accepted (invariant 7).
+    acknowledged: RefCell<Vec<(String, String)>>,
     limits: TurnLimits,
     /// The clock jumps the clients made, as (when, how far): time that passes for a stalled
     /// turn without its timers getting a turn to run, so its bound stretches by them.
@@ -254,6 +260,7 @@ impl Sim {
             claimed_ever: RefCell::new(Vec::new()),
             violations: RefCell::new(Vec::new()),
             clean_turns: Cell::new(0),
+            acknowledged: RefCell::new(Vec::new()),
             limits,
             jumps: RefCell::new(Vec::new()),
             ledger: Rc::new(EffectLedger::default()),
@@ -399,6 +406,12 @@ impl Sim {
             self.live.borrow_mut().remove(&turn_id);
             return;
         };
+        let state = opened.controller.state();
+        if let Some(user) = state.messages.iter().rfind(|m| m.role == Role::User) {
+            self.acknowledged
+                .borrow_mut()
+                .push((turn_id.clone(), user.id.clone()));
+        }
         let turn = Turn::new(ports, limits, sub, claim, opened);
         if turnkeep::turn::Turn::replayed(&turn) {
             self.replays.set(self.replays.get() + 1);
@@ -505,6 +518,18 @@ impl Sim {
         )
     }
 
+    /// Invariant 7, at the end of a schedule.
+    fn check_acknowledged(&self) {
+        let saved = self.memory.inner.messages();
+        for (turn_id, id) in self.acknowledged.borrow().iter() {
+            if !saved.iter().any(|m| m.role == Role::User && &m.id == id) {
+                self.violate(format!(
+                    "the user message {id} of acknowledged turn {turn_id} is not saved"
+                ));
+            }
+        }
+    }
+
     fn check_fencing(&self) {
         let mut newest: HashMap<String, u64> = HashMap::new();
         for (id, epoch) in self.log.writes.borrow().iter() {
@@ -589,6 +614,7 @@ fn run_sim_then(sim: Sim, inspect: impl FnOnce(&Sim)) -> (Vec<String>, u64) {
         }
         sim.violate("no new turn could be claimed after every lease lapsed".into());
     });
+    sim.check_acknowledged();
     for violation in sim.ledger.violations() {
         sim.violate(violation);
     }

@@ -1,7 +1,7 @@
 //! Stage 1 of a turn: load the session, resume it, decide the claim and write it by CAS
 //! (`core::session::claim_turn`, written by `commit::commit_session`). Nothing runs a model or a tool before this returns a [`Claim`].
 
-use super::commit::{abandon_claim, commit_session, Saved, WriteBudget};
+use super::commit::{abandon_claim, commit_session, give_up_claim, GiveUp, Saved, WriteBudget};
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
@@ -29,6 +29,9 @@ pub struct Claim {
     /// For the continuation of a confirmation: the record as the claim saved it (`approving`,
     /// `rejecting` or `expiring`); the turn's release finishes it.
     pub resolves: Option<Confirmation>,
+    /// This turn's own lapsed lease was claimed again (its client retried after the lapse): its
+    /// user message may be saved already, by the earlier claim's `open`.
+    pub retried: bool,
 }
 
 impl Claim {
@@ -36,6 +39,15 @@ impl Claim {
     /// this one lapsed) writes a larger cursor, so it is the producer epoch of the turn's log writes.
     pub fn generation(&self) -> u64 {
         self.envelope.cursor
+    }
+
+    /// True once the claimed lease has lapsed at `now_ms`: another claim may have taken the
+    /// session since.
+    pub fn lapsed_at(&self, now_ms: u64) -> bool {
+        self.envelope
+            .active_turn
+            .as_ref()
+            .is_some_and(|active| now_ms >= active.expires_at)
     }
 }
 
@@ -77,6 +89,12 @@ pub async fn admit(
 ) -> Result<Claim, Refusal> {
     let loaded = load(ports, chat, &submission.session_id, deadline).await?;
     let resync = loaded.resync();
+    let retried = loaded
+        .resumed
+        .envelope
+        .active_turn
+        .as_ref()
+        .is_some_and(|a| a.turn_id == submission.turn_id);
     let now_ms = ports.clock.now_ms();
     let claimed = match claim_turn(
         &loaded.resumed.envelope,
@@ -110,6 +128,7 @@ pub async fn admit(
             log_tail: loaded.log_tail,
             resync,
             resolves: None,
+            retried,
         }),
         false => Err(BoundaryError::SessionBusy.into()),
     }
@@ -211,4 +230,10 @@ pub(crate) async fn write_claim(
 /// see [`super::commit::abandon_claim`].
 pub async fn abandon(ports: &Ports, claimed: &SessionEnvelope, limits: &TurnLimits) {
     abandon_claim(&ports.session(limits), claimed).await;
+}
+
+/// Gives a claimed lease up lapsed, after the turn may have saved its user message but before it
+/// was acknowledged: see [`super::commit::GiveUp::Lapse`].
+pub(crate) async fn lapse(ports: &Ports, claimed: &SessionEnvelope, limits: &TurnLimits) {
+    give_up_claim(&ports.session(limits), claimed, GiveUp::Lapse).await;
 }

@@ -161,11 +161,35 @@ pub async fn commit_session(
 /// is reported, and the lease then lapses at its expiry (a continuation's record stays in its
 /// processing state, for reconciliation).
 pub(crate) async fn abandon_claim(ports: &SessionPorts<'_>, claimed: &SessionEnvelope) {
+    give_up_claim(ports, claimed, GiveUp::Abandon).await;
+}
+
+/// How a claim is given up before its turn was acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GiveUp {
+    /// Nothing was written for the turn: the lease is cleared ([`HeldLease::abandon`]).
+    Abandon,
+    /// The turn may have saved its user message: the lease is kept, lapsed
+    /// ([`HeldLease::lapse`]), so the next claim re-syncs the log.
+    Lapse,
+}
+
+/// [`abandon_claim`], or its [`GiveUp::Lapse`] form.
+pub(crate) async fn give_up_claim(
+    ports: &SessionPorts<'_>,
+    claimed: &SessionEnvelope,
+    how: GiveUp,
+) {
     let Some(active) = &claimed.active_turn else {
         return;
     };
     let held = HeldLease::new(&active.turn_id, claimed.clone());
-    let Ok(write) = held.abandon(ports.clock.now_ms()) else {
+    let at_ms = ports.clock.now_ms();
+    let decided = match how {
+        GiveUp::Abandon => held.abandon(at_ms),
+        GiveUp::Lapse => held.lapse(at_ms),
+    };
+    let Ok(write) = decided else {
         return;
     };
     // Not through `commit_session` (which calls this): the same check, the same cleanup budget.

@@ -149,6 +149,7 @@ pub async fn resolve_with(
             log_tail: loaded.log_tail,
             resync,
             resolves: Some(record),
+            retried: false,
         };
         return open_continuation(ports, chat, request, claim, limits, deadline).await;
     }

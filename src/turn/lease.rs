@@ -11,7 +11,7 @@
 
 use turnkeep_core::protocol::Message;
 use turnkeep_core::session::{
-    abandon_resolution, claim_turn, record_journal, settle_turn, ClaimDecision, Confirmation,
+    abandon_resolution, claim_turn, lapse_turn, record_journal, settle_turn, ClaimDecision, Confirmation,
     JournalError, LeaseError, SessionEnvelope, SessionWrite, TurnSettlement, WriteKind,
 };
 
@@ -90,6 +90,13 @@ impl HeldLease {
         Ok(self.write(release_kind, next, at_ms))
     }
 
+    /// The lease given up lapsed, after the turn may have saved its user message
+    /// ([`lapse_turn`]): free at once, and the next claim re-syncs.
+    pub fn lapse(&self, at_ms: u64) -> Result<SessionWrite, LeaseError> {
+        let next = lapse_turn(&self.written, &self.turn_id, at_ms)?;
+        Ok(self.write(lapse_kind, next, at_ms))
+    }
+
     fn write(
         &self,
         kind: fn(String) -> WriteKind,
@@ -106,6 +113,10 @@ fn claim_kind(turn_id: String) -> WriteKind {
 
 fn record_kind(turn_id: String) -> WriteKind {
     WriteKind::Record { turn_id }
+}
+
+fn lapse_kind(turn_id: String) -> WriteKind {
+    WriteKind::Lapse { turn_id }
 }
 
 fn release_kind(turn_id: String) -> WriteKind {

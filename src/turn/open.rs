@@ -1,8 +1,11 @@
 //! Stage 2 of a turn: the conversation so far and the controller with the user's input sent
-//! (before any model or tool runs), or, for a retry of a turn whose lease lapsed, the
-//! controller resumed from the turn's journal (`core::session::journal`). A failure here gives the claim up at once (see [`super::admit::abandon`]).
+//! (before any model or tool runs) and that conversation saved, so the turn is acknowledged only
+//! once its user message is durable; or, for a retry of a turn whose lease lapsed, the
+//! controller resumed from the turn's journal (`core::session::journal`). A failure here gives
+//! the claim up at once (see [`super::admit::abandon`] and [`super::admit::lapse`]).
 
-use super::admit::{abandon, Claim};
+use super::admit::{abandon, lapse, Claim};
+use super::commit::GiveUp;
 use super::context::{ChatSetup, Ports, Submission, TurnLimits};
 use super::fault::{Refusal, Stage};
 use super::interrupt::Interrupt;
@@ -29,7 +32,9 @@ pub struct Opened {
     pub replayed: bool,
 }
 
-/// Loads the messages (under `deadline`) and sends the input. On failure the claim is abandoned.
+/// Loads the messages (under `deadline`), sends the input and saves the user's message. On
+/// failure the claim is given up: abandoned when nothing was written, lapsed once the user's
+/// message may have been saved (so the next claim re-syncs the log).
 pub async fn open(
     ports: &Ports,
     chat: &ChatSetup,
@@ -38,11 +43,17 @@ pub async fn open(
     limits: &TurnLimits,
     deadline: &Interrupt,
 ) -> Result<Opened, Refusal> {
-    let opened = try_open(ports, chat, submission, claim, deadline).await;
-    if opened.is_err() {
-        abandon(ports, &claim.envelope, limits).await;
+    match try_open(ports, chat, submission, claim, deadline).await {
+        Ok(opened) => Ok(opened),
+        Err((refusal, GiveUp::Abandon)) => {
+            abandon(ports, &claim.envelope, limits).await;
+            Err(refusal)
+        }
+        Err((refusal, GiveUp::Lapse)) => {
+            lapse(ports, &claim.envelope, limits).await;
+            Err(refusal)
+        }
     }
-    opened
 }
 
 async fn try_open(
@@ -51,32 +62,76 @@ async fn try_open(
     submission: &Submission,
     claim: &Claim,
     deadline: &Interrupt,
-) -> Result<Opened, Refusal> {
+) -> Result<Opened, (Refusal, GiveUp)> {
+    let nothing_written = |refusal: Refusal| (refusal, GiveUp::Abandon);
     let journal = journal_of(&claim.envelope, &submission.turn_id);
     let (mut controller, mut history) =
-        controller_over_history(ports, chat, claim, journal, deadline).await?;
+        controller_over_history(ports, chat, claim, journal, deadline)
+            .await
+            .map_err(nothing_written)?;
     let ids = ports.ids.as_ref();
     let mut next_id = |p: &str| ids.next_id(p);
     let now_ms = ports.clock.now_ms();
+    let input = UserInput {
+        text: submission.input.clone(),
+        id: submission.message.id.clone(),
+        files: submission.message.files.clone(),
+        metadata: submission.message.metadata.clone(),
+    };
+    // A retry whose earlier claim saved its message (and recorded no journal) answers that
+    // message: sent once, saved once.
+    let saved_already = claim.retried && journal.is_none() && controller.ends_with_sent(&input);
     let first = if let Some(journal) = journal {
         history.replayed = true;
         controller.resume(journal.messages.clone(), now_ms, &mut next_id)
-    } else if submission.regenerate {
+    } else if submission.regenerate || saved_already {
         let first = controller.regenerate(now_ms, &mut next_id);
         // regenerate keeps the history up to the last user message and adds one assistant message
         history.own_from = controller.state().messages.len().saturating_sub(1);
         first
     } else {
-        let input = UserInput {
-            text: submission.input.clone(),
-            id: submission.message.id.clone(),
-            files: submission.message.files.clone(),
-            metadata: submission.message.metadata.clone(),
-        };
         controller.send_message(&input, now_ms, &mut next_id)
     }
-    .map_err(|_| BoundaryError::InvalidEvent)?;
+    .map_err(|_| nothing_written(BoundaryError::InvalidEvent.into()))?;
+    if !history.replayed && !submission.regenerate && !saved_already {
+        keep_user_message(ports, claim, &controller, history.len, deadline)
+            .await
+            .map_err(|refusal| (refusal, GiveUp::Lapse))?;
+    }
     Ok(history.opened(controller, first))
+}
+
+/// Saves the conversation with the user's new message before the turn is acknowledged (its
+/// answer starts only after `open`). A turn that later outlives its lease and is taken over by
+/// another claim saves nothing at its end (`run::finish`: it is a zombie); its user message is
+/// then already in the conversation the newer claim loads, so an acknowledged message is never
+/// lost — only the answer of a turn that ended `indeterminate`. The lease is checked after the
+/// save: a save that ended after the lease lapsed may have landed after a newer claim loaded the
+/// conversation, so such a turn is refused (`SESSION_CONFLICT`, retryable) rather than
+/// acknowledged.
+async fn keep_user_message(
+    ports: &Ports,
+    claim: &Claim,
+    controller: &ChatController,
+    history_len: usize,
+    deadline: &Interrupt,
+) -> Result<(), Refusal> {
+    // The history and the user's message; not the answer's placeholder that follows it.
+    let messages = &controller.state().messages;
+    let kept = &messages[..(history_len + 1).min(messages.len())];
+    deadline
+        .guard(async {
+            ports
+                .memory
+                .save(kept, deadline.token())
+                .await
+                .map_err(|e| Refusal::internal(Stage::MemorySave, e))
+        })
+        .await?;
+    if claim.lapsed_at(ports.clock.now_ms()) {
+        return Err(BoundaryError::SessionConflict.into());
+    }
+    Ok(())
 }
 
 /// The conversation a turn starts from.

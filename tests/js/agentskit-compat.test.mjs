@@ -573,8 +573,11 @@ test('an AgentsKit definition with AgentsKit tools, a systemPrompt and observers
   assert.deepEqual(second.messages.slice(-2).map((m) => [m.role, m.content]), [['assistant', ''], ['tool', '{"city":"Paris","sky":"sunny"}']]);
   assert.equal(memory.saved.at(-1)[0].role, 'user', 'the system prompt is sent, not saved');
 
-  // The observers saw AgentsKit's events, in order.
-  assert.deepEqual(events.map((e) => e.type), ['llm:start', 'llm:end', 'tool:start', 'tool:end', 'llm:start', 'llm:first-token', 'llm:end', 'memory:save']);
+  // The observers saw AgentsKit's events, in order; the first save keeps the user's message
+  // before the model starts (turnkeep's own: AgentsKit saves once, at the end).
+  assert.deepEqual(events.map((e) => e.type), ['memory:save', 'llm:start', 'llm:end', 'tool:start', 'tool:end', 'llm:start', 'llm:first-token', 'llm:end', 'memory:save']);
+  assert.deepEqual(events[0], { type: 'memory:save', messageCount: 1 });
+  events.shift();
   assert.deepEqual(events[2], { type: 'tool:start', name: 'weather', args: { city: 'Paris' } });
   assert.equal(events[3].result, '{"city":"Paris","sky":"sunny"}');
   assert.equal(typeof events[3].durationMs, 'number');

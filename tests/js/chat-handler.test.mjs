@@ -486,7 +486,7 @@ describe('abort, cancel and deadline: stop, save, release at once', () => {
     const released = await storage.released('gone');
     assert.equal(released.activeTurn, undefined);
     assert.equal(model.stoppedBySignal, true, "the model's signal was aborted");
-    assert.equal(memory.saves, 1);
+    assert.equal(memory.saves, 2, "the user's message before the answer, then the turn");
     assert.match(assistantText(memory.messages), /^x1( x\d+)*$/);
     const next = await handler(chatRequest(submitEvent({ turnId: 'next' })));
     assert.equal(next.status, 200, 'the next turn is accepted at once');
@@ -551,7 +551,7 @@ describe('abort, cancel and deadline: stop, save, release at once', () => {
     const released = await storage.released('t1');
     assert.equal(released.activeTurn, undefined);
     assert.deepEqual(released.terminalTurns, [{ turnId: 't1', outcome: 'completed' }]);
-    assert.equal(memory.saves, 1);
+    assert.equal(memory.saves, 2, "the user's message before the answer, then the turn");
     const partial = assistantText(memory.messages);
     assert.ok(partial.length > 0 && partial.length < words(500).length && words(500).startsWith(partial), partial.slice(0, 40));
     const next = await handler(chatRequest(submitEvent({ sessionId: 'cancel', turnId: 't2', input: 'more' })));
@@ -583,14 +583,35 @@ describe('abort, cancel and deadline: stop, save, release at once', () => {
 });
 
 describe('a failing ChatMemory.save', () => {
-  test('outcome indeterminate, a SERVER_INTERNAL line, and the replay reports it', async () => {
+  test("a save of the user's message that fails: 500 before the model runs, the session free, a retry of the same turn accepted", async () => {
     const memory = recordingMemory({ failSave: true });
+    let modelCalls = 0;
+    const model = { async *stream() { modelCalls += 1; yield { type: 'text', text: 'never' }; } };
+    const storage = countingStorage(pkg);
+    const definition = defineChat({ id: 'demo', revision: 1, model, memory });
+    const handler = createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage });
+    checkErrorResponse(await errorOf(await handler(chatRequest(submitEvent({ sessionId: 'k', turnId: 't1' })))), E.internal);
+    assert.equal(modelCalls, 0, 'no model call for a message that could not be kept');
+    const stored = await storage.stored('k');
+    assert.ok(stored.activeTurn.expiresAt <= Date.now(), 'the lease is given up lapsed (the next claim re-syncs the log)');
+    assert.deepEqual(stored.terminalTurns ?? [], [], 'nothing recorded: the turn did not run');
+    memory.save = async (messages) => { memory.saves += 1; memory.messages = structuredClone(messages); };
+    const retry = await handler(chatRequest(submitEvent({ sessionId: 'k', turnId: 't1' })));
+    assert.equal(retry.status, 200, 'the same turn id is claimed again at once');
+    const turn = await readTurn(pkg, retry);
+    assert.equal(turn.last.payload.status, 'complete');
+    assert.deepEqual(memory.messages.map((m) => m.role), ['user', 'assistant'], 'the message once');
+  });
+
+  test('a closing save that fails: outcome indeterminate, a SERVER_INTERNAL line, and the replay reports it', async () => {
+    const memory = recordingMemory({ failSave: 'closing' });
     const { handler, storage } = demoSetup(pkg, { memory });
     const response = await handler(chatRequest(submitEvent({ sessionId: 'm', turnId: 't1' })));
     assert.equal(response.status, 200);
     const turn = await readTurn(pkg, response);
     assert.deepEqual(turn.faults, []);
-    assert.equal(memory.saves, 1);
+    assert.equal(memory.saves, 2);
+    assert.deepEqual(memory.messages.map((m) => m.role), ['user'], "the user's message was kept");
     assert.equal(turn.last.event, DIAGNOSTIC);
     assert.deepEqual(turn.last.payload, inStream(E.internal));
     assert.equal(turn.snapshots.at(-1).payload.status, 'complete', 'the answer itself was complete');
@@ -777,8 +798,9 @@ describe('cleanup is bounded and reports what went wrong in-stream', () => {
     assert.deepEqual(turn.last.payload, inStream(E.internal));
   });
 
-  test('a memory.save that never settles is cut at cleanupTimeoutMs: indeterminate, released', async () => {
-    const memory = { ...recordingMemory(), save: never };
+  test('a closing memory.save that never settles is cut at cleanupTimeoutMs: indeterminate, released', async () => {
+    const kept = recordingMemory();
+    const memory = { ...kept, save: (messages) => (kept.saves++ === 0 ? kept.save(messages) : never()) };
     const { handler, storage } = demoSetup(pkg, { memory, options: { cleanupTimeoutMs: 30 } });
     const turn = await readTurn(pkg, await handler(chatRequest(submitEvent())));
     assert.deepEqual(turn.last.payload, inStream(E.internal));
@@ -903,7 +925,8 @@ describe('signals handed to the ports', () => {
     await readTurn(pkg, response, { onLine: (_e, n) => n === 2 && client.abort() });
     assert.deepEqual(seen, [
       { op: 'load', given: true, aborted: false },
-      { op: 'save', given: true, aborted: false },
+      { op: 'save', given: true, aborted: false }, // the user's message, before the answer
+      { op: 'save', given: true, aborted: false }, // the turn, after the abort
     ]);
   });
 
@@ -934,9 +957,12 @@ describe('a slow reader still gets the final snapshot before a closing diagnosti
   // The answer was complete (or stopped) and saved; the closing diagnostic must follow the
   // final snapshot, not replace it, or the reader never sees what was saved.
   test('failing memory save: the complete answer, then SERVER_INTERNAL', async () => {
-    const memory = recordingMemory({ failSave: true });
+    const memory = recordingMemory();
     let saved;
+    let saves = 0;
     memory.save = async (messages) => {
+      saves += 1;
+      if (saves === 1) return; // the user's message, before the answer
       saved = structuredClone(messages);
       throw new Error('down');
     };
@@ -968,7 +994,10 @@ describe('ordering of the end of a turn', () => {
     let open;
     const gate = new Promise((resolve) => { open = resolve; });
     const memory = recordingMemory();
+    let saves = 0;
     memory.save = async () => {
+      saves += 1;
+      if (saves === 1) return order.push("user's message saved");
       order.push('memory.save started');
       await gate;
       order.push('memory.save resolved');
@@ -992,7 +1021,7 @@ describe('ordering of the end of a turn', () => {
     order.push('gate opened');
     open();
     const turn = await reading;
-    assert.deepEqual(order, ['claim saved', 'memory.save started', 'gate opened', 'memory.save resolved', 'release saved', 'stream done']);
+    assert.deepEqual(order, ['claim saved', "user's message saved", 'memory.save started', 'gate opened', 'memory.save resolved', 'release saved', 'stream done']);
     assert.equal(turn.last.payload.status, 'complete');
     assert.equal(turn.diagnostics.length, 0);
   });

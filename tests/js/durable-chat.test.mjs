@@ -138,7 +138,9 @@ test('onError hears about a failing memory save and a failing tool while the tur
   const seen = [];
   const storage = createMemorySessionStorage();
   const failure = new Error('disk full');
-  const memory = { load: () => [], save: () => Promise.reject(failure) };
+  let saves = 0;
+  // The user's message is kept before the answer; the closing save fails.
+  const memory = { load: () => [], save: () => (saves++ === 0 ? Promise.resolve() : Promise.reject(failure)) };
   const boom = new Error('tool exploded');
   const chat = defineChat({
     id: 'demo',

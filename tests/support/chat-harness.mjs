@@ -119,6 +119,11 @@ export function countingStorage(pkg, { delayLoads = false } = {}) {
 }
 
 /** Chat memory in plain JS: keeps what was saved, counts calls, can be told to fail saving. */
+/**
+ * A ChatMemory that records its saves. `failSave: true` fails every save (a turn is then refused
+ * before it runs: its user message cannot be kept); `failSave: 'closing'` keeps the first save (the
+ * user's message, before the answer starts) and fails the later ones (the turn's closing save).
+ */
 export function recordingMemory({ failSave = false } = {}) {
   const memory = {
     messages: [],
@@ -130,7 +135,7 @@ export function recordingMemory({ failSave = false } = {}) {
     },
     async save(messages) {
       memory.saves += 1;
-      if (failSave) throw new Error('the memory store is down');
+      if (failSave === true || (failSave === 'closing' && memory.saves > 1)) throw new Error('the memory store is down');
       memory.messages = structuredClone(messages);
     },
   };

@@ -153,6 +153,26 @@ pub fn abandon_turn(
     Ok(next)
 }
 
+/// Gives `turn_id`'s lease up after the turn may have written its conversation (its user
+/// message was saved, or the save's outcome is unknown) but before it was acknowledged: the
+/// lease is kept, lapsed at `now_ms`, instead of cleared. The session is free at once, and the
+/// next claim still sees a turn that did not end cleanly: it re-syncs the log from the saved
+/// messages (the log never got this turn's user message), and records the turn `indeterminate`
+/// when it is another turn's claim, or takes it again when it is this turn's retry. A lease that
+/// is not this turn's is left alone. Save it against the claim's cursor, like [`release_turn`].
+pub fn lapse_turn(
+    env: &SessionEnvelope,
+    turn_id: &str,
+    now_ms: u64,
+) -> Result<SessionEnvelope, LeaseError> {
+    check_turn_id(turn_id)?;
+    let mut next = advance_cursor(env, now_ms)?;
+    if let Some(active) = next.active_turn.as_mut().filter(|a| a.turn_id == turn_id) {
+        active.expires_at = active.expires_at.min(now_ms);
+    }
+    Ok(next)
+}
+
 /// The envelope of the next save that changes nothing else (e.g. one per streamed snapshot):
 /// cursor + 1 and `updatedAt` = now. The lease is not extended.
 pub fn advance_cursor(env: &SessionEnvelope, now_ms: u64) -> Result<SessionEnvelope, LeaseError> {
@@ -205,6 +225,38 @@ mod abandon_tests {
         // Another turn's lease is left alone.
         let other = abandon_turn(&claimed, "t2", 20).unwrap();
         assert_eq!(other.active_turn, claimed.active_turn);
+    }
+
+    #[test]
+    fn lapse_frees_the_session_and_leaves_the_turn_unclean() {
+        let env = new_session(&identity(), 0);
+        let ClaimDecision::Claimed(claimed) = claim_turn(&env, "t1", 10, 1_000).unwrap() else {
+            panic!("claim")
+        };
+        let lapsed = lapse_turn(&claimed, "t1", 20).unwrap();
+        assert_eq!(lapsed.cursor, claimed.cursor + 1);
+        let active = lapsed.active_turn.as_ref().expect("the lease is kept, lapsed");
+        assert_eq!((active.turn_id.as_str(), active.expires_at), ("t1", 20));
+        // Another turn claims at once and records t1 as indeterminate; t1's retry takes it again.
+        let ClaimDecision::Claimed(other) = claim_turn(&lapsed, "t2", 20, 1_000).unwrap() else {
+            panic!("another turn claims the lapsed session")
+        };
+        assert_eq!(
+            other.terminal_turns,
+            vec![TerminalTurn {
+                turn_id: "t1".into(),
+                outcome: TurnOutcome::Indeterminate
+            }]
+        );
+        assert!(matches!(
+            claim_turn(&lapsed, "t1", 21, 1_000).unwrap(),
+            ClaimDecision::Claimed(_)
+        ));
+        // Another turn's lease is left alone.
+        assert_eq!(
+            lapse_turn(&claimed, "t2", 20).unwrap().active_turn,
+            claimed.active_turn
+        );
     }
 
     /// (the session after a claim of t1 at 10 for 1000 ms, who claims, when) → what the history

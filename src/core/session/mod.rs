@@ -41,7 +41,7 @@ pub use journal::{
     JournalError, TurnJournal,
 };
 pub use lease::{
-    abandon_turn, advance_cursor, claim_turn, release_turn, ClaimDecision, LeaseError,
+    abandon_turn, advance_cursor, claim_turn, lapse_turn, release_turn, ClaimDecision, LeaseError,
 };
 pub use resolution::{
     abandon_resolution, claim_resolution, confirmation_action, confirmation_token,

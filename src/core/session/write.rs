@@ -27,6 +27,9 @@ pub enum WriteKind {
     /// `turn_id` gives the lease up (a release, an abandon, a reconciliation of its record):
     /// its own lease is cleared, another turn's is left as it is.
     Release { turn_id: String },
+    /// `turn_id` gives its lease up lapsed ([`super::lapse_turn`]): its own lease keeps its turn
+    /// id and expires by the write's instant; another turn's is left as it is.
+    Lapse { turn_id: String },
     /// The lease is not touched (a plain cursor advance).
     Keep,
     /// `turn_id` records its journal: it holds a live lease, which is not touched, and the
@@ -233,6 +236,22 @@ fn check_lease(write: &SessionWrite) -> Result<(), WriteViolation> {
                 .is_some_and(|a| a.turn_id == *turn_id);
             let kept = if owned {
                 next.active_turn.is_none()
+            } else {
+                next.active_turn == base.active_turn
+            };
+            kept.then_some(()).ok_or(WriteViolation::LeaseChanged {
+                kind: write.kind.clone(),
+            })
+        }
+        WriteKind::Lapse { turn_id } => {
+            let owned = base
+                .active_turn
+                .as_ref()
+                .is_some_and(|a| a.turn_id == *turn_id);
+            let kept = if owned {
+                next.active_turn.as_ref().is_some_and(|a| {
+                    a.turn_id == *turn_id && live(&next.active_turn).is_none()
+                })
             } else {
                 next.active_turn == base.active_turn
             };

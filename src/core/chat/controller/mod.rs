@@ -319,6 +319,18 @@ impl ChatController {
         Ok(self.start_model_call(now_ms, ids))
     }
 
+    /// True when the conversation already ends with `input` as its last message: a retry of a
+    /// turn whose earlier claim saved the user message before it lapsed. Such a turn answers
+    /// that message ([`Self::regenerate`]) instead of sending it twice. The text must match, and
+    /// the client's id when it gave one.
+    pub fn ends_with_sent(&self, input: &UserInput) -> bool {
+        self.state.messages.last().is_some_and(|m| {
+            m.role == Role::User
+                && m.content == input.text
+                && input.id.as_ref().is_none_or(|id| &m.id == id)
+        })
+    }
+
     /// Starts the turn by answering the last user message again (`regenerate`): what followed
     /// it (the answer being replaced) is dropped first.
     pub fn regenerate(&mut self, now_ms: u64, ids: &mut dyn IdSource) -> Result<Action, SendError> {
