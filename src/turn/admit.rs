@@ -68,6 +68,16 @@ impl Loaded {
         Ok(())
     }
 
+    /// True when a claim of `turn_id` on this load takes the turn's own lapsed lease again
+    /// (see [`Claim::retried`]).
+    pub(crate) fn retries(&self, turn_id: &str) -> bool {
+        self.resumed
+            .envelope
+            .active_turn
+            .as_ref()
+            .is_some_and(|a| a.turn_id == turn_id)
+    }
+
     /// See [`Claim::resync`].
     pub(crate) fn resync(&self) -> bool {
         let envelope = &self.resumed.envelope;
@@ -89,12 +99,7 @@ pub async fn admit(
 ) -> Result<Claim, Refusal> {
     let loaded = load(ports, chat, &submission.session_id, deadline).await?;
     let resync = loaded.resync();
-    let retried = loaded
-        .resumed
-        .envelope
-        .active_turn
-        .as_ref()
-        .is_some_and(|a| a.turn_id == submission.turn_id);
+    let retried = loaded.retries(&submission.turn_id);
     let now_ms = ports.clock.now_ms();
     let claimed = match claim_turn(
         &loaded.resumed.envelope,

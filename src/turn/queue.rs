@@ -271,6 +271,7 @@ impl Waiter<'_> {
         now_ms: u64,
     ) -> Result<Option<Claim>, Refusal> {
         let resync = loaded.resync();
+        let retried = loaded.retries(&self.submission.turn_id);
         let written = write_claim(
             self.ports,
             &loaded.resumed,
@@ -286,6 +287,7 @@ impl Waiter<'_> {
             log_tail: loaded.log_tail,
             resync,
             resolves: None,
+            retried,
         }))
     }
 
