@@ -35,10 +35,12 @@ try {
   for (let round = 0; round < rounds; round += 1) {
     const r = await runStorm({ dev, seed: seed + round, turns, sessions, ops: values.ops?.split(',') });
     const m = r.memory;
+    // A storm that stalled skips its after-the-storm turns: those figures are then missing.
+    const ms = (value) => (value === undefined ? 'n/a' : `${value.toFixed(0)} ms`);
     console.log(`[storm] round ${round + 1} (seed ${seed + round}): ${r.turns} turns over ${r.sessions} sessions in ${(r.stormMs / 1000).toFixed(1)} s, ` +
       `${r.accepted} accepted; ops ${JSON.stringify(r.counts)}; resent after a dropped connection ${JSON.stringify(r.resent)}`);
-    console.log(`[storm]   first snapshot line: p50 ${r.firstLine.p50Ms.toFixed(0)} ms, p99 ${r.firstLine.p99Ms.toFixed(0)} ms, max ${r.firstLine.maxMs.toFixed(0)} ms (n=${r.firstLine.n})`);
-    console.log(`[storm]   a new turn taken after the storm: p50 ${r.freeAfter.p50Ms.toFixed(0)} ms, max ${r.freeAfter.maxMs.toFixed(0)} ms`);
+    console.log(`[storm]   first snapshot line: p50 ${ms(r.firstLine.p50Ms)}, p99 ${ms(r.firstLine.p99Ms)}, max ${ms(r.firstLine.maxMs)} (n=${r.firstLine.n})`);
+    console.log(`[storm]   a new turn taken after the storm: p50 ${ms(r.freeAfter.p50Ms)}, max ${ms(r.freeAfter.maxMs)}`);
     console.log(`[storm]   memory: wasm ${mib(m.before.wasmBytes)} → ${mib(m.after.wasmBytes)} (live heap ${mib(m.before.heapLiveBytes)} → ${mib(m.after.heapLiveBytes)}); workerd RSS ${mib(m.before.rssKb * 1024)} → ${mib(m.after.rssKb * 1024)} ` +
       `(sampled peak ${mib(m.after.sampledPeakKb * 1024)}, VmHWM ${mib(m.after.peakKb * 1024)}; ${m.after.processes} workerd processes); ` +
       `live objects ${JSON.stringify(m.before.liveObjects)} → ${JSON.stringify(m.after.liveObjects)}`);
