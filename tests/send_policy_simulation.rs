@@ -365,11 +365,14 @@ impl Sim {
                 return;
             }
         };
-        self.ran.borrow_mut().push(turn_id.clone());
         let Ok(opened) = open(&ports, &chat, &sub, &claim, &LIMITS_SIM, &deadline).await else {
+            // Given up before anything ran (e.g. the save of the user's message failed): the
+            // client may send the same turn id again, and that is its first run.
             self.record(&turn_id, Sent::Refused("OPEN_FAILED".into()));
             return;
         };
+        // Runs from here (the model and its tools): invariant 1 counts it.
+        self.ran.borrow_mut().push(turn_id.clone());
         let turn = Turn::new(ports, LIMITS_SIM, sub, claim, opened);
         let running = run(turn.clone(), Rc::new(Sink::default()));
         let watch = async {
