@@ -140,12 +140,14 @@ for (const [name, db] of Object.entries(DATABASES)) {
     assert.doesNotMatch(killed.text, /turnkeep\/(redis|postgres)|closed|terminat/i, 'no internal error text reaches the client');
 
     // Read back over a healthy connection: a valid envelope still holding t2's lease, and the
-    // history from before t2, whole.
+    // history from before t2, whole, and t2's user message (saved before its answer started).
     const { storage, memory, log } = db.stores(healthy.client, 's', namespace);
     const stored = pkg.decodeSessionSnapshot(await storage.load('s'));
     assert.equal(stored.ok, true, JSON.stringify(stored.diagnostic));
     assert.equal(stored.snapshot.activeTurn?.turnId, 't2');
-    assert.deepEqual(await memory.load(), history);
+    const kept = await memory.load();
+    assert.deepEqual(kept.slice(0, history.length), history);
+    assert.deepEqual(kept.slice(history.length).map((m) => [m.role, m.content]), [['user', '/words 30']]);
     // The log holds whole chunks: the history, then as much of t2 as was sent before the kill.
     const cut = await pkg.resolveChatSnapshot({ target: log });
     assert.deepEqual(cut.messages.slice(0, 2), history);

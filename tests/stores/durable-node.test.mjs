@@ -71,10 +71,10 @@ for (const { store, urlVar, clients } of SETUPS) {
     const during = await sessionView(b, 'shared');
     assert.equal(during.session.activeTurn?.turnId, 'turn-2', 'B sees the lease A claimed');
     assert.ok(during.session.activeTurn.expiresAt > Date.now(), 'the lease is unexpired');
-    assert.deepEqual(during.messages.map((m) => m.content), ['hello there', 'echo: hello there'], 'B sees the history saved before the turn');
+    assert.deepEqual(during.messages.map((m) => m.content), ['hello there', 'echo: hello there', '/words 60'], "B sees the history and the turn's user message, saved before its answer");
     // …and the turn itself, in the log, as A publishes it (read through B's resolveChatSnapshot).
     const live = await viewUntil(b, 'shared', (view) => view.streamMessages[3]?.content);
-    assert.deepEqual(live.streamMessages.slice(0, 2), during.messages, 'the log holds the history too');
+    assert.deepEqual(live.streamMessages.slice(0, 3).map((m) => m.content), during.messages.map((m) => m.content), 'the log holds the history and the user message too');
     assert.equal(live.streamMessages[2].content, '/words 60', "the running turn's user message");
     assert.equal(live.streamMessages[3].role, 'assistant');
     assert.match(live.streamMessages[3].content, /^w1( w\d+)*$/, 'its answer so far');
