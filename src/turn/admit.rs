@@ -44,10 +44,7 @@ impl Claim {
     /// True once the claimed lease has lapsed at `now_ms`: another claim may have taken the
     /// session since.
     pub fn lapsed_at(&self, now_ms: u64) -> bool {
-        self.envelope
-            .active_turn
-            .as_ref()
-            .is_some_and(|active| now_ms >= active.expires_at)
+        super::lease::lapsed_at(&self.envelope, now_ms)
     }
 }
 

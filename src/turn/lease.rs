@@ -11,8 +11,9 @@
 
 use turnkeep_core::protocol::Message;
 use turnkeep_core::session::{
-    abandon_resolution, claim_turn, lapse_turn, record_journal, settle_turn, ClaimDecision, Confirmation,
-    JournalError, LeaseError, SessionEnvelope, SessionWrite, TurnSettlement, WriteKind,
+    abandon_resolution, claim_turn, lapse_turn, record_journal, settle_turn, ClaimDecision,
+    Confirmation, JournalError, LeaseError, SessionEnvelope, SessionWrite, TurnSettlement,
+    WriteKind,
 };
 
 /// The lease of `turn_id`, as this process's last write of it stored the envelope.
@@ -38,6 +39,11 @@ impl HeldLease {
     /// The envelope the holder's last write stored.
     pub fn envelope(&self) -> &SessionEnvelope {
         &self.written
+    }
+
+    /// True once the lease this holder wrote has lapsed at `now_ms` ([`lapsed_at`]).
+    pub fn lapsed_at(&self, now_ms: u64) -> bool {
+        lapsed_at(&self.written, now_ms)
     }
 
     /// When the lease lapses (0 when the envelope holds no lease).
@@ -105,6 +111,15 @@ impl HeldLease {
     ) -> SessionWrite {
         SessionWrite::on_stored(kind(self.turn_id.clone()), &self.written, next, at_ms)
     }
+}
+
+/// True once `envelope`'s lease has lapsed at `now_ms`: another claim may have taken the session
+/// since. The one rule for a holder's own lease (its claim, or its last write).
+pub(crate) fn lapsed_at(envelope: &SessionEnvelope, now_ms: u64) -> bool {
+    envelope
+        .active_turn
+        .as_ref()
+        .is_some_and(|active| now_ms >= active.expires_at)
 }
 
 fn claim_kind(turn_id: String) -> WriteKind {

@@ -81,19 +81,21 @@ async fn try_open(
     // A retry whose earlier claim saved its message (and recorded no journal) answers that
     // message: sent once, saved once.
     let saved_already = claim.retried && journal.is_none() && controller.ends_with_sent(&input);
+    let sends = journal.is_none() && !submission.regenerate && !saved_already;
     let first = if let Some(journal) = journal {
         history.replayed = true;
         controller.resume(journal.messages.clone(), now_ms, &mut next_id)
-    } else if submission.regenerate || saved_already {
+    } else if sends {
+        controller.send_message(&input, now_ms, &mut next_id)
+    } else {
         let first = controller.regenerate(now_ms, &mut next_id);
         // regenerate keeps the history up to the last user message and adds one assistant message
         history.own_from = controller.state().messages.len().saturating_sub(1);
         first
-    } else {
-        controller.send_message(&input, now_ms, &mut next_id)
     }
     .map_err(|_| nothing_written(BoundaryError::InvalidEvent.into()))?;
-    if !history.replayed && !submission.regenerate && !saved_already {
+    // Only a new message needs keeping: a replay's and a regeneration's are saved already.
+    if sends {
         keep_user_message(ports, claim, &controller, history.len, deadline)
             .await
             .map_err(|refusal| (refusal, GiveUp::Lapse))?;

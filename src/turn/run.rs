@@ -428,7 +428,7 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
     let claimed = turn.held.borrow().clone();
     let held = if turn.fenced.get() {
         None
-    } else if lease_lapsed(&claimed, ports.clock.now_ms()) {
+    } else if claimed.lapsed_at(ports.clock.now_ms()) {
         retake_lease(turn, &claimed).await
     } else {
         Some(claimed)
@@ -486,13 +486,6 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
         log,
         last_line,
     }
-}
-
-fn lease_lapsed(held: &HeldLease, now_ms: u64) -> bool {
-    held.envelope()
-        .active_turn
-        .as_ref()
-        .is_some_and(|active| now_ms >= active.expires_at)
 }
 
 /// Takes a lapsed lease back for its own turn ([`HeldLease::retake`]), saved by CAS on the

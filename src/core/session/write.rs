@@ -209,6 +209,12 @@ fn check_lease(write: &SessionWrite) -> Result<(), WriteViolation> {
             .filter(|a| a.expires_at > write.at_ms)
             .map(|a| a.turn_id.clone())
     };
+    // Whether the base's lease, live or lapsed, is `turn_id`'s.
+    let owns = |turn_id: &str| {
+        base.active_turn
+            .as_ref()
+            .is_some_and(|a| a.turn_id == turn_id)
+    };
     match &write.kind {
         WriteKind::Claim { turn_id } => {
             if base.terminal_turn(turn_id).is_some() {
@@ -230,11 +236,7 @@ fn check_lease(write: &SessionWrite) -> Result<(), WriteViolation> {
             Ok(())
         }
         WriteKind::Release { turn_id } => {
-            let owned = base
-                .active_turn
-                .as_ref()
-                .is_some_and(|a| a.turn_id == *turn_id);
-            let kept = if owned {
+            let kept = if owns(turn_id) {
                 next.active_turn.is_none()
             } else {
                 next.active_turn == base.active_turn
@@ -244,14 +246,10 @@ fn check_lease(write: &SessionWrite) -> Result<(), WriteViolation> {
             })
         }
         WriteKind::Lapse { turn_id } => {
-            let owned = base
-                .active_turn
-                .as_ref()
-                .is_some_and(|a| a.turn_id == *turn_id);
-            let kept = if owned {
-                next.active_turn.as_ref().is_some_and(|a| {
-                    a.turn_id == *turn_id && live(&next.active_turn).is_none()
-                })
+            let kept = if owns(turn_id) {
+                next.active_turn
+                    .as_ref()
+                    .is_some_and(|a| a.turn_id == *turn_id && live(&next.active_turn).is_none())
             } else {
                 next.active_turn == base.active_turn
             };
