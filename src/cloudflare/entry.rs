@@ -50,12 +50,7 @@ pub async fn main(req: worker::Request, env: Env, ctx: Context) -> worker::Resul
     let request: Request = req.inner().to_owned();
     let answer = route(&request, &env, &ctx).await;
     if !request.body_used() && request.body().is_some() {
-        let drained = drain(&request, limits::UNREAD_BODY_DRAIN_BYTES_MAX);
-        let _ = crate::turn::race::race(
-            drained,
-            crate::web::js::sleep_ms(limits::UNREAD_BODY_DRAIN_MS_MAX),
-        )
-        .await;
+        drain(&request).await;
     }
     match answer {
         Ok(response) => Ok(response),
@@ -376,7 +371,7 @@ async fn streams(request: &Request, env: &Env, path: &str) -> Result<Response, J
         StreamRoute::Preflight => preflight(),
         StreamRoute::Refuse(refusal) => {
             if refusal.drain_body {
-                drain(request, limits::UNREAD_BODY_DRAIN_BYTES_MAX).await;
+                drain(request).await;
             }
             Ok(refusal_response(&refusal))
         }
