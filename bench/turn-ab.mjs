@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 
-import { defineChat } from '../js/chat.mjs';
+import { defineChat } from '../js/node.mjs';
 import { chatRequest, submitEvent } from '../tests/support/chat-harness.mjs';
 
 const [dirA, dirB] = process.argv.slice(2, 4);

@@ -11,6 +11,7 @@
 //    host calls, model and bytes with no logic: what any handler doing this job pays in the
 //    host's objects). Medians and p90, ratios.
 //    With TURNKEEP_BASE_PKG=<dir of another pkg/ build> that build runs interleaved too (A/B).
+//    With AGENTSKIT_SERVER=<bundle> (bench/agentskit/build.sh) AgentsKit Chat's own handler does too.
 // 2. Server work per chunk on the 200-chunk turn beyond the bytes written (and beyond the model).
 // 3. Snapshots: states offered to the reader vs lines emitted, messages encoded vs reused.
 // 4. Memory per 1,000 turns: JS heap growth (after GC) and wasm linear memory, per handler.
@@ -90,10 +91,15 @@ function turnkeepHandler(api, { sessionLog } = {}) {
   return { handler, storage };
 }
 
-async function baselineHandler() {
+async function tsBaselineFactory() {
   const source = readFileSync(new URL('./baseline/chat-handler.ts', import.meta.url), 'utf8');
   const { code } = transformSync(source, { loader: 'ts', format: 'esm', target: 'node20' });
-  const { createChatHandler } = await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
+  return (await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`)).createChatHandler;
+}
+
+/** The TS baseline, or (given `createChatHandler`) AgentsKit's own handler, on the same ports. */
+async function baselineHandler(createChatHandler) {
+  createChatHandler ??= await tsBaselineFactory();
   const storage = casStorage();
   const definition = { id: 'bench', revision: 1, chat: { adapter: agentskitAdapter, memory: forgetfulMemory() } };
   return { handler: createChatHandler({ resolveDefinition: () => definition, sessionStorage: () => storage }), storage };
@@ -258,6 +264,12 @@ if (base) {
   baseApi = { ...baseGlue, defineChat: pkg.defineChat };
 }
 
+// AGENTSKIT_SERVER=<bundle of bench/agentskit/build.sh>: AgentsKit Chat's own handler runs
+// interleaved too (its packages are not on npm).
+const agentskit = process.env.AGENTSKIT_SERVER
+  ? (await import(new URL(`file://${process.env.AGENTSKIT_SERVER}`).href)).createChatHandler
+  : undefined;
+
 const results = {};
 for (const turn of [SHORT, LONG]) {
   const tk = turnkeepHandler(pkg);
@@ -272,6 +284,7 @@ for (const turn of [SHORT, LONG]) {
     { name: 'host floor (host calls + bytes)', ...hostFloorHandler(lines, turn.input) },
   ];
   if (baseApi) handlers.push({ name: `turnkeep @ ${base}`, ...turnkeepHandler(baseApi) });
+  if (agentskit) handlers.push({ name: "AgentsKit's handler", ...(await baselineHandler(agentskit)) });
   const rows = await interleaved(handlers, turn.input, TURNS);
   results[turn.name] = Object.fromEntries(rows.map((r) => [r.name, r]));
   const tkRow = rows[0];
@@ -281,6 +294,8 @@ for (const turn of [SHORT, LONG]) {
     rows.map((r) => [r.name, r.median.toFixed(0), r.p90.toFixed(0), Math.round(r.bytes), (rows[1].median / r.median).toFixed(2)]),
   );
   console.log(`   turnkeep is ${(rows[1].median / tkRow.median).toFixed(2)}× faster than the TS baseline (median), ${(rows[1].p90 / tkRow.p90).toFixed(2)}× at p90; lines per turn: ${lines.length}`);
+  const ak = rows.find((r) => r.name === "AgentsKit's handler");
+  if (ak) console.log(`   turnkeep is ${(ak.median / tkRow.median).toFixed(2)}× faster than AgentsKit's handler (median), ${(ak.p90 / tkRow.p90).toFixed(2)}× at p90; 2× means ≤ ${(ak.median / 2).toFixed(0)} µs`);
   console.log(`   2× the baseline means ≤ ${(rows[1].median / 2).toFixed(0)} µs; the host floor alone takes ${rows[3].median.toFixed(0)} µs, leaving ${(rows[1].median / 2 - rows[3].median).toFixed(0)} µs for the handler's own work (turnkeep's own work now: ${(tkRow.median - rows[3].median).toFixed(0)} µs)`);
 }
 
