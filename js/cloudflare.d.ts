@@ -28,7 +28,8 @@ export declare class ChatSession {
   saveSession(snapshot: unknown, expectedCursor: number | null): Promise<boolean>;
   deleteSession(sessionId: SafeId): Promise<boolean>;
   loadMessages(): Promise<unknown[]>;
-  saveMessages(messages: unknown): Promise<void>;
+  /** Refused under a lower `fence` than the last fenced save (a turn's claim generation). */
+  saveMessages(messages: unknown, fence?: number): Promise<void>;
   fetch(request: Request): Promise<Response>;
 }
 

@@ -433,15 +433,24 @@ export function createMemorySessionStorage(): MemorySessionStorage;
 export interface ChatMemory {
   /** The saved conversation (empty when none). `signal` aborts with the turn's deadline. */
   load(options: { signal?: AbortSignal }): Message[] | Promise<Message[]>;
-  /** Replaces the saved conversation. `signal` aborts when the cleanup budget is spent. */
-  save(messages: Message[], options: { signal?: AbortSignal }): unknown;
+  /**
+   * Replaces the saved conversation. `signal` aborts when the cleanup budget is spent. A turn's
+   * saves carry `fence`, its claim's generation (it grows from claim to claim): a memory that
+   * keeps the highest fence it saved under should refuse (reject) a save with a lower one, so a
+   * save that outlived its turn's lease cannot overwrite a newer turn's conversation. The
+   * package's memories do; `turnkeep/testing/chat-memory-conformance` checks yours.
+   */
+  save(messages: Message[], options: { signal?: AbortSignal; fence?: number }): unknown;
 }
 
 /** In-memory ChatMemory backed by the Rust adapter. **Not durable.** */
 export interface MemoryChatMemory extends ChatMemory {
   load(): Promise<Message[]>;
-  /** Rejects with the first invalid field when `messages` is not a valid message array. */
-  save(messages: Message[]): Promise<void>;
+  /**
+   * Rejects with the first invalid field when `messages` is not a valid message array, and when
+   * a save under a higher `fence` came first (nothing is stored then).
+   */
+  save(messages: Message[], options?: { fence?: number }): Promise<void>;
   free(): void;
 }
 

@@ -36,8 +36,11 @@ export interface PostgresSessionStorage extends SessionStorage {
 /** The Postgres chat memory of one session. */
 export interface PostgresChatMemory extends ChatMemory {
   load(options?: { signal?: AbortSignal }): Promise<Message[]>;
-  /** Replaces the conversation in one statement: readers see the old or the new one, whole. */
-  save(messages: Message[], options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Replaces the conversation in one statement: readers see the old or the new one, whole. Refused
+   * (rejects, writes nothing) under a lower `fence` than the last fenced save.
+   */
+  save(messages: Message[], options?: { signal?: AbortSignal; fence?: number }): Promise<void>;
 }
 
 /**

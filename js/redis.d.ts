@@ -48,8 +48,11 @@ export interface RedisSessionStorage extends SessionStorage {
 /** The Redis chat memory of one session. */
 export interface RedisChatMemory extends ChatMemory {
   load(options?: { signal?: AbortSignal }): Promise<Message[]>;
-  /** Replaces the conversation in one script: readers see the old or the new one, whole. */
-  save(messages: Message[], options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Replaces the conversation in one script: readers see the old or the new one, whole. Refused
+   * (rejects, writes nothing) under a lower `fence` than the last fenced save.
+   */
+  save(messages: Message[], options?: { signal?: AbortSignal; fence?: number }): Promise<void>;
 }
 
 export const REDIS_PREFIX_DEFAULT: 'turnkeep:';

@@ -4,7 +4,8 @@
 // the client shapes accepted).
 //
 // Keys: `<prefix>{<sessionId>}:session` (a hash: cursor, envelope),
-// `<prefix>{<sessionId>}:messages` (a list, one message per element), and the session log's
+// `<prefix>{<sessionId>}:messages` (a list, one message per element) with `…:messages-fence`
+// (the highest memory fence a save was made under), and the session log's
 // `<prefix>{<sessionId>}:log` (a list, one chunk per element) and `…:log-head` (a hash: version,
 // head). The braces are a Redis Cluster hash tag: every key of one session lands in one slot,
 // so a script may touch several of them.
@@ -41,7 +42,8 @@ export function createRedisChatMemory(options) {
   const where = 'createRedisChatMemory';
   const { client, prefix } = readOptions(where, options);
   const sessionId = checkSessionOption(where, options.sessionId);
-  return redisChatMemory(redisEval(where, client), sessionKey(prefix, sessionId, 'messages'));
+  const keys = { messages: sessionKey(prefix, sessionId, 'messages'), fence: sessionKey(prefix, sessionId, 'messages-fence') };
+  return redisChatMemory(redisEval(where, client), keys);
 }
 
 /**

@@ -27,7 +27,7 @@ use turnkeep::core::session::{decode_session_snapshot, ConfirmationStatus, Sessi
 use turnkeep::ports::chat::Sleep;
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::CancelToken;
-use turnkeep::storage::{MemoryChatMemory, MemorySessionStorage};
+use turnkeep::storage::MemorySessionStorage;
 use turnkeep::turn::race::{join, race, Either};
 use turnkeep::turn::{
     admit, list_stuck, open, reconcile, resolve, run, Interrupt, Ports, Resolution, ResolveRequest,
@@ -70,10 +70,7 @@ impl Sim {
                 sleep: SimSleep(world.clone()),
                 calm: Cell::new(false),
             }),
-            memory: Rc::new(FaultyMemory {
-                inner: MemoryChatMemory::new(),
-                rng: rng.clone(),
-            }),
+            memory: Rc::new(FaultyMemory::new(rng.clone(), SimSleep(world.clone()))),
             base: Session::new(&world),
             transfer: CountingTransfer::new(),
             world,

@@ -64,6 +64,14 @@ impl turnkeep::ports::chat::ChatMemory for FlakyMemory {
     ) -> turnkeep::ports::LocalFuture<'a, Result<(), turnkeep::ports::PortError>> {
         self.inner.save(messages, cancel)
     }
+    fn save_fenced<'a>(
+        &'a self,
+        messages: &'a [turnkeep::core::protocol::Message],
+        fence: u64,
+        cancel: &'a CancelToken,
+    ) -> turnkeep::ports::LocalFuture<'a, Result<(), turnkeep::ports::PortError>> {
+        self.inner.save_fenced(messages, fence, cancel)
+    }
 }
 
 /// What one resolution request came to.

@@ -20,9 +20,12 @@
 //!    answers 200) has its user message in the saved conversation at the end, even when the
 //!    turn crashed, outlived its lease or was taken over by another claim.
 //!
+//! Memory saves fail, and some stall: they never answer but land later, after a newer turn's
+//! save at times, through the turn's memory fence (`ChatMemory::save_fenced`).
+//!
 //! A failing seed prints itself; `TURNKEEP_SIM_SEEDS=N` runs more. The simulator is shown able
 //! to fail: over storage without compare-and-set, over a log without fencing, with no stall
-//! watch, and over storage that loses the turn journal.
+//! watch, over storage that loses the turn journal, and over memory without fences.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod turn_support;
@@ -41,7 +44,7 @@ use turnkeep::ports::chat::{ModelAdapter, ModelStream, Sleep, Tool};
 use turnkeep::ports::log::{AppendAck, LogError, LogRead, ProducerStamp, ReadFrom, SessionLog};
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::{CancelToken, LocalFuture, PortError};
-use turnkeep::storage::{MemoryChatMemory, MemoryLogStore, MemorySessionStorage, StoreLog};
+use turnkeep::storage::{MemoryLogStore, MemorySessionStorage, StoreLog};
 use turnkeep::turn::race::{race, Either};
 use turnkeep::turn::{admit, open, request_stop, run, Cause, Interrupt, Ports, Turn, TurnLimits};
 
@@ -242,10 +245,7 @@ impl Sim {
                 sleep: SimSleep(world.clone()),
                 calm: Cell::new(false),
             }),
-            memory: Rc::new(FaultyMemory {
-                inner: MemoryChatMemory::new(),
-                rng: rng.clone(),
-            }),
+            memory: Rc::new(FaultyMemory::new(rng.clone(), SimSleep(world.clone()))),
             log: Rc::new(FaultyLog {
                 inner: StoreLog::new(log_store.clone(), Rc::new(SimSleep(world.clone()))),
                 rng: rng.clone(),
@@ -614,6 +614,8 @@ fn run_sim_then(sim: Sim, inspect: impl FnOnce(&Sim)) -> (Vec<String>, u64) {
         }
         sim.violate("no new turn could be claimed after every lease lapsed".into());
     });
+    // Saves still on their way land now, after the final turn's: a fenced store refuses them.
+    sim.memory.land_all();
     sim.check_acknowledged();
     for violation in sim.ledger.violations() {
         sim.violate(violation);
@@ -695,6 +697,21 @@ fn the_simulation_catches_storage_without_compare_and_set() {
     assert!(
         caught,
         "last-write-wins storage must break an invariant in some schedule"
+    );
+}
+
+#[test]
+fn the_simulation_catches_memory_without_fences() {
+    // A save that stalled lands after a newer turn's save: without the memory fence it
+    // replaces the newer conversation, and an acknowledged user message is gone.
+    let caught = (1..=300).any(|seed| {
+        let sim = Sim::new(seed, true, true, LIMITS_SIM, None);
+        sim.memory.fences.set(false);
+        run_sim(sim).0.iter().any(|v| v.contains("is not saved"))
+    });
+    assert!(
+        caught,
+        "a late save over memory without fences must lose an acknowledged message in some schedule"
     );
 }
 

@@ -66,7 +66,7 @@ export function createDurableObjectChatMemory(options) {
   checkNamespace(where, namespace);
   tenantOption(where, tenant);
   const stub = stubOf(namespace, chatSessionName(tenant, checkSessionOption(where, sessionId)));
-  return { load: () => stub.loadMessages(), save: (messages) => stub.saveMessages(messages) };
+  return { load: () => stub.loadMessages(), save: (messages, options) => stub.saveMessages(messages, options?.fence) };
 }
 
 /**

@@ -83,6 +83,16 @@ function isCursor(value) {
   return Number.isSafeInteger(value) && value >= 0;
 }
 
+/**
+ * A save's memory fence as the store's scripts take it: `''` for none (`undefined`/`null`), else
+ * the fence's decimal text; anything else is a TypeError.
+ */
+export function fenceText(where, fence) {
+  if (fence === undefined || fence === null) return '';
+  if (!isCursor(fence)) throw new TypeError(`${where}: fence must be a non-negative safe integer when given`);
+  return String(fence);
+}
+
 /** One JSON text per message, in order: a row never holds more than one message. */
 export function messageRows(where, messages) {
   if (!Array.isArray(messages)) throw new TypeError(`${where}: messages must be an array`);

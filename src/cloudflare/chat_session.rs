@@ -77,10 +77,15 @@ impl ChatSessionObject {
     }
 
     /// ChatMemory.save: replaces the conversation (validated; rows of at most 256 KiB). Takes
-    /// the messages as an array or as its JSON text.
+    /// the messages as an array or as its JSON text, and the save's memory fence when it has
+    /// one (refused under a lower fence than the last).
     #[wasm_bindgen(js_name = saveMessages)]
-    pub fn save_messages(&self, messages: JsValue) -> std::result::Result<(), JsValue> {
-        self.store.save_messages(messages)
+    pub fn save_messages(
+        &self,
+        messages: JsValue,
+        fence: JsValue,
+    ) -> std::result::Result<(), JsValue> {
+        self.store.save_messages(messages, fence)
     }
 
     /// Envelope (JSON text or null) and messages (JSON text) read in one step, so they are

@@ -32,7 +32,6 @@ use super::streams::route::{
 };
 use super::streams::shell::{refusal_response, SESSION_STREAM_BINDING};
 use super::streams::sockets::is_socket_read;
-use crate::core::limits;
 use crate::ports::log::SessionLog;
 use crate::ports::CancelToken;
 use crate::turn::external::read_projection;

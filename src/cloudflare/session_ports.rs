@@ -44,7 +44,7 @@ extern "C" {
     #[wasm_bindgen(method, js_name = loadMessagesJson)]
     fn load_messages_json(this: &ChatSessionRpc) -> Promise;
     #[wasm_bindgen(method, js_name = saveMessages)]
-    fn save_messages(this: &ChatSessionRpc, messages_json: &str) -> Promise;
+    fn save_messages(this: &ChatSessionRpc, messages_json: &str, fence: JsValue) -> Promise;
     #[wasm_bindgen(method)]
     fn view(this: &ChatSessionRpc, session_id: &str) -> Promise;
 }
@@ -154,12 +154,29 @@ impl ChatMemory for SessionMemory {
         messages: &'a [Message],
         _cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>> {
-        Box::pin(async move {
-            let text = messages_to_value(messages).to_string();
-            call("ChatSession.saveMessages", self.object.save_messages(&text))
-                .await
-                .map(|_| ())
-        })
+        Box::pin(self.save_under(messages, JsValue::UNDEFINED))
+    }
+
+    fn save_fenced<'a>(
+        &'a self,
+        messages: &'a [Message],
+        fence: u64,
+        _cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
+        Box::pin(self.save_under(messages, JsValue::from(fence as f64)))
+    }
+}
+
+impl SessionMemory {
+    /// `saveMessages(text, fence)` on the object (`undefined`: an unfenced save).
+    async fn save_under(&self, messages: &[Message], fence: JsValue) -> Result<(), PortError> {
+        let text = messages_to_value(messages).to_string();
+        call(
+            "ChatSession.saveMessages",
+            self.object.save_messages(&text, fence),
+        )
+        .await
+        .map(|_| ())
     }
 }
 

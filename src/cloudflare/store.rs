@@ -22,6 +22,8 @@ use crate::core::limits::{
     DO_MESSAGES_JSON_BYTES_MAX, DO_ROW_BYTES_MAX, DO_SESSION_JSON_BYTES_MAX,
 };
 use crate::core::protocol::message::{decode_messages, message_to_value};
+use crate::core::session::{fence_admits, fence_refusal};
+use crate::web::adapters::chat_memory::read_fence;
 
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS turnkeep_session (session_id TEXT PRIMARY KEY, cursor INTEGER NOT NULL)",
@@ -29,6 +31,9 @@ const SCHEMA: &[&str] = &[
      body TEXT NOT NULL, PRIMARY KEY (session_id, part))",
     "CREATE TABLE IF NOT EXISTS turnkeep_message_row (position INTEGER NOT NULL, part INTEGER NOT NULL, \
      body TEXT NOT NULL, PRIMARY KEY (position, part))",
+    // The highest memory fence a save was made under (one row; none until a fenced save).
+    "CREATE TABLE IF NOT EXISTS turnkeep_message_fence (id INTEGER PRIMARY KEY CHECK (id = 0), \
+     fence INTEGER NOT NULL)",
 ];
 
 /// The storage of one `ChatSession` Durable Object.
@@ -122,12 +127,27 @@ impl ChatSessionStore {
         Ok(format!("[{}]", message_texts(&self.sql)?.join(",")))
     }
 
-    /// `saveMessages(messages)`: replaces the saved conversation. Throws (storing nothing) when
-    /// `messages` is not a valid message array or its JSON exceeds `DO_MESSAGES_JSON_BYTES_MAX`.
-    pub fn save_messages(&self, messages: JsValue) -> Result<(), JsValue> {
+    /// `saveMessages(messages, fence?)`: replaces the saved conversation. Throws (storing
+    /// nothing) when `messages` is not a valid message array or its JSON exceeds
+    /// `DO_MESSAGES_JSON_BYTES_MAX`, and when a save under a higher `fence` (a safe integer; a
+    /// turn's claim generation) was made before (`core::session::fence_admits`).
+    pub fn save_messages(&self, messages: JsValue, fence: JsValue) -> Result<(), JsValue> {
         let texts = read_messages(&messages).map_err(|m| error("saveMessages", &m))?;
+        let fence = read_fence(&fence).map_err(|m| error("saveMessages", &m))?;
         let sql = self.sql.clone();
         self.sql.transaction(move || {
+            if let Some(fence) = fence {
+                let stored = stored_fence(&sql)?;
+                if !fence_admits(stored, fence) {
+                    let refused = fence_refusal(stored.unwrap_or_default(), fence);
+                    return Err(error("saveMessages", &refused));
+                }
+                sql.run(
+                    "INSERT INTO turnkeep_message_fence (id, fence) VALUES (0, ?) \
+                     ON CONFLICT (id) DO UPDATE SET fence = excluded.fence",
+                    &[Param::Int(fence)],
+                )?;
+            }
             let plan = plan_messages(&message_texts(&sql)?, &texts);
             for position in plan.rewrite {
                 let at = Param::Int(position as u64);
@@ -193,6 +213,12 @@ fn insert_parts(sql: &Sql, insert: &str, key: Param<'_>, text: &str) -> Result<(
         sql.run(insert, &[key, Param::Int(part as u64), Param::Text(body)])?;
     }
     Ok(())
+}
+
+/// The fence of the last fenced save (`None` before the first).
+fn stored_fence(sql: &Sql) -> Result<Option<u64>, JsValue> {
+    let rows = sql.rows("SELECT fence FROM turnkeep_message_fence WHERE id = 0", &[])?;
+    Ok(rows.first().and_then(|row| uint_at(row, 0)))
 }
 
 /// The stored cursor of `id`, read in the same transaction as the write that depends on it.

@@ -280,6 +280,20 @@ impl ChatMemory for HoldingMemory {
             self.inner.save(messages, cancel).await
         })
     }
+
+    fn save_fenced<'a>(
+        &'a self,
+        messages: &'a [Message],
+        fence: u64,
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
+        Box::pin(async move {
+            if self.point == HoldPoint::SaveBefore {
+                park(&self.label).await;
+            }
+            self.inner.save_fenced(messages, fence, cancel).await
+        })
+    }
 }
 
 /// `{ wasmMemoryBytes, heapLiveBytes, liveObjects }`: the size of this isolate's wasm linear memory (where

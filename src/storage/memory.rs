@@ -1,13 +1,14 @@
 //! An in-memory `SessionStorage`. **Not durable**: everything is lost with the process (or the
 //! wasm instance). For tests, demos and single-instance development only.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use turnkeep_core::hash::FixedHashMap;
 
 use serde_json::Value;
 
 use turnkeep_core::checks::{is_safe_id, safe_uint};
 use turnkeep_core::protocol::Message;
+use turnkeep_core::session::{fence_admits, fence_refusal};
 use turnkeep_ports::chat::ChatMemory;
 use turnkeep_ports::session::SessionStorage;
 use turnkeep_ports::{CancelToken, LocalFuture, PortError};
@@ -104,10 +105,12 @@ fn snapshot_key(snapshot: &Value) -> Result<(String, u64), PortError> {
 }
 
 /// Messages kept in memory (a `ChatMemory`; **not durable**). Saving replaces them; loading
-/// returns a copy.
+/// returns a copy. A fenced save under a lower fence than the last one is refused
+/// (`core::session::fence_admits`).
 #[derive(Debug, Default)]
 pub struct MemoryChatMemory {
     messages: RefCell<Vec<Message>>,
+    fence: Cell<Option<u64>>,
 }
 
 impl MemoryChatMemory {
@@ -135,6 +138,22 @@ impl ChatMemory for MemoryChatMemory {
         messages: &'a [Message],
         _cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>> {
+        *self.messages.borrow_mut() = messages.to_vec();
+        Box::pin(async { Ok(()) })
+    }
+
+    fn save_fenced<'a>(
+        &'a self,
+        messages: &'a [Message],
+        fence: u64,
+        _cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
+        let stored = self.fence.get();
+        if !fence_admits(stored, fence) {
+            let refused = fence_refusal(stored.unwrap_or_default(), fence);
+            return Box::pin(async move { Err(PortError::new(refused)) });
+        }
+        self.fence.set(Some(fence));
         *self.messages.borrow_mut() = messages.to_vec();
         Box::pin(async { Ok(()) })
     }

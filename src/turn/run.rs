@@ -450,7 +450,11 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
     let messages = turn.state().messages.clone();
     let saving = Budget::new(ports.sleep.as_ref(), budget_ms);
     let saved = match saving
-        .run(ports.memory.save(&messages, saving.token()))
+        .run(ports.memory.save_fenced(
+            &messages,
+            turn.claim().generation(),
+            saving.token(),
+        ))
         .await
     {
         Some(Ok(())) => true,

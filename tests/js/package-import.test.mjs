@@ -19,7 +19,7 @@ test('the packed tarball installs offline and imports in Node', async (t) => {
 
   const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', dir, ...quiet], { cwd: root }));
   const files = packed[0].files.map((f) => f.path);
-  for (const needed of ['package.json', 'README.md', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/edge-light.mjs', 'js/protocol.mjs', 'js/index.d.ts', 'js/testing/session-storage-conformance.mjs', 'js/testing/session-log-conformance.mjs', 'js/errors.mjs', 'js/redis.mjs', 'js/redis.d.ts', 'js/postgres.mjs', 'js/postgres.d.ts', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm',
+  for (const needed of ['package.json', 'README.md', 'js/node.mjs', 'js/browser.mjs', 'js/workerd.mjs', 'js/edge-light.mjs', 'js/protocol.mjs', 'js/index.d.ts', 'js/testing/session-storage-conformance.mjs', 'js/testing/session-log-conformance.mjs', 'js/testing/chat-memory-conformance.mjs', 'js/errors.mjs', 'js/redis.mjs', 'js/redis.d.ts', 'js/postgres.mjs', 'js/postgres.d.ts', 'pkg/turnkeep.js', 'pkg/turnkeep_bg.wasm',
     'js/client.d.ts', 'js/client/node.mjs', 'js/client/browser.mjs', 'js/client/workerd.mjs', 'js/client/edge-light.mjs', 'js/client/connection.mjs', 'pkg-client/turnkeep.js', 'pkg-client/turnkeep_bg.wasm',
     'js/ask.d.ts', 'js/ask/node.mjs', 'js/ask/workerd.mjs', 'pkg-ask/turnkeep.js', 'pkg-ask/turnkeep_bg.wasm',
     'js/sandbox.d.ts', 'js/sandbox/node.mjs', 'js/sandbox/workerd.mjs', 'pkg-sandbox/turnkeep.js', 'pkg-sandbox/turnkeep_bg.wasm',

@@ -157,6 +157,22 @@ test('postgres: a save the database did not count whole is an error', async () =
   await assert.rejects(memory.save([{ id: 'a' }, { id: 'b' }]), /wrote 1 messages, expected 2/);
 });
 
+test('a malformed memory fence is a TypeError before anything is sent; a refused fenced save is an error naming it', async () => {
+  const redis = evalClient(-1);
+  const postgres = queryClient([]);
+  for (const memory of [createRedisChatMemory({ client: redis, sessionId: 's1' }), createPostgresChatMemory({ client: postgres, sessionId: 's1' })]) {
+    for (const fence of ['9', -1, 1.5, 2 ** 53, {}]) {
+      await assert.rejects(memory.save([{ id: 'a' }], { fence }), (e) => e instanceof TypeError && /fence must be a non-negative safe integer/.test(e.message));
+    }
+  }
+  assert.equal(redis.calls.length + postgres.calls.length, 0);
+  // What each store answers a save a higher fence saved before: -1 from the script, no row.
+  await assert.rejects(createRedisChatMemory({ client: redis, sessionId: 's1' }).save([{ id: 'a' }], { fence: 3 }), /refused, a newer turn saved this conversation \(this save's fence is 3\)/);
+  assert.deepEqual(redis.calls[0].args, ['3', '{"id":"a"}']);
+  await assert.rejects(createPostgresChatMemory({ client: postgres, sessionId: 's1' }).save([{ id: 'a' }], { fence: 3 }), /refused, a newer turn saved this conversation/);
+  assert.equal(postgres.calls[0].params[3], '3');
+});
+
 test('postgres: migratePostgres names the store when the client fails', async () => {
   await assert.rejects(migratePostgres(queryClient(new Error('permission denied for schema public'))), /turnkeep\/postgres migrate: permission denied/);
 });

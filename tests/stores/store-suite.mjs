@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 
 import { createStoreSessionLog } from '../../js/node.mjs';
 import { CASES as LOG_CASES, checkSessionLog } from '../../js/testing/session-log-conformance.mjs';
+import { CASES as MEMORY_CASES, checkChatMemory } from '../../js/testing/chat-memory-conformance.mjs';
 import { CASES, checkSessionStorage } from '../../js/testing/session-storage-conformance.mjs';
 import { checkConcurrentWriters, checkThenAct, checkWholeReads, conversation, RACE_CASES, WRITE_CASES } from './store-checks.mjs';
 
@@ -73,6 +74,15 @@ export function storeSuite(adapter) {
       assert.deepEqual(await other.load(), [], 'sessions do not share messages');
       await memory.save([]);
       assert.deepEqual(await memory.load(), []);
+    });
+
+    test(`${kind}: chat memory passes the ChatMemory conformance suite (memory fences)`, async (t) => {
+      const client = await open(t, kind);
+      const namespace = fresh(kind);
+      let sessions = 0;
+      const report = await checkChatMemory(() => adapter.chatMemory(client, namespace, `fence-${sessions++}`));
+      assert.deepEqual(report.failed, []);
+      assert.deepEqual(report.passed, Object.values(MEMORY_CASES));
     });
 
     test(`${kind}: the session log passes the SessionLog conformance suite`, async (t) => {

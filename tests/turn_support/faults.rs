@@ -1,14 +1,15 @@
 //! Seeded faults shared by the simulations: a PRNG, session storage that fails writes and
 //! loses acknowledgements (or, for the negative control, has no compare-and-set), and chat
-//! memory whose saves fail.
+//! memory whose saves fail or land late.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use serde_json::Value;
 use turnkeep::ports::chat::{ChatMemory, Sleep};
 use turnkeep::ports::session::SessionStorage;
 use turnkeep::ports::{CancelToken, LocalFuture, PortError};
+use turnkeep::core::protocol::Message;
 use turnkeep::storage::{MemoryChatMemory, MemorySessionStorage};
 
 use super::SimSleep;
@@ -92,29 +93,114 @@ impl SessionStorage for FaultyStorage {
     }
 }
 
-/// Memory whose saves sometimes fail (the turn's outcome is then `indeterminate`).
+/// Memory whose saves sometimes fail (the turn's outcome is then `indeterminate`), and
+/// sometimes stall: such a save lands up to `LATE_LANDING_MS_MAX` after it was made, as a write
+/// already on its way to a store does, and answers a timeout only after that (its caller's
+/// budget or deadline has usually given up on it by then). A late save lands at the first access after its time (or at
+/// [`FaultyMemory::land_all`]), through the fence the turn gave it; with `fences` off (the
+/// negative control) it lands as an unfenced save, as over a store without fences.
 pub struct FaultyMemory {
     pub inner: MemoryChatMemory,
     pub rng: Rng,
+    pub sleep: SimSleep,
+    pub fences: Cell<bool>,
+    late: RefCell<Vec<LateSave>>,
+}
+
+struct LateSave {
+    at_ms: u64,
+    messages: Vec<Message>,
+    fence: Option<u64>,
+}
+
+/// How long after it was made a stalled save may land: longer than a lease, so that it can
+/// land after the next turn's save.
+pub const LATE_LANDING_MS_MAX: u64 = 8_000;
+
+impl FaultyMemory {
+    pub fn new(rng: Rng, sleep: SimSleep) -> Self {
+        Self {
+            inner: MemoryChatMemory::new(),
+            rng,
+            sleep,
+            fences: Cell::new(true),
+            late: RefCell::default(),
+        }
+    }
+
+    /// Lands every stalled save whose time has come (all of them with `everything`).
+    fn land(&self, everything: bool) {
+        let now = self.sleep.0.now();
+        let due: Vec<LateSave> = {
+            let mut late = self.late.borrow_mut();
+            let (due, waiting) = late.drain(..).partition(|s| everything || s.at_ms <= now);
+            *late = waiting;
+            due
+        };
+        let token = CancelToken::new();
+        for save in due {
+            // Nobody waits for a late save: a refused one (a newer fence saved) is just dropped.
+            let landing = match (save.fence, self.fences.get()) {
+                (Some(fence), true) => self.inner.save_fenced(&save.messages, fence, &token),
+                _ => self.inner.save(&save.messages, &token),
+            };
+            let _ = futures::executor::block_on(landing);
+        }
+    }
+
+    /// Lands every stalled save still on its way (the end of a run).
+    pub fn land_all(&self) {
+        self.land(true);
+    }
+
+    fn save_with<'a>(
+        &'a self,
+        messages: &'a [Message],
+        fence: Option<u64>,
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
+        self.land(false);
+        if self.rng.chance(20) {
+            return Box::pin(async { Err(PortError::new("injected: memory save failed")) });
+        }
+        if self.rng.chance(15) {
+            let delay_ms = 1 + self.rng.below(LATE_LANDING_MS_MAX);
+            self.late.borrow_mut().push(LateSave {
+                at_ms: self.sleep.0.now() + delay_ms,
+                messages: messages.to_vec(),
+                fence,
+            });
+            // Its answer, when a caller still waits for it, is a timeout, after it landed.
+            return Box::pin(async move {
+                self.sleep.sleep(delay_ms + 1).await;
+                Err(PortError::new("injected: memory save timed out (it landed)"))
+            });
+        }
+        match fence {
+            Some(fence) => self.inner.save_fenced(messages, fence, c),
+            None => self.inner.save(messages, c),
+        }
+    }
 }
 
 impl ChatMemory for FaultyMemory {
-    fn load<'a>(
-        &'a self,
-        c: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<Vec<turnkeep::core::protocol::Message>, PortError>> {
+    fn load<'a>(&'a self, c: &'a CancelToken) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
+        self.land(false);
         self.inner.load(c)
     }
     fn save<'a>(
         &'a self,
-        m: &'a [turnkeep::core::protocol::Message],
+        m: &'a [Message],
         c: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>> {
-        Box::pin(async move {
-            if self.rng.chance(20) {
-                return Err(PortError::new("injected: memory save failed"));
-            }
-            self.inner.save(m, c).await
-        })
+        self.save_with(m, None, c)
+    }
+    fn save_fenced<'a>(
+        &'a self,
+        m: &'a [Message],
+        fence: u64,
+        c: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
+        self.save_with(m, Some(fence), c)
     }
 }

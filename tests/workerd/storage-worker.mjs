@@ -2,11 +2,13 @@
 // exports, which the demo Worker deploys) through the package's own ports
 // (js/durable-objects/ports.mjs): the SessionStorage and SessionLog conformance suites run
 // here, inside workerd, against the ChatSession object's compare-and-set (one SQL transaction
-// per save) and the SessionStream object's producer fencing. Deliberately broken adapters over
-// the same objects (a save that ignores the cursor, a log that drops producer stamps) show each
-// suite can fail.
+// per save), the SessionStream object's producer fencing and the ChatMemory conformance suite
+// against the ChatSession object's memory fence. Deliberately broken adapters over the same
+// objects (a save that ignores the cursor, a log that drops producer stamps, a memory that
+// drops the fence) show each suite can fail.
 import { checkSessionStorage } from '../../js/testing/session-storage-conformance.mjs';
 import { checkSessionLog } from '../../js/testing/session-log-conformance.mjs';
+import { checkChatMemory } from '../../js/testing/chat-memory-conformance.mjs';
 import { createDemoModel } from '../../js/workerd.mjs';
 import {
   createCloudflareChat,
@@ -32,6 +34,11 @@ const objectContext = createCloudflareChat({
 /** Last write wins: the cursor is never compared (what the storage suite must catch). */
 function lastWriteWins(storage) {
   return { ...storage, save: async (snapshot) => { await storage.delete(snapshot.sessionId); return storage.save(snapshot, undefined); } };
+}
+
+/** The memory fence dropped: every save is an unfenced one (what the memory suite must catch). */
+function unfencedMemory(memory) {
+  return { load: (options) => memory.load(options), save: (messages) => memory.save(messages) };
 }
 
 /** Producer stamps dropped: every append is a plain one (what the log suite must catch). */
@@ -69,6 +76,16 @@ export default {
             return broken ? unfenced(log) : log;
           };
           return Response.json(await checkSessionLog(make, { racers: 12, longPollMs: 300 }));
+        }
+        case '/memory-conformance': {
+          const broken = url.searchParams.get('broken') === '1';
+          const memoryTenant = fresh('memory');
+          let n = 0;
+          const make = () => {
+            const memory = createDurableObjectChatMemory({ namespace: env.CHAT_SESSION, tenant: memoryTenant, sessionId: `s${++n}` });
+            return broken ? unfencedMemory(memory) : memory;
+          };
+          return Response.json(await checkChatMemory(make));
         }
         case '/object-context/faults':
           return Response.json(faults);

@@ -1,13 +1,15 @@
 // turnkeep's Durable Objects through the ports `turnkeep/cloudflare` exports, driven inside
 // workerd by a small test Worker (storage-worker.mjs): the SessionStorage conformance suite
 // against ChatSession's compare-and-set, the SessionLog conformance suite against
-// SessionStream's producer fencing (each also shown failing a broken adapter over the same
-// objects), and ChatMemory rows that stay far below the Durable Object value limit.
+// SessionStream's producer fencing, the ChatMemory conformance suite against ChatSession's
+// memory fence (each also shown failing a broken adapter over the same objects), and ChatMemory
+// rows that stay far below the Durable Object value limit.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { CASES } from '../../js/testing/session-storage-conformance.mjs';
 import { CASES as LOG_CASES } from '../../js/testing/session-log-conformance.mjs';
+import { CASES as MEMORY_CASES } from '../../js/testing/chat-memory-conformance.mjs';
 import { root, startWorker } from './harness.mjs';
 
 const ROW_BYTES_MAX = 262_144; // DO_ROW_BYTES_MAX in src/core/limits.rs
@@ -49,6 +51,16 @@ test('the SessionStream adapter passes the SessionLog conformance suite, and a l
   const broken = await call('/log-conformance?broken=1');
   assert.equal(broken.status, 200);
   assert.ok(broken.body.failed.some((f) => f.name === LOG_CASES.staleEpoch), JSON.stringify(broken.body.failed));
+});
+
+test('the Durable Object ChatMemory passes the ChatMemory conformance suite (memory fences), and one that drops the fence fails it', async () => {
+  const good = await call('/memory-conformance');
+  assert.equal(good.status, 200);
+  assert.deepEqual(good.body.failed, []);
+  assert.deepEqual(good.body.passed, Object.values(MEMORY_CASES));
+  const broken = await call('/memory-conformance?broken=1');
+  assert.equal(broken.status, 200);
+  assert.deepEqual(broken.body.failed.map((f) => f.name), [MEMORY_CASES.lowerFence]);
 });
 
 test('a long history is split over rows far below the value limit and loads back equal', async () => {

@@ -2,8 +2,9 @@
 // deploy, or at start: running it again is a no-op). Text columns hold JSON exactly as the core
 // produced it; `cursor` is a column of its own so a save can compare it in its WHERE clause.
 //
-// Adding a store adds its tables here (the session log added two); existing statements never
-// change shape, so running the migration again on an older schema only creates what is missing.
+// Adding a store adds its tables here (the session log added two, the memory fence a column);
+// existing statements never change shape, so running the migration again on an older schema
+// only creates what is missing.
 
 /** Serialises concurrent migrations (two instances starting at once): an arbitrary constant. */
 const MIGRATION_LOCK_KEY = 7_220_416_001;
@@ -19,7 +20,7 @@ export const LOG_ITEMS_TABLE = 'turnkeep_log_items';
  * implicit transaction in both pg and postgres.js; the advisory lock makes a concurrent second
  * run wait instead of failing on a half-created table.
  */
-export const MIGRATION_SQL = `-- turnkeep/postgres schema 2 (idempotent; 2 added the session log tables)
+export const MIGRATION_SQL = `-- turnkeep/postgres schema 3 (idempotent; 2 added the session log tables, 3 the memory fence)
 SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY});
 
 CREATE TABLE IF NOT EXISTS ${SESSIONS_TABLE} (
@@ -39,6 +40,9 @@ CREATE TABLE IF NOT EXISTS ${CONVERSATIONS_TABLE} (
   updated_at    timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (scope, session_id)
 );
+
+-- The highest memory fence a save of the conversation was made under (null: none yet).
+ALTER TABLE ${CONVERSATIONS_TABLE} ADD COLUMN IF NOT EXISTS fence bigint;
 
 -- One row per message: no row grows with the conversation.
 CREATE TABLE IF NOT EXISTS ${MESSAGES_TABLE} (
