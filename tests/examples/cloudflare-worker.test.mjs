@@ -9,9 +9,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { chatScenarios } from './scenarios.mjs';
+import { checkReloadMidAnswer } from './reload-mid-answer.mjs';
 import { clean, EXAMPLES, installTarball, kB, packTurnkeep, printSizes, sizeOf, timed } from './harness.mjs';
 import { ndjson, postTurn, readUntil } from '../support/http-chat.mjs';
-import { launchChromium } from '../support/chromium.mjs';
 import { removeDir, tempDir } from '../support/temp-dir.mjs';
 import { OFFLINE_ENV, startWranglerDev } from '../support/wrangler-dev.mjs';
 
@@ -149,33 +149,7 @@ test('the page: / redirects to a fresh session, which is served as HTML', async 
 });
 
 test('in Chromium: a reload mid-answer shows the answer so far at once, then the rest, every word once', async (t) => {
-  const browser = await launchChromium();
-  t.after(() => browser.close());
-  const page = await browser.newPage();
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  const answer = () => document.querySelector('li[data-role="assistant"]')?.textContent ?? '';
-  await page.goto(`${url()}/?session=browser-s`);
-  await page.waitForSelector('body[data-ready="1"]');
-  // 150 words 20 ms apart: 3 s, so the reload lands mid-answer.
-  await page.fill('input[name="input"]', '/words 150');
-  await page.press('input[name="input"]', 'Enter');
-  await page.waitForFunction(() => / w10\b/.test(document.querySelector('li[data-role="assistant"]')?.textContent ?? ''));
-  await page.reload();
-  await page.waitForSelector('body[data-ready="1"]');
-  const seeded = await page.evaluate(answer);
-  assert.match(seeded, /^assistant: w1 w2 w3/, 'the answer so far is drawn from the seed');
-  assert.doesNotMatch(seeded, / w150$/, 'the reload landed mid-answer');
-  const seen = [seeded];
-  const whole = `assistant: ${Array.from({ length: 150 }, (_, i) => `w${i + 1}`).join(' ')}`;
-  const deadline = Date.now() + 15_000;
-  while (seen.at(-1) !== whole && Date.now() < deadline) {
-    await sleep(50);
-    seen.push(await page.evaluate(answer));
-  }
-  assert.equal(seen.at(-1), whole, 'the rest streamed in');
-  for (let i = 1; i < seen.length; i += 1) assert.ok(seen[i].startsWith(seen[i - 1]), `every text on the way is a prefix of the next: ${seen[i - 1]} / ${seen[i]}`);
-  assert.deepEqual(errors, []);
+  await checkReloadMidAnswer(t, url(), 'body[data-ready="1"]');
 });
 
 test('a restart of the server keeps the history, and the next turn runs on it', async () => {
