@@ -93,6 +93,11 @@ export function fenceText(where, fence) {
   return String(fence);
 }
 
+/** The error of a save its store refused because a save under a higher fence came first. */
+export function fenceRefused(where, fence) {
+  return new Error(`${where}: refused, a newer turn saved this conversation (this save's fence is ${fence})`);
+}
+
 /** One JSON text per message, in order: a row never holds more than one message. */
 export function messageRows(where, messages) {
   if (!Array.isArray(messages)) throw new TypeError(`${where}: messages must be an array`);

@@ -6,7 +6,7 @@
 // conversation row also keeps the highest memory fence a save was made under, compared by the
 // same statement.
 
-import { fenceText, messageFromRow, messageRows, storeCall, throwIfAborted } from '../common.mjs';
+import { fenceRefused, fenceText, messageFromRow, messageRows, storeCall, throwIfAborted } from '../common.mjs';
 import { CONVERSATIONS_TABLE, MESSAGES_TABLE } from './schema.mjs';
 
 export const MEMORY_SQL = Object.freeze({
@@ -58,7 +58,7 @@ export function postgresChatMemory(query, scope, sessionId, sql = MEMORY_SQL) {
       const fenceArg = fenceText(`${where}.save`, fence) || null;
       throwIfAborted(signal);
       const rows = await storeCall(`${where}.save`, () => query(sql.save, [scope, sessionId, texts, fenceArg]));
-      if (rows.length === 0) throw new Error(`${where}.save: refused, a newer turn saved this conversation (this save's fence is ${fence})`);
+      if (rows.length === 0) throw fenceRefused(`${where}.save`, fence);
       const written = Number(rows[0]?.message_count);
       if (written !== texts.length) throw new Error(`${where}.save: wrote ${rows[0]?.message_count} messages, expected ${texts.length}`);
     },

@@ -3,7 +3,7 @@
 // conversation or the whole new one, never a part of each; the same script compares the save's
 // memory fence with the highest one saved under.
 
-import { fenceText, messageFromRow, messageRows, storeCall, throwIfAborted } from '../common.mjs';
+import { fenceRefused, fenceText, messageFromRow, messageRows, storeCall, throwIfAborted } from '../common.mjs';
 
 /** Values one RPUSH takes inside the script (Lua's `unpack` stops near 8000); REDIS_SCRIPT_PUSH_VALUES_MAX in limits.rs. */
 export const PUSH_VALUES_MAX = 1_000;
@@ -46,7 +46,7 @@ export function redisChatMemory(run, keys, scripts = MEMORY_SCRIPTS) {
       const fenceArg = fenceText(`${where}.save`, fence);
       throwIfAborted(signal);
       const written = await storeCall(`${where}.save`, () => run(scripts.save, [keys.messages, keys.fence], [fenceArg, ...rows]));
-      if (written === -1) throw new Error(`${where}.save: refused, a newer turn saved this conversation (this save's fence is ${fence})`);
+      if (written === -1) throw fenceRefused(`${where}.save`, fence);
       if (written !== rows.length) throw new Error(`${where}.save: the script replied ${JSON.stringify(written)}, expected ${rows.length}`);
     },
   };
