@@ -109,34 +109,15 @@ impl ChatMemory for Memory {
     fn save<'a>(
         &'a self,
         m: &'a [turnkeep::core::protocol::Message],
-        c: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        self.save_with(m, None, c)
-    }
-    fn save_fenced<'a>(
-        &'a self,
-        m: &'a [turnkeep::core::protocol::Message],
-        fence: u64,
-        c: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        self.save_with(m, Some(fence), c)
-    }
-}
-
-impl Memory {
-    fn save_with<'a>(
-        &'a self,
-        m: &'a [turnkeep::core::protocol::Message],
         fence: Option<u64>,
         c: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>> {
-        if self.faulty && self.rng.chance(20) {
-            return Box::pin(async { Err(PortError::new("injected: memory save failed")) });
-        }
-        match fence {
-            Some(fence) => self.inner.save_fenced(m, fence, c),
-            None => self.inner.save(m, c),
-        }
+        Box::pin(async move {
+            if self.faulty && self.rng.chance(20) {
+                return Err(PortError::new("injected: memory save failed"));
+            }
+            self.inner.save(m, fence, c).await
+        })
     }
 }
 

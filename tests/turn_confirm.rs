@@ -60,17 +60,10 @@ impl turnkeep::ports::chat::ChatMemory for FlakyMemory {
     fn save<'a>(
         &'a self,
         messages: &'a [turnkeep::core::protocol::Message],
+        fence: Option<u64>,
         cancel: &'a CancelToken,
     ) -> turnkeep::ports::LocalFuture<'a, Result<(), turnkeep::ports::PortError>> {
-        self.inner.save(messages, cancel)
-    }
-    fn save_fenced<'a>(
-        &'a self,
-        messages: &'a [turnkeep::core::protocol::Message],
-        fence: u64,
-        cancel: &'a CancelToken,
-    ) -> turnkeep::ports::LocalFuture<'a, Result<(), turnkeep::ports::PortError>> {
-        self.inner.save_fenced(messages, fence, cancel)
+        self.inner.save(messages, fence, cancel)
     }
 }
 
@@ -678,7 +671,7 @@ fn a_record_whose_call_no_longer_waits_runs_nothing() {
         bench
             .session
             .memory
-            .save(&[], &CancelToken::new())
+            .save(&[], None, &CancelToken::new())
             .await
             .unwrap();
     });

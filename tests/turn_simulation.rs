@@ -21,7 +21,7 @@
 //!    turn crashed, outlived its lease or was taken over by another claim.
 //!
 //! Memory saves fail, and some stall: they never answer but land later, after a newer turn's
-//! save at times, through the turn's memory fence (`ChatMemory::save_fenced`).
+//! save at times, through the turn's memory fence (`ChatMemory::save`).
 //!
 //! A failing seed prints itself; `TURNKEEP_SIM_SEEDS=N` runs more. The simulator is shown able
 //! to fail: over storage without compare-and-set, over a log without fencing, with no stall

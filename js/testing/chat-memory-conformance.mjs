@@ -1,5 +1,5 @@
 // The ChatMemory conformance suite for JS-implemented memories (the contract:
-// src/ports/chat.rs, `ChatMemory::save_fenced`; the rule: src/core/session/fence.rs).
+// src/ports/chat.rs, `ChatMemory::save` and its fence; the rule: src/core/session/fence.rs).
 //
 // A memory is `{ load(options?), save(messages, options?) }`. A turn's saves carry
 // `options.fence`, its claim's generation, which grows from claim to claim. A memory that keeps

@@ -149,34 +149,23 @@ impl ChatMemory for SessionMemory {
         })
     }
 
+    /// `saveMessages(text, fence)` on the object (`undefined`: an unfenced save).
     fn save<'a>(
         &'a self,
         messages: &'a [Message],
+        fence: Option<u64>,
         _cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>> {
-        Box::pin(self.save_under(messages, JsValue::UNDEFINED))
-    }
-
-    fn save_fenced<'a>(
-        &'a self,
-        messages: &'a [Message],
-        fence: u64,
-        _cancel: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        Box::pin(self.save_under(messages, JsValue::from(fence as f64)))
-    }
-}
-
-impl SessionMemory {
-    /// `saveMessages(text, fence)` on the object (`undefined`: an unfenced save).
-    async fn save_under(&self, messages: &[Message], fence: JsValue) -> Result<(), PortError> {
-        let text = messages_to_value(messages).to_string();
-        call(
-            "ChatSession.saveMessages",
-            self.object.save_messages(&text, fence),
-        )
-        .await
-        .map(|_| ())
+        Box::pin(async move {
+            let text = messages_to_value(messages).to_string();
+            let fence = fence.map_or(JsValue::UNDEFINED, |f| JsValue::from(f as f64));
+            call(
+                "ChatSession.saveMessages",
+                self.object.save_messages(&text, fence),
+            )
+            .await
+            .map(|_| ())
+        })
     }
 }
 

@@ -22,8 +22,9 @@ use crate::core::limits::{
     DO_MESSAGES_JSON_BYTES_MAX, DO_ROW_BYTES_MAX, DO_SESSION_JSON_BYTES_MAX,
 };
 use crate::core::protocol::message::{decode_messages, message_to_value};
-use crate::core::session::{fence_admits, fence_refusal};
+use crate::core::session::check_fence;
 use crate::web::adapters::chat_memory::read_fence;
+use crate::web::convert::optional_safe_uint;
 
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS turnkeep_session (session_id TEXT PRIMARY KEY, cursor INTEGER NOT NULL)",
@@ -130,18 +131,15 @@ impl ChatSessionStore {
     /// `saveMessages(messages, fence?)`: replaces the saved conversation. Throws (storing
     /// nothing) when `messages` is not a valid message array or its JSON exceeds
     /// `DO_MESSAGES_JSON_BYTES_MAX`, and when a save under a higher `fence` (a safe integer; a
-    /// turn's claim generation) was made before (`core::session::fence_admits`).
+    /// turn's claim generation) was made before (`core::session::check_fence`).
     pub fn save_messages(&self, messages: JsValue, fence: JsValue) -> Result<(), JsValue> {
         let texts = read_messages(&messages).map_err(|m| error("saveMessages", &m))?;
         let fence = read_fence(&fence).map_err(|m| error("saveMessages", &m))?;
         let sql = self.sql.clone();
         self.sql.transaction(move || {
             if let Some(fence) = fence {
-                let stored = stored_fence(&sql)?;
-                if !fence_admits(stored, fence) {
-                    let refused = fence_refusal(stored.unwrap_or_default(), fence);
-                    return Err(error("saveMessages", &refused));
-                }
+                check_fence(stored_fence(&sql)?, Some(fence))
+                    .map_err(|refused| error("saveMessages", &refused))?;
                 sql.run(
                     "INSERT INTO turnkeep_message_fence (id, fence) VALUES (0, ?) \
                      ON CONFLICT (id) DO UPDATE SET fence = excluded.fence",
@@ -303,16 +301,8 @@ fn read_snapshot(snapshot: &JsValue) -> Result<(String, u64, String), String> {
 }
 
 fn read_expected_cursor(value: &JsValue) -> Result<Option<u64>, String> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    value
-        .as_f64()
-        .and_then(|n| safe_uint(&Value::from(n)))
-        .map(Some)
-        .ok_or_else(|| {
-            "expectedCursor must be undefined or a non-negative safe integer".to_string()
-        })
+    optional_safe_uint(value)
+        .map_err(|()| "expectedCursor must be undefined or a non-negative safe integer".to_string())
 }
 
 /// Validated messages, one canonical JSON text each.

@@ -271,27 +271,14 @@ impl ChatMemory for HoldingMemory {
     fn save<'a>(
         &'a self,
         messages: &'a [Message],
+        fence: Option<u64>,
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>> {
         Box::pin(async move {
             if self.point == HoldPoint::SaveBefore {
                 park(&self.label).await;
             }
-            self.inner.save(messages, cancel).await
-        })
-    }
-
-    fn save_fenced<'a>(
-        &'a self,
-        messages: &'a [Message],
-        fence: u64,
-        cancel: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        Box::pin(async move {
-            if self.point == HoldPoint::SaveBefore {
-                park(&self.label).await;
-            }
-            self.inner.save_fenced(messages, fence, cancel).await
+            self.inner.save(messages, fence, cancel).await
         })
     }
 }

@@ -23,22 +23,16 @@ pub trait ChatMemory {
         &'a self,
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<Vec<Message>, PortError>>;
-    /// Replaces the saved conversation with `messages`.
+    /// Replaces the saved conversation with `messages`. A turn's saves carry `fence`, its
+    /// claim's generation (the cursor the claim wrote, which grows from claim to claim): a store
+    /// that can compare keeps the highest fence it saved under and refuses a save with a lower
+    /// one (an `Err`, nothing written), so a save that outlived its turn's lease and lands after
+    /// a newer turn's cannot overwrite that turn's conversation (`core::session::check_fence`).
+    /// `None` (a save outside a turn) always saves; a store that cannot compare saves either way.
     fn save<'a>(
         &'a self,
         messages: &'a [Message],
-        cancel: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>>;
-    /// [`Self::save`] for the turn whose claim has generation `fence` (the cursor the claim
-    /// wrote, which grows from claim to claim). A store that can compare keeps the highest fence
-    /// it saved under and refuses a save with a lower one (an `Err`, nothing written): a save
-    /// that outlived its turn's lease and lands after a newer turn's cannot overwrite that
-    /// turn's conversation. One that cannot compare saves as [`Self::save`] does. Required, so
-    /// that a wrapper cannot drop the fence by forwarding to `save`.
-    fn save_fenced<'a>(
-        &'a self,
-        messages: &'a [Message],
-        fence: u64,
+        fence: Option<u64>,
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>>;
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use turnkeep_core::checks::{is_safe_id, safe_uint};
 use turnkeep_core::protocol::Message;
-use turnkeep_core::session::{fence_admits, fence_refusal};
+use turnkeep_core::session::check_fence;
 use turnkeep_ports::chat::ChatMemory;
 use turnkeep_ports::session::SessionStorage;
 use turnkeep_ports::{CancelToken, LocalFuture, PortError};
@@ -106,7 +106,7 @@ fn snapshot_key(snapshot: &Value) -> Result<(String, u64), PortError> {
 
 /// Messages kept in memory (a `ChatMemory`; **not durable**). Saving replaces them; loading
 /// returns a copy. A fenced save under a lower fence than the last one is refused
-/// (`core::session::fence_admits`).
+/// (`core::session::check_fence`).
 #[derive(Debug, Default)]
 pub struct MemoryChatMemory {
     messages: RefCell<Vec<Message>>,
@@ -136,24 +136,14 @@ impl ChatMemory for MemoryChatMemory {
     fn save<'a>(
         &'a self,
         messages: &'a [Message],
+        fence: Option<u64>,
         _cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>> {
-        *self.messages.borrow_mut() = messages.to_vec();
-        Box::pin(async { Ok(()) })
-    }
-
-    fn save_fenced<'a>(
-        &'a self,
-        messages: &'a [Message],
-        fence: u64,
-        _cancel: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        let stored = self.fence.get();
-        if !fence_admits(stored, fence) {
-            let refused = fence_refusal(stored.unwrap_or_default(), fence);
-            return Box::pin(async move { Err(PortError::new(refused)) });
-        }
-        self.fence.set(Some(fence));
+        let kept = match check_fence(self.fence.get(), fence) {
+            Ok(kept) => kept,
+            Err(refused) => return Box::pin(async move { Err(PortError::new(refused)) }),
+        };
+        self.fence.set(kept);
         *self.messages.borrow_mut() = messages.to_vec();
         Box::pin(async { Ok(()) })
     }

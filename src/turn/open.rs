@@ -125,7 +125,7 @@ async fn keep_user_message(
         .guard(async {
             ports
                 .memory
-                .save_fenced(kept, claim.generation(), deadline.token())
+                .save(kept, Some(claim.generation()), deadline.token())
                 .await
                 .map_err(|e| Refusal::internal(Stage::MemorySave, e))
         })

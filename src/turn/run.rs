@@ -450,9 +450,9 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
     let messages = turn.state().messages.clone();
     let saving = Budget::new(ports.sleep.as_ref(), budget_ms);
     let saved = match saving
-        .run(ports.memory.save_fenced(
+        .run(ports.memory.save(
             &messages,
-            turn.claim().generation(),
+            Some(turn.claim().generation()),
             saving.token(),
         ))
         .await

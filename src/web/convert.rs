@@ -21,6 +21,19 @@ pub fn to_json(value: &JsValue) -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("value is not valid JSON: {e}"))
 }
 
+/// An optional count from JS: `Ok(None)` for `undefined` or `null`, `Ok(Some(n))` for a
+/// non-negative safe integer, `Err(())` for anything else (the caller names what it expected).
+pub fn optional_safe_uint(value: &JsValue) -> Result<Option<u64>, ()> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value
+        .as_f64()
+        .and_then(|n| crate::core::checks::safe_uint(&Value::from(n)))
+        .map(Some)
+        .ok_or(())
+}
+
 /// Converts JSON into a fresh JS value.
 pub fn from_json(value: &Value) -> JsValue {
     // serde_json's own output always parses, so the fallback is unreachable in practice.

@@ -140,11 +140,8 @@ impl FaultyMemory {
         let token = CancelToken::new();
         for save in due {
             // Nobody waits for a late save: a refused one (a newer fence saved) is just dropped.
-            let landing = match (save.fence, self.fences.get()) {
-                (Some(fence), true) => self.inner.save_fenced(&save.messages, fence, &token),
-                _ => self.inner.save(&save.messages, &token),
-            };
-            let _ = futures::executor::block_on(landing);
+            let fence = save.fence.filter(|_| self.fences.get());
+            let _ = futures::executor::block_on(self.inner.save(&save.messages, fence, &token));
         }
     }
 
@@ -152,8 +149,14 @@ impl FaultyMemory {
     pub fn land_all(&self) {
         self.land(true);
     }
+}
 
-    fn save_with<'a>(
+impl ChatMemory for FaultyMemory {
+    fn load<'a>(&'a self, c: &'a CancelToken) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
+        self.land(false);
+        self.inner.load(c)
+    }
+    fn save<'a>(
         &'a self,
         messages: &'a [Message],
         fence: Option<u64>,
@@ -176,31 +179,6 @@ impl FaultyMemory {
                 Err(PortError::new("injected: memory save timed out (it landed)"))
             });
         }
-        match fence {
-            Some(fence) => self.inner.save_fenced(messages, fence, c),
-            None => self.inner.save(messages, c),
-        }
-    }
-}
-
-impl ChatMemory for FaultyMemory {
-    fn load<'a>(&'a self, c: &'a CancelToken) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
-        self.land(false);
-        self.inner.load(c)
-    }
-    fn save<'a>(
-        &'a self,
-        m: &'a [Message],
-        c: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        self.save_with(m, None, c)
-    }
-    fn save_fenced<'a>(
-        &'a self,
-        m: &'a [Message],
-        fence: u64,
-        c: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        self.save_with(m, Some(fence), c)
+        self.inner.save(messages, fence, c)
     }
 }

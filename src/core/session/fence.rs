@@ -5,18 +5,18 @@
 //! newer conversation. Stores in other languages (the Redis script, the Postgres statement)
 //! restate this one comparison.
 
-/// Whether a save under `fence` may replace a conversation last saved under `stored` (`None`:
-/// never saved under a fence). The same fence may save again (a turn saves its user message,
-/// then its answer).
-pub fn fence_admits(stored: Option<u64>, fence: u64) -> bool {
-    stored.is_none_or(|stored| fence >= stored)
-}
-
-/// The refusal a store reports for a save `fence_admits` refused (what the turn's operator sees).
-pub fn fence_refusal(stored: u64, fence: u64) -> String {
-    format!(
-        "memory save refused: a newer turn saved this conversation (fence {stored}), this save is for fence {fence}"
-    )
+/// Whether a save under `fence` (`None`: a save outside a turn, never refused) may replace a
+/// conversation last saved under `stored` (`None`: never saved under a fence), and the fence to
+/// keep after it: `Ok(fence to store)`, or `Err(the refusal the operator sees)`. The same fence
+/// may save again (a turn saves its user message, then its answer).
+pub fn check_fence(stored: Option<u64>, fence: Option<u64>) -> Result<Option<u64>, String> {
+    match (stored, fence) {
+        (Some(stored), Some(fence)) if fence < stored => Err(format!(
+            "memory save refused: a newer turn saved this conversation (fence {stored}), this save is for fence {fence}"
+        )),
+        (_, Some(fence)) => Ok(Some(fence)),
+        (stored, None) => Ok(stored),
+    }
 }
 
 #[cfg(test)]
@@ -25,13 +25,15 @@ mod tests {
 
     #[test]
     fn a_save_lands_unless_a_newer_fence_saved_first() {
-        let check = |stored: Option<u64>, fence: u64, expected: bool| {
-            assert_eq!(fence_admits(stored, fence), expected, "stored {stored:?}, fence {fence}");
+        let check = |stored: Option<u64>, fence: Option<u64>, expected: Option<Option<u64>>| {
+            assert_eq!(check_fence(stored, fence).ok(), expected, "stored {stored:?}, fence {fence:?}");
         };
-        check(None, 1, true);
-        check(Some(3), 3, true);
-        check(Some(3), 4, true);
-        check(Some(4), 3, false);
-        check(Some(u64::MAX), 0, false);
+        check(None, Some(1), Some(Some(1)));
+        check(Some(3), Some(3), Some(Some(3)));
+        check(Some(3), Some(4), Some(Some(4)));
+        check(Some(4), Some(3), None);
+        check(Some(u64::MAX), Some(0), None);
+        check(Some(4), None, Some(Some(4)));
+        check(None, None, Some(None));
     }
 }

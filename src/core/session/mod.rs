@@ -37,7 +37,7 @@ pub use envelope::{
     ActiveTurn, Confirmation, ConfirmationStatus, Conversation, Decision, DecisionKind,
     QueuedTurn, SessionEnvelope, TerminalTurn, TurnOutcome, SESSION_PROTOCOL, SESSION_VERSION,
 };
-pub use fence::{fence_admits, fence_refusal};
+pub use fence::check_fence;
 pub use journal::{
     journal_of, record_journal, replay_history, tool_idempotency_key, HistoryMismatch,
     JournalError, TurnJournal,

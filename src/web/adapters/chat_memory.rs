@@ -19,7 +19,7 @@ use crate::core::protocol::Message;
 use crate::ports::chat::ChatMemory;
 use crate::ports::{CancelToken, LocalFuture, PortError};
 pub use crate::storage::MemoryChatMemory;
-use crate::web::convert::{from_json, js_error, messages_with_dates, to_json};
+use crate::web::convert::{from_json, js_error, messages_with_dates, optional_safe_uint, to_json};
 use crate::web::js::resolve;
 
 /// A host object implementing chat memory. Each call gets `{ signal }`, aborted when the
@@ -72,47 +72,30 @@ impl ChatMemory for JsChatMemory {
         })
     }
 
+    /// `save(messages, { signal, fence })`: `fence` only for a turn's save (a store that keeps
+    /// fences refuses a lower one; one that does not ignores it, as AgentsKit's memories do).
     fn save<'a>(
         &'a self,
         messages: &'a [Message],
-        cancel: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        Box::pin(self.save_with(messages, None, cancel))
-    }
-
-    fn save_fenced<'a>(
-        &'a self,
-        messages: &'a [Message],
-        fence: u64,
-        cancel: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        Box::pin(self.save_with(messages, Some(fence), cancel))
-    }
-}
-
-impl JsChatMemory {
-    /// `save(messages, { signal, fence })`: `fence` only for a turn's save (a store that keeps
-    /// fences refuses a lower one; one that does not ignores it, as AgentsKit's memories do).
-    async fn save_with(
-        &self,
-        messages: &[Message],
         fence: Option<u64>,
-        cancel: &CancelToken,
-    ) -> Result<(), PortError> {
-        let messages = if self.dates {
-            messages_with_dates(messages)
-        } else {
-            from_json(&messages_to_value(messages))
-        };
-        let options = options(cancel);
-        if let Some(fence) = fence {
-            crate::web::js::set(&options, "fence", fence as f64);
-        }
-        let args = js_sys::Array::of2(&messages, &options);
-        resolve(self.inner.save_now().apply(&self.inner.host, &args))
-            .await
-            .map(|_| ())
-            .map_err(|e| port_error("memory.save", &e))
+        cancel: &'a CancelToken,
+    ) -> LocalFuture<'a, Result<(), PortError>> {
+        Box::pin(async move {
+            let messages = if self.dates {
+                messages_with_dates(messages)
+            } else {
+                from_json(&messages_to_value(messages))
+            };
+            let options = options(cancel);
+            if let Some(fence) = fence {
+                crate::web::js::set(&options, "fence", fence as f64);
+            }
+            let args = js_sys::Array::of2(&messages, &options);
+            resolve(self.inner.save_now().apply(&self.inner.host, &args))
+                .await
+                .map(|_| ())
+                .map_err(|e| port_error("memory.save", &e))
+        })
     }
 }
 
@@ -154,12 +137,11 @@ impl MemoryChatMemoryHandle {
             let fail = |m: String| js_error(&format!("MemoryChatMemory.save: {m}"));
             let json = to_json(&messages).map_err(fail)?;
             let decoded = decode_messages(&json).map_err(|e| fail(e.message()))?;
-            let token = CancelToken::new();
-            let saved = match fence_of(&options).map_err(fail)? {
-                Some(fence) => inner.save_fenced(&decoded, fence, &token).await,
-                None => inner.save(&decoded, &token).await,
-            };
-            saved.map_err(|e| fail(e.message))?;
+            let fence = fence_of(&options).map_err(fail)?;
+            inner
+                .save(&decoded, fence, &CancelToken::new())
+                .await
+                .map_err(|e| fail(e.message))?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -173,12 +155,6 @@ fn fence_of(options: &JsValue) -> Result<Option<u64>, String> {
 /// A save's memory fence as JS passed it: none for `undefined`/`null`, else a non-negative safe
 /// integer (anything else is refused). The Durable Object's `saveMessages` reads it the same way.
 pub fn read_fence(fence: &JsValue) -> Result<Option<u64>, String> {
-    if fence.is_undefined() || fence.is_null() {
-        return Ok(None);
-    }
-    fence
-        .as_f64()
-        .and_then(|f| crate::core::checks::safe_uint(&serde_json::Value::from(f)))
-        .map(Some)
-        .ok_or_else(|| "fence must be a non-negative safe integer when given".to_string())
+    optional_safe_uint(fence)
+        .map_err(|()| "fence must be a non-negative safe integer when given".to_string())
 }

@@ -271,33 +271,15 @@ impl ChatMemory for ObservedMemory {
     fn save<'a>(
         &'a self,
         messages: &'a [Message],
+        fence: Option<u64>,
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<(), PortError>> {
         Box::pin(async move {
-            self.inner.save(messages, cancel).await?;
-            self.saved(messages);
+            self.inner.save(messages, fence, cancel).await?;
+            let count = JsValue::from(messages.len() as f64);
+            self.observers
+                .emit("memory:save", &[("messageCount", count)]);
             Ok(())
         })
-    }
-
-    fn save_fenced<'a>(
-        &'a self,
-        messages: &'a [Message],
-        fence: u64,
-        cancel: &'a CancelToken,
-    ) -> LocalFuture<'a, Result<(), PortError>> {
-        Box::pin(async move {
-            self.inner.save_fenced(messages, fence, cancel).await?;
-            self.saved(messages);
-            Ok(())
-        })
-    }
-}
-
-impl ObservedMemory {
-    fn saved(&self, messages: &[Message]) {
-        let count = JsValue::from(messages.len() as f64);
-        self.observers
-            .emit("memory:save", &[("messageCount", count)]);
     }
 }

@@ -162,7 +162,7 @@ pub fn chat_memory_for_test(
     Ok(future_to_promise(async move {
         let result = async {
             if let Some(messages) = &to_save {
-                memory.save(messages, &CancelToken::new()).await?;
+                memory.save(messages, None, &CancelToken::new()).await?;
             }
             memory.load(&CancelToken::new()).await
         }
