@@ -23,6 +23,18 @@ after(async () => {
   if (dir) removeDir(dir);
 });
 
+/**
+ * Ends a live read by aborting its signal, then waits for the client to settle the read's
+ * `closed`. An abort that lands while the client is reconnecting (the server closes SSE every
+ * 2 s here) settles it as a rejection with the client's own abort error; anything else fails.
+ */
+async function endLive(live, controller) {
+  controller.abort();
+  await live.closed.catch((error) => {
+    if (error?.name !== 'FetchBackoffAbortError') throw error;
+  });
+}
+
 const unique = (label) => `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
 const streamUrl = (name) => `${worker.baseUrl}/v1/stream/${name}`;
 
@@ -57,7 +69,7 @@ test('a live SSE reader receives appends made after it subscribed', async () => 
   await handle.append('second|');
   await handle.append('third|');
   await done;
-  controller.abort();
+  await endLive(live, controller);
   assert.equal(seen, 'before|first|second|third|');
 });
 
@@ -83,7 +95,7 @@ test('a live SSE reader keeps following across server-side closes of its connect
     await new Promise((r) => setTimeout(r, 1500)); // 6 s in all: the server closes the SSE response 2+ times
   }
   await done;
-  controller.abort();
+  await endLive(live, controller);
   assert.deepEqual(got, [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], 'each message once, in order');
   assert.ok(connections >= 3, `the server closed the SSE response and the reader reconnected (${connections} connections)`);
 });
@@ -104,7 +116,7 @@ test('a long-poll reader receives appends made while it waits', async () => {
     await handle.append(JSON.stringify({ n }));
   }
   await done;
-  controller.abort();
+  await endLive(live, controller);
   assert.deepEqual(got, [{ n: 1 }, { n: 2 }, { n: 3 }]);
 });
 
