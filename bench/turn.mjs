@@ -16,6 +16,7 @@
 // 3. Snapshots: states offered to the reader vs lines emitted, messages encoded vs reused.
 // 4. Memory per 1,000 turns: JS heap growth (after GC) and wasm linear memory, per handler.
 // 5. With a session log (createMemorySessionLog): cost per chunk, log calls per chunk.
+// 6. Host objects per turn (timers, AbortControllers, abort listeners), per handler.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
@@ -386,4 +387,52 @@ table(
   '5. With a session log (createMemorySessionLog through a counting JS wrapper): the publisher appends, the stop watcher reads',
   ['turn', 'no log µs', 'log µs', 'log µs per chunk', 'appends/turn', 'reads/turn', 'chunks read back/turn'],
   logRows,
+);
+
+// 6. Host objects per turn: the fixed costs a short turn pays in the host's own objects (in Node
+// each AbortController is ~10 µs, a timer ~2 µs). Counted by wrapping the globals the handlers
+// (and wasm-bindgen's glue, which looks them up at each call) reach, after every timing above;
+// the request itself (built by the harness) is counted outside the handler.
+async function hostObjectsPerTurn(make, input, turns = 50) {
+  const { handler } = await make();
+  const counts = { timers: 0, abortControllers: 0, abortListeners: 0 };
+  const saved = { setTimeout: globalThis.setTimeout, AbortController: globalThis.AbortController, add: EventTarget.prototype.addEventListener };
+  for (let n = 0; n < 5; n += 1) await timeTurn(handler, input);
+  const requests = [];
+  for (let n = 0; n < turns; n += 1) requests.push(chatRequest(submitEvent({ sessionId: `h${++sessionCounter}`, turnId: 't1', input })));
+  globalThis.setTimeout = (...args) => ((counts.timers += 1), saved.setTimeout(...args));
+  globalThis.AbortController = class extends saved.AbortController {
+    constructor() {
+      super();
+      counts.abortControllers += 1;
+    }
+  };
+  EventTarget.prototype.addEventListener = function (type, ...rest) {
+    if (type === 'abort') counts.abortListeners += 1;
+    return saved.add.call(this, type, ...rest);
+  };
+  try {
+    for (const request of requests) {
+      const response = await handler(request);
+      const reader = response.body.getReader();
+      while (!(await reader.read()).done);
+    }
+  } finally {
+    globalThis.setTimeout = saved.setTimeout;
+    globalThis.AbortController = saved.AbortController;
+    EventTarget.prototype.addEventListener = saved.add;
+  }
+  return Object.values(counts).map((c) => (c / turns).toFixed(1));
+}
+const objectRows = [];
+for (const turn of [SHORT, LONG]) {
+  objectRows.push([turn.name, 'turnkeep', ...(await hostObjectsPerTurn(() => turnkeepHandler(pkg), turn.input))]);
+  objectRows.push([turn.name, 'TS baseline', ...(await hostObjectsPerTurn(baselineHandler, turn.input))]);
+  if (agentskit) objectRows.push([turn.name, "AgentsKit's handler", ...(await hostObjectsPerTurn(() => baselineHandler(agentskit), turn.input))]);
+  objectRows.push([turn.name, 'host floor', ...(await hostObjectsPerTurn(() => hostFloorHandler([], turn.input), turn.input))]);
+}
+table(
+  '6. Host objects a turn creates (the request excluded)',
+  ['turn', 'handler', 'timers', 'AbortControllers', 'abort listeners'],
+  objectRows,
 );
