@@ -163,10 +163,15 @@ function hostFloorHandler(lines, input) {
 
 let sessionCounter = 0;
 
+/** A submit of `input` to a new session. */
+function nextRequest(input) {
+  sessionCounter += 1;
+  return chatRequest(submitEvent({ sessionId: `s${sessionCounter}`, turnId: 't1', input }));
+}
+
 /** One turn from `handler(request)` to the end of the body; a new session each time. */
 async function timeTurn(handler, input) {
-  sessionCounter += 1;
-  const request = chatRequest(submitEvent({ sessionId: `s${sessionCounter}`, turnId: 't1', input }));
+  const request = nextRequest(input);
   const t0 = performance.now();
   const response = await handler(request);
   const reader = response.body.getReader();
@@ -276,6 +281,7 @@ for (const turn of [SHORT, LONG]) {
   const tk = turnkeepHandler(pkg);
   const sample = await timeTurn(tk.handler, turn.input);
   const lines = linesOf(sample.parts);
+  turn.lines = lines;
   const last = JSON.parse(lines.at(-1));
   if (last.payload.status !== 'complete') throw new Error(`${turn.name}: last line ${lines.at(-1)}`);
   const handlers = [
@@ -389,17 +395,17 @@ table(
   logRows,
 );
 
-// 6. Host objects per turn: the fixed costs a short turn pays in the host's own objects (in Node
-// each AbortController is ~10 µs, a timer ~2 µs). Counted by wrapping the globals the handlers
-// (and wasm-bindgen's glue, which looks them up at each call) reach, after every timing above;
-// the request itself (built by the harness) is counted outside the handler.
+// 6. Host objects per turn: fixed costs a short turn pays in the host's own objects (an
+// AbortController is 9–13 µs in Node 20's CPU profile, docs/figures.md). Counted by wrapping the
+// globals the handlers (and wasm-bindgen's glue, which looks them up at each call) reach, after
+// every timing above; the requests are built before the wrapping, so theirs are not counted.
 async function hostObjectsPerTurn(make, input, turns = 50) {
   const { handler } = await make();
   const counts = { timers: 0, abortControllers: 0, abortListeners: 0 };
   const saved = { setTimeout: globalThis.setTimeout, AbortController: globalThis.AbortController, add: EventTarget.prototype.addEventListener };
   for (let n = 0; n < 5; n += 1) await timeTurn(handler, input);
   const requests = [];
-  for (let n = 0; n < turns; n += 1) requests.push(chatRequest(submitEvent({ sessionId: `h${++sessionCounter}`, turnId: 't1', input })));
+  for (let n = 0; n < turns; n += 1) requests.push(nextRequest(input));
   globalThis.setTimeout = (...args) => ((counts.timers += 1), saved.setTimeout(...args));
   globalThis.AbortController = class extends saved.AbortController {
     constructor() {
@@ -429,7 +435,7 @@ for (const turn of [SHORT, LONG]) {
   objectRows.push([turn.name, 'turnkeep', ...(await hostObjectsPerTurn(() => turnkeepHandler(pkg), turn.input))]);
   objectRows.push([turn.name, 'TS baseline', ...(await hostObjectsPerTurn(baselineHandler, turn.input))]);
   if (agentskit) objectRows.push([turn.name, "AgentsKit's handler", ...(await hostObjectsPerTurn(() => baselineHandler(agentskit), turn.input))]);
-  objectRows.push([turn.name, 'host floor', ...(await hostObjectsPerTurn(() => hostFloorHandler([], turn.input), turn.input))]);
+  objectRows.push([turn.name, 'host floor', ...(await hostObjectsPerTurn(() => hostFloorHandler(turn.lines, turn.input), turn.input))]);
 }
 table(
   '6. Host objects a turn creates (the request excluded)',
