@@ -13,7 +13,7 @@
 use super::fault::{Fault, FaultReport, Refusal, Stage};
 use super::interrupt::{Cause, Interrupt};
 use super::lease::HeldLease;
-use super::race::{fired, race, Budget, Either};
+use super::race::{fired, race, Budget, CleanupTokens, Either};
 use turnkeep_core::protocol::BoundaryError;
 use turnkeep_core::session::{
     check_write, SessionEnvelope, SessionWrite, WriteKind, WriteViolation,
@@ -47,6 +47,9 @@ pub enum WriteBudget<'a> {
     /// deadline, which has often fired already (that is why cleanup runs): a store that honours
     /// a fired token would refuse the very save that releases the lease.
     Cleanup,
+    /// A cleanup step as [`WriteBudget::Cleanup`], with a token it shares with the steps run
+    /// before it under the same [`CleanupTokens`] (a turn's final memory save and release).
+    CleanupAfter(&'a CleanupTokens),
     /// The host's own call (`resumeChatSession`): bounded by the host's signal only.
     Host(&'a CancelToken),
 }
@@ -127,7 +130,14 @@ pub async fn commit_session(
     let value = check_write(&write).map_err(SaveFailure::Broken)?;
     let expected = write.expected_cursor;
     match budget {
-        WriteBudget::Cleanup => within_cleanup(ports, &value, expected).await,
+        WriteBudget::Cleanup => {
+            let budget = Budget::new(ports.sleep, ports.cleanup_budget_ms);
+            within_cleanup(ports, &budget, &value, expected).await
+        }
+        WriteBudget::CleanupAfter(tokens) => {
+            let budget = tokens.budget(ports.sleep, ports.cleanup_budget_ms);
+            within_cleanup(ports, &budget, &value, expected).await
+        }
         WriteBudget::Host(token) => answered(ports.storage.save(&value, expected, token).await),
         WriteBudget::Deadline(deadline) => {
             let mut save = Box::pin(ports.storage.save(&value, expected, deadline.token()));
@@ -194,7 +204,10 @@ pub(crate) async fn give_up_claim(
     };
     // Not through `commit_session` (which calls this): the same check, the same cleanup budget.
     let sent = match check_write(&write) {
-        Ok(value) => within_cleanup(ports, &value, write.expected_cursor).await,
+        Ok(value) => {
+            let budget = Budget::new(ports.sleep, ports.cleanup_budget_ms);
+            within_cleanup(ports, &budget, &value, write.expected_cursor).await
+        }
         Err(violation) => Err(SaveFailure::Broken(violation)),
     };
     if let Err(failure) = sent {
@@ -204,10 +217,10 @@ pub(crate) async fn give_up_claim(
 
 async fn within_cleanup(
     ports: &SessionPorts<'_>,
+    budget: &Budget<'_>,
     value: &serde_json::Value,
     expected: Option<u64>,
 ) -> Result<Saved, SaveFailure> {
-    let budget = Budget::new(ports.sleep, ports.cleanup_budget_ms);
     match budget
         .run(ports.storage.save(value, expected, budget.token()))
         .await

@@ -91,6 +91,32 @@ impl<'s> Budget<'s> {
     }
 }
 
+/// The cancel token of cleanup steps run one after another (a turn's final memory save, then its
+/// release): one token for every budget made here until one runs out, then a fresh one. A host
+/// shell turns each token into an object of its own (the web shell: an `AbortController`, about
+/// 10 µs in Node), and a budget's token fires only when that budget runs out, so until then the
+/// steps can share it. Never for steps that run side by side: one budget running out would cancel
+/// the other's step.
+#[derive(Default)]
+pub struct CleanupTokens {
+    current: std::cell::RefCell<CancelToken>,
+}
+
+impl CleanupTokens {
+    /// A budget of `ms` for the next cleanup step, with the shared token while it has not fired.
+    pub(crate) fn budget<'s>(&self, sleep: &'s dyn Sleep, ms: u64) -> Budget<'s> {
+        let mut current = self.current.borrow_mut();
+        if current.is_cancelled() {
+            *current = CancelToken::new();
+        }
+        Budget {
+            sleep,
+            ms,
+            token: current.clone(),
+        }
+    }
+}
+
 /// Resolves when `token` fires (at once when it already has).
 pub(crate) fn fired(token: &CancelToken) -> impl Future<Output = ()> + '_ {
     let watch = super::stop::StopWatch::new(token);
@@ -126,6 +152,25 @@ mod tests {
         let budget = Budget::new(&Never, 5);
         assert_eq!(block_on(budget.run(async { 7 })), Some(7));
         assert!(!budget.token().is_cancelled());
+    }
+
+    #[test]
+    fn cleanup_budgets_share_a_token_until_one_runs_out() {
+        let tokens = CleanupTokens::default();
+        let first = tokens.budget(&Never, 5);
+        assert_eq!(block_on(first.run(async { 1 })), Some(1));
+        let second = tokens.budget(&AtOnce, 5);
+        assert!(
+            !second.token().is_cancelled(),
+            "a budget that finished in time leaves the token unfired"
+        );
+        assert_eq!(block_on(second.run(std::future::pending::<u8>())), None);
+        assert!(first.token().is_cancelled(), "the shared token fired");
+        let third = tokens.budget(&Never, 5);
+        assert!(
+            !third.token().is_cancelled(),
+            "after a budget ran out, the next one gets a fresh token"
+        );
     }
 
     #[test]

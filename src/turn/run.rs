@@ -25,7 +25,7 @@ use super::interrupt::{Cause, Interrupt};
 use super::lease::HeldLease;
 use super::open::Opened;
 use super::publish::{Publisher, PumpEnd};
-use super::race::{fired, join, race, Budget, Either};
+use super::race::{fired, join, race, Budget, CleanupTokens, Either};
 use super::steps::StepLog;
 use super::stop_request::watch_for_stop;
 use turnkeep_core::chat::controller::{waiting_calls, Action, ChatController, ChatState};
@@ -79,6 +79,9 @@ pub struct Turn {
     fenced: Cell<bool>,
     /// True when the turn replays its journal.
     replayed: bool,
+    /// The token of its cleanup steps (the final memory save, the lease taken back, the
+    /// release), run one after another: one host signal for all of them while none ran out.
+    cleanup: CleanupTokens,
 }
 
 /// How a turn ended.
@@ -118,6 +121,7 @@ impl Turn {
             own_from: opened.own_from,
             fenced: Cell::new(false),
             replayed: opened.replayed,
+            cleanup: CleanupTokens::default(),
             started_ms,
             ports,
             limits,
@@ -448,13 +452,13 @@ async fn finish(turn: &Turn, sink: &dyn TurnSink, log: Option<PumpEnd>) -> TurnE
         };
     };
     let messages = turn.state().messages.clone();
-    let saving = Budget::new(ports.sleep.as_ref(), budget_ms);
+    let saving = turn.cleanup.budget(ports.sleep.as_ref(), budget_ms);
     let saved = match saving
-        .run(ports.memory.save(
-            &messages,
-            Some(turn.claim().generation()),
-            saving.token(),
-        ))
+        .run(
+            ports
+                .memory
+                .save(&messages, Some(turn.claim().generation()), saving.token()),
+        )
         .await
     {
         Some(Ok(())) => true,
@@ -561,7 +565,7 @@ async fn release(turn: &Turn, held: &HeldLease, outcome: TurnOutcome, saved: boo
 /// A cleanup save of the session envelope: `None` when it failed (reported to the operator).
 async fn save_session(turn: &Turn, write: SessionWrite) -> Option<Saved> {
     let session = turn.ports.session(&turn.limits);
-    match commit_session(&session, write, WriteBudget::Cleanup).await {
+    match commit_session(&session, write, WriteBudget::CleanupAfter(&turn.cleanup)).await {
         Ok(saved) => Some(saved),
         Err(failure) => {
             failure.report(turn.ports.faults.as_ref());

@@ -99,12 +99,23 @@ pub fn get_fn(obj: &JsValue, key: &str) -> Option<Function> {
     get(obj, key).dyn_into::<Function>().ok()
 }
 
-
 /// Awaits a value that may or may not be a promise (host callbacks may return either).
-/// A synchronous throw and a rejection both become `Err`.
+/// A synchronous throw and a rejection both become `Err`. A value that is not a thenable is the
+/// answer as it is, at once: no `Promise.resolve`, no `then` and no trip through the microtask
+/// queue and the executor (a host's in-memory storage answers synchronously, and a short turn
+/// makes a dozen such calls).
 pub async fn resolve(result: Result<JsValue, JsValue>) -> Result<JsValue, JsValue> {
     let value = result?;
+    if !is_thenable(&value) {
+        return Ok(value);
+    }
     settled(Promise::resolve(&value)).await
+}
+
+/// Whether awaiting `value` would call its `then` (what `Promise.resolve` adopts): an object or
+/// a function whose `then` is a function.
+fn is_thenable(value: &JsValue) -> bool {
+    (value.is_object() || value.is_function()) && get(value, "then").is_function()
 }
 
 /// Awaits `promise`, like `JsFuture`, through `then` callbacks taken from a pool instead of
@@ -226,14 +237,26 @@ impl Drop for Settling {
 
 /// Calls `f(args...)` with `this = undefined` and awaits its (possibly async) result.
 pub async fn call(f: &Function, args: &[&JsValue]) -> Result<JsValue, JsValue> {
-    resolve(f.apply(&JsValue::UNDEFINED, &args.iter().collect())).await
+    resolve(invoke(f, &JsValue::UNDEFINED, args)).await
 }
 
 /// Calls the method `obj[key](args...)` and awaits it.
 pub async fn call_method(obj: &JsValue, key: &str, args: &[&JsValue]) -> Result<JsValue, JsValue> {
     let f =
         get_fn(obj, key).ok_or_else(|| JsValue::from_str(&format!("{key} is not a function")))?;
-    resolve(f.apply(obj, &args.iter().collect())).await
+    resolve(invoke(&f, obj, args)).await
+}
+
+/// `f.call(this, ...args)`: one crossing for up to three arguments (an `apply` first builds its
+/// argument array, one crossing per argument).
+fn invoke(f: &Function, this: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsValue> {
+    match args {
+        [] => f.call0(this),
+        [a] => f.call1(this, a),
+        [a, b] => f.call2(this, a, b),
+        [a, b, c] => f.call3(this, a, b, c),
+        _ => f.apply(this, &args.iter().collect()),
+    }
 }
 
 /// A JS callback that wakes a Rust future: what a timer or an abort listener calls. No Promise

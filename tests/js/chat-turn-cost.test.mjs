@@ -93,16 +93,22 @@ test('finished turns leave no timer behind (the deadline is cleared when the tur
   assert.equal(timers() - before, 0, 'no 30 s deadline timer outlives its turn');
 });
 
-test('the control case: a running turn holds exactly its deadline timer, until it is stopped', async () => {
-  // A model that never yields: no timer of its own, so the one timer is the deadline.
-  const hanging = { stream: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) }) };
+test('the control case: a running turn holds exactly its deadline and its stall watch timers, until it is stopped', async () => {
+  // A model that never yields: while the turn waits for its first chunk it holds two timers, the
+  // request's deadline and the model's stall watch (one tick timer at a time).
+  let asked;
+  const waiting = new Promise((resolve) => (asked = resolve));
+  const next = () => (asked(), new Promise(() => {}));
+  const hanging = { stream: () => ({ [Symbol.asyncIterator]: () => ({ next }) }) };
   const { handler, storage } = demoSetup(pkg, { chat: { model: hanging }, options: { timeoutMs: 30_000 } });
   await macrotask();
   const before = timers();
   const response = await handler(chatRequest(submitEvent({ sessionId: 'running', turnId: 't1', input: 'hello' })));
   const reader = response.body.getReader();
   await reader.read();
-  assert.equal(timers() - before, 1, 'the running turn has its deadline (the count can see it)');
+  await waiting;
+  await macrotask();
+  assert.equal(timers() - before, 2, 'the running turn has its deadline and stall watch (the count can see them)');
   await reader.cancel('done looking');
   await storage.released('t1');
   await macrotask();

@@ -48,9 +48,22 @@ impl RequestDeadline {
     }
 
     fn start_from(signal: Option<AbortSignal>, request: Option<Request>, timeout_ms: u32) -> Self {
+        let interrupt = Interrupt::new();
+        let controller = AbortController::new().ok();
+        if let Some(controller) = &controller {
+            // One controller for both views of the deadline: the interrupt's token hands this
+            // signal to the ports it is given (`signal_of` asks the token's memo) and aborts it
+            // when it fires, instead of a second controller made for the token (each is ~8 µs
+            // in Node, and a short turn makes a handful).
+            let token = interrupt.token();
+            let signal = controller.signal();
+            token.memo(move || signal);
+            let abort = controller.clone();
+            token.on_cancel(move || abort.abort());
+        }
         let inner = Rc::new(Inner {
-            interrupt: Interrupt::new(),
-            controller: AbortController::new().ok(),
+            interrupt,
+            controller,
             turn: RefCell::new(Weak::new()),
             timer: RefCell::new(None),
             listener: RefCell::new(None),
