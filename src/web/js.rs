@@ -106,6 +106,11 @@ pub fn get_fn(obj: &JsValue, key: &str) -> Option<Function> {
 /// makes a dozen such calls).
 pub async fn resolve(result: Result<JsValue, JsValue>) -> Result<JsValue, JsValue> {
     let value = result?;
+    // A native promise first (what async hosts return): one crossing to tell, as many as the
+    // `Promise.resolve` it replaces.
+    if let Some(promise) = value.dyn_ref::<Promise>() {
+        return settled(promise.clone()).await;
+    }
     if !is_thenable(&value) {
         return Ok(value);
     }

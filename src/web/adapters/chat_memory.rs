@@ -55,8 +55,8 @@ impl ChatMemory for JsChatMemory {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<Vec<Message>, PortError>> {
         Box::pin(async move {
-            let args = js_sys::Array::of1(&options(cancel));
-            let value = resolve(self.inner.load_now().apply(&self.inner.host, &args))
+            let load = self.inner.load_now();
+            let value = resolve(load.call1(&self.inner.host, &options(cancel)))
                 .await
                 .map_err(|e| port_error("memory.load", &e))?;
             if value.is_null() || value.is_undefined() {
@@ -90,8 +90,8 @@ impl ChatMemory for JsChatMemory {
             if let Some(fence) = fence {
                 crate::web::js::set(&options, "fence", fence as f64);
             }
-            let args = js_sys::Array::of2(&messages, &options);
-            resolve(self.inner.save_now().apply(&self.inner.host, &args))
+            let save = self.inner.save_now();
+            resolve(save.call2(&self.inner.host, &messages, &options))
                 .await
                 .map(|_| ())
                 .map_err(|e| port_error("memory.save", &e))

@@ -43,7 +43,7 @@ impl LogStore for JsLogStore {
     ) -> LocalFuture<'a, Result<Option<LogHead>, PortError>> {
         Box::pin(async move {
             let options = signal_options(Some(&signal_of(cancel)));
-            let value = resolve(self.head.apply(&self.host, &Array::of1(&options)))
+            let value = resolve(self.head.call1(&self.host, &options))
                 .await
                 .map_err(|e| port_error("store.head", &e))?;
             if value.is_null() || value.is_undefined() {
@@ -93,12 +93,12 @@ impl LogStore for JsLogStore {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<Vec<String>, PortError>> {
         Box::pin(async move {
-            let args = Array::of3(
-                &JsValue::from_f64(from as f64),
-                &JsValue::from_f64(limit as f64),
-                &signal_options(Some(&signal_of(cancel))),
+            let (from, limit) = (
+                JsValue::from_f64(from as f64),
+                JsValue::from_f64(limit as f64),
             );
-            let value = resolve(self.items.apply(&self.host, &args))
+            let options = signal_options(Some(&signal_of(cancel)));
+            let value = resolve(self.items.call3(&self.host, &from, &limit, &options))
                 .await
                 .map_err(|e| port_error("store.items", &e))?;
             let list = value

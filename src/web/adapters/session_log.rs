@@ -61,7 +61,7 @@ impl SessionLog for JsSessionLog {
                 set(&options, "producer", stamp);
             }
             set(&options, "signal", signal_of(cancel));
-            let answer = resolve(self.append.apply(&self.host, &Array::of2(&list, &options)))
+            let answer = resolve(self.append.call2(&self.host, &list, &options))
                 .await
                 .map_err(|e| log_error_from_js(&e))?;
             let offset = get(&answer, "offset").as_string().ok_or_else(|| {
@@ -93,7 +93,7 @@ impl SessionLog for JsSessionLog {
             }
             set(&options, "waitMs", wait_ms as f64);
             set(&options, "signal", signal_of(cancel));
-            let answer = resolve(self.read.apply(&self.host, &Array::of1(&options)))
+            let answer = resolve(self.read.call1(&self.host, &options))
                 .await
                 .map_err(|e| log_error_from_js(&e))?;
             read_from_js(&answer).map_err(|m| LogError::Failed(PortError::new(m)))

@@ -39,8 +39,9 @@ impl SessionStorage for JsSessionStorage {
         cancel: &'a CancelToken,
     ) -> LocalFuture<'a, Result<Option<Value>, PortError>> {
         Box::pin(async move {
-            let args = js_sys::Array::of2(&JsValue::from_str(session_id), &signal_of(cancel));
-            let value = resolve(self.inner.load_now().apply(&self.inner.host, &args))
+            let id = JsValue::from_str(session_id);
+            let load = self.inner.load_now();
+            let value = resolve(load.call2(&self.inner.host, &id, &signal_of(cancel)))
                 .await
                 .map_err(|e| port_error("sessionStorage.load", &e))?;
             if value.is_null() || value.is_undefined() {
@@ -64,10 +65,12 @@ impl SessionStorage for JsSessionStorage {
             // Cursors are safe integers (checked by the envelope decoder), so f64 holds them exactly.
             let cursor =
                 expected_cursor.map_or(JsValue::UNDEFINED, |c| JsValue::from_f64(c as f64));
-            let args = js_sys::Array::of3(&from_json(snapshot), &cursor, &signal_of(cancel));
-            let result = resolve(self.inner.save_now().apply(&self.inner.host, &args))
-                .await
-                .map_err(|e| port_error("sessionStorage.save", &e))?;
+            let save = self.inner.save_now();
+            let signal = signal_of(cancel);
+            let result =
+                resolve(save.call3(&self.inner.host, &from_json(snapshot), &cursor, &signal))
+                    .await
+                    .map_err(|e| port_error("sessionStorage.save", &e))?;
             result.as_bool().ok_or_else(|| {
                 PortError::new(
                     "sessionStorage.save must resolve to true (written) or false (conflict)",

@@ -57,8 +57,8 @@ impl ModelAdapter for JsModel {
             let abort =
                 AbortOnDrop::new().ok_or_else(|| PortError::new("AbortController is missing"))?;
             let options = signal_options(abort.signal().as_ref());
-            let args = js_sys::Array::of2(&from_json(&request_value(&request)), &options);
-            let iterable = resolve(self.stream.apply(&self.host, &args))
+            let request = from_json(&request_value(&request));
+            let iterable = resolve(self.stream.call2(&self.host, &request, &options))
                 .await
                 .map_err(|e| port_error("model.stream", &e))?;
             let iterator = iterator_of(&iterable).ok_or_else(|| {
