@@ -204,13 +204,20 @@ function table(title, header, rows) {
   for (const r of rows) console.log(line(r));
 }
 
-/** Runs every handler once per round, rotating who goes first; returns times per handler. */
+/**
+ * Runs every handler once per round, in an order shuffled each round; returns times per handler.
+ * Not a rotation: a rotation keeps each handler behind the same neighbour, and a turn pays for
+ * the garbage the turn before it left (an A/A run of two copies of one build, rotated, had the
+ * copy behind AgentsKit's handler 2–5% slower than the one behind the host floor).
+ */
 async function interleaved(handlers, input, rounds) {
   const times = handlers.map(() => []);
   const bytes = handlers.map(() => 0);
+  const next = seeded(0x7e4a);
+  const order = handlers.map((_, i) => i);
   for (let n = 0; n < WARMUP + rounds; n += 1) {
-    for (let k = 0; k < handlers.length; k += 1) {
-      const i = (n + k) % handlers.length;
+    shuffle(order, next);
+    for (const i of order) {
       const r = await timeTurn(handlers[i].handler, input);
       if (n >= WARMUP) {
         times[i].push(r.us);
@@ -219,6 +226,25 @@ async function interleaved(handlers, input, rounds) {
     }
   }
   return handlers.map((h, i) => ({ name: h.name, ...stats(times[i]), bytes: bytes[i] / rounds }));
+}
+
+/** A seeded generator of numbers in [0, 1) (mulberry32): the same orders on every run. */
+function seeded(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Shuffles `items` in place (Fisher–Yates) with `random`. */
+function shuffle(items, random) {
+  for (let i = items.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j], items[i]];
+  }
 }
 
 async function modelOnlyUs(input, rounds) {

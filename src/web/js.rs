@@ -100,27 +100,13 @@ pub fn get_fn(obj: &JsValue, key: &str) -> Option<Function> {
 }
 
 /// Awaits a value that may or may not be a promise (host callbacks may return either).
-/// A synchronous throw and a rejection both become `Err`. A value that is not a thenable is the
-/// answer as it is, at once: no `Promise.resolve`, no `then` and no trip through the microtask
-/// queue and the executor (a host's in-memory storage answers synchronously, and a short turn
-/// makes a dozen such calls).
+/// A synchronous throw and a rejection both become `Err`. Every answer goes through
+/// `Promise.resolve`, a value answered at once too: telling a thenable apart first (an
+/// `instanceof`, a `then` read) was measured costing more than the microtask it saves
+/// (docs/figures.md, "Speed: a whole turn").
 pub async fn resolve(result: Result<JsValue, JsValue>) -> Result<JsValue, JsValue> {
     let value = result?;
-    // A native promise first (what async hosts return): one crossing to tell, as many as the
-    // `Promise.resolve` it replaces.
-    if let Some(promise) = value.dyn_ref::<Promise>() {
-        return settled(promise.clone()).await;
-    }
-    if !is_thenable(&value) {
-        return Ok(value);
-    }
     settled(Promise::resolve(&value)).await
-}
-
-/// Whether awaiting `value` would call its `then` (what `Promise.resolve` adopts): an object or
-/// a function whose `then` is a function.
-fn is_thenable(value: &JsValue) -> bool {
-    (value.is_object() || value.is_function()) && get(value, "then").is_function()
 }
 
 /// Awaits `promise`, like `JsFuture`, through `then` callbacks taken from a pool instead of

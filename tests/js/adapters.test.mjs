@@ -77,8 +77,7 @@ test('JsSessionStorage: bad save results and throws are errors, absent is null',
   await check({ load: () => null, save: async () => 'yes' }, 'save', snapshot, undefined, { error: /must resolve to true .* or false/ });
   await check({ load: () => null, save: async () => undefined }, 'save', snapshot, undefined, { error: /must resolve to true/ });
   await check({ load: () => null, save: () => Promise.reject(new Error('timeout')) }, 'save', snapshot, 3, { error: /^sessionStorage\.save failed: timeout$/ });
-  // Any thenable is awaited as a Promise would be (a value answered at once is taken as it is,
-  // without a trip through the microtask queue); an object whose `then` is no function is a value.
+  // Any thenable is awaited as a Promise would be; an object whose `then` is no function is a value.
   const later = (value) => ({ then: (ok) => setTimeout(() => ok(value), 1) });
   await check({ load: () => later({ a: 2 }), save: () => true }, 'load', 's1', undefined, { ok: true, value: { a: 2 } });
   await check({ load: () => ({ then: (_, fail) => fail(new Error('late')) }), save: () => true }, 'load', 's1', undefined, { error: /^sessionStorage\.load failed: late$/ });
