@@ -27,6 +27,7 @@ import { transformSync } from 'esbuild';
 import * as pkg from '../js/node.mjs';
 import * as glue from '../pkg/turnkeep.js';
 import { chatRequest, submitEvent } from '../tests/support/chat-harness.mjs';
+import { rng } from '../tests/support/rng.mjs';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc');
@@ -213,10 +214,10 @@ function table(title, header, rows) {
 async function interleaved(handlers, input, rounds) {
   const times = handlers.map(() => []);
   const bytes = handlers.map(() => 0);
-  const next = seeded(0x7e4a);
+  const random = rng(0x7e4a);
   const order = handlers.map((_, i) => i);
   for (let n = 0; n < WARMUP + rounds; n += 1) {
-    shuffle(order, next);
+    random.shuffle(order);
     for (const i of order) {
       const r = await timeTurn(handlers[i].handler, input);
       if (n >= WARMUP) {
@@ -226,25 +227,6 @@ async function interleaved(handlers, input, rounds) {
     }
   }
   return handlers.map((h, i) => ({ name: h.name, ...stats(times[i]), bytes: bytes[i] / rounds }));
-}
-
-/** A seeded generator of numbers in [0, 1) (mulberry32): the same orders on every run. */
-function seeded(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Shuffles `items` in place (Fisher–Yates) with `random`. */
-function shuffle(items, random) {
-  for (let i = items.length - 1; i > 0; i -= 1) {
-    const j = Math.floor(random() * (i + 1));
-    [items[i], items[j]] = [items[j], items[i]];
-  }
 }
 
 async function modelOnlyUs(input, rounds) {

@@ -130,13 +130,9 @@ pub async fn commit_session(
     let value = check_write(&write).map_err(SaveFailure::Broken)?;
     let expected = write.expected_cursor;
     match budget {
-        WriteBudget::Cleanup => {
-            let budget = Budget::new(ports.sleep, ports.cleanup_budget_ms);
-            within_cleanup(ports, &budget, &value, expected).await
-        }
+        WriteBudget::Cleanup => within_cleanup(ports, None, &value, expected).await,
         WriteBudget::CleanupAfter(tokens) => {
-            let budget = tokens.budget(ports.sleep, ports.cleanup_budget_ms);
-            within_cleanup(ports, &budget, &value, expected).await
+            within_cleanup(ports, Some(tokens), &value, expected).await
         }
         WriteBudget::Host(token) => answered(ports.storage.save(&value, expected, token).await),
         WriteBudget::Deadline(deadline) => {
@@ -204,10 +200,7 @@ pub(crate) async fn give_up_claim(
     };
     // Not through `commit_session` (which calls this): the same check, the same cleanup budget.
     let sent = match check_write(&write) {
-        Ok(value) => {
-            let budget = Budget::new(ports.sleep, ports.cleanup_budget_ms);
-            within_cleanup(ports, &budget, &value, write.expected_cursor).await
-        }
+        Ok(value) => within_cleanup(ports, None, &value, write.expected_cursor).await,
         Err(violation) => Err(SaveFailure::Broken(violation)),
     };
     if let Err(failure) = sent {
@@ -215,12 +208,18 @@ pub(crate) async fn give_up_claim(
     }
 }
 
+/// Sends `value` within a cleanup budget: one of `shared` when given (its token shared with the
+/// cleanup steps before it), else a budget with a token of its own.
 async fn within_cleanup(
     ports: &SessionPorts<'_>,
-    budget: &Budget<'_>,
+    shared: Option<&CleanupTokens>,
     value: &serde_json::Value,
     expected: Option<u64>,
 ) -> Result<Saved, SaveFailure> {
+    let budget = match shared {
+        Some(tokens) => tokens.budget(ports.sleep, ports.cleanup_budget_ms),
+        None => Budget::new(ports.sleep, ports.cleanup_budget_ms),
+    };
     match budget
         .run(ports.storage.save(value, expected, budget.token()))
         .await

@@ -37,6 +37,7 @@ import { createServer } from 'node:http';
 
 import { startWranglerDev, TEST_HOOKS_WORKER } from './wrangler-dev.mjs';
 import { submitBody } from './http-chat.mjs';
+import { rng } from './rng.mjs';
 
 export const TENANT = 'crash';
 /** The hold points around a tool call: a turn killed at one is retried under its own turn id. */
@@ -54,19 +55,6 @@ export const CRASH_VARS = {
   DEMO_CHUNK_DELAY_MS: '10',
 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** mulberry32: a small seeded generator, so a seed replays the same plan. */
-export function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)), pick: (xs) => xs[Math.floor(next() * xs.length)] };
-}
 
 const auth = { authorization: `Bearer ${TENANT}` };
 

@@ -19,7 +19,7 @@
 // - figures: time to the first snapshot line (p50/p99), workerd's resident memory and the wasm
 //   linear memory of the Worker's isolate (the test hook `GET /__test/memory`) before and after.
 import { readdirSync, readFileSync } from 'node:fs';
-import { rng } from './crash-restart.mjs';
+import { rng } from './rng.mjs';
 import { submitBody } from './http-chat.mjs';
 
 export const STORM_VARS = {
