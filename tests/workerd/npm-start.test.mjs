@@ -194,6 +194,23 @@ test('a second tab follows a running answer live, and its own turn appears in th
   await context.close();
 });
 
+test('Enter while this tab\'s answer runs keeps the typed text in the box; it sends once the answer ends', async () => {
+  const context = await browser.newContext();
+  const page = await open(context, `/?session=${newSession()}`);
+  await send(page, '/words 60');
+  await waitForAnswer(page, (text) => /\bw3\b/.test(text) && !/\bw60\b/.test(text));
+  await page.fill('#input', 'typed while busy');
+  await page.press('#input', 'Enter');
+  assert.equal(await page.inputValue('#input'), 'typed while busy', 'not cleared, not lost');
+  await idle(page);
+  await send(page, await page.inputValue('#input'));
+  await waitForAnswer(page, (text) => text === 'echo: typed while busy');
+  assert.deepEqual(await messages(page), ['/words 60', words(60), 'typed while busy', 'echo: typed while busy']);
+  assert.equal(await page.inputValue('#input'), '');
+  assertHealthy(page);
+  await context.close();
+});
+
 test('a reload mid-answer shows the partial answer, then resumes it to its end: every word once, in order', async () => {
   const context = await browser.newContext();
   const page = await open(context, `/?session=${newSession()}`);

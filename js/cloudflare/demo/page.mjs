@@ -252,8 +252,11 @@ async function* lines(body) {
 
 let sending = false;
 
+/** Whether `input` can be sent now: not empty, and this tab's own turn (one at a time) is over. */
+const canSend = (input) => !sending && input.trim() !== '';
+
 async function send(input) {
-  if (sending || input.trim() === '') return;
+  if (!canSend(input)) return;
   sending = true;
   $('send').disabled = true;
   clearDiagnostics();
@@ -333,6 +336,8 @@ function el(tag, className, text) {
 $('composer').addEventListener('submit', (event) => {
   event.preventDefault();
   const input = $('input').value;
+  // Enter submits even while Send is disabled: what was typed stays in the box until it can go.
+  if (!canSend(input)) return;
   $('input').value = '';
   send(input);
 });
