@@ -37,3 +37,27 @@ for (let i = 0; i < profile.samples.length; i++) {
 }
 console.log('\nby area:');
 for (const [k, us] of [...areas.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14)) console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`);
+
+// What driving the turn costs, as distinct from the turn's work: the futures executor and its
+// microtasks, polling the nested futures, wakers, promise callbacks into wasm and the closures
+// made per turn (timers, stream sources, `future_to_promise`). A synchronous Rust step function
+// driven by a JS loop (issue 28, item 2) could remove at most this much; the rest is work the
+// turn does whichever way it is driven. Self time of the matching frames; needs a build that
+// keeps wasm names (wasm-bindgen without --remove-name-section).
+const DRIVING = [
+  ['the executor and its microtasks', /js_sys::futures|wasm_bindgen_futures|queueMicrotask|enqueueMicrotask|runMicrotasks/],
+  ['polling futures (poll_fn, races, guards)', /poll_fn::PollFn|UntilStopped|turnkeep_turn::race::|core::future::/],
+  ['awaiting host promises (settlers, then, resolve)', /Settling|Settler|__wbg_then|__wbg_resolve|Promise::resolve/],
+  ['closures made and dropped per turn', /makeMutClosure|_wbg_cb_unref|^real$|closures_____invoke|Promise::new|new_typed/],
+];
+const driving = new Map(DRIVING.map(([k]) => [k, 0]));
+const named = [...self.keys()].some((k) => k.includes('turnkeep_turn::'));
+for (let i = 0; i < profile.samples.length; i++) {
+  const name = byId.get(profile.samples[i]).callFrame.functionName;
+  const hit = DRIVING.find(([, re]) => re.test(name));
+  if (hit) driving.set(hit[0], driving.get(hit[0]) + (dt[i] ?? 0));
+}
+const drivingUs = [...driving.values()].reduce((a, b) => a + b, 0);
+console.log(`\ndriving the turn (what a synchronous step function could remove at most)${named ? '' : ' — this build has no wasm names: the Rust rows read 0'}:`);
+for (const [k, us] of driving) console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`);
+console.log(`${((100 * drivingUs) / total).toFixed(1).padStart(5)}%  in all`);

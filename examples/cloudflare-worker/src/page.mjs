@@ -37,10 +37,16 @@ document.body.dataset.ready = '1';
 
 document.querySelector('form').addEventListener('submit', (e) => {
   e.preventDefault();
-  const input = e.target.input.value;
-  e.target.input.value = '';
+  const box = e.target.input;
+  const input = box.value;
+  if (!input.trim()) return;
+  box.value = '';
   status.textContent = '';
-  connection.send(input).catch((error) => { status.textContent = error.code ?? String(error); });
+  connection.send(input).catch((error) => {
+    status.textContent = error.code ?? String(error);
+    // A refused send (one turn at a time per session) gives back what was typed, to send again.
+    if (!box.value) box.value = input;
+  });
 });
 `;
 

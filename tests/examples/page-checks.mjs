@@ -1,0 +1,73 @@
+// The browser checks the Worker examples share (examples/cloudflare-worker, examples/next-opennext),
+// in Chromium: a reload in the middle of a long answer draws the answer so far at once (from the
+// server's seed), then streams the rest, every word once and in order; and a send the server
+// refuses (a second one while the answer runs) shows why and keeps what was typed.
+import assert from 'node:assert/strict';
+
+import { launchChromium } from '../support/chromium.mjs';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const WORDS = 150; // 20 ms apart in the demo model: 3 s, so the reload lands mid-answer
+const REST_MS_MAX = 15_000;
+
+/**
+ * Runs the check on `baseUrl`'s page; `readySelector` matches once the page's live connection is
+ * up (each example marks it on its own element). Closes its browser when `t` ends.
+ */
+export async function checkReloadMidAnswer(t, baseUrl, readySelector) {
+  const browser = await launchChromium();
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  const answer = () => document.querySelector('li[data-role="assistant"]')?.textContent ?? '';
+  await page.goto(`${baseUrl}/?session=browser-s`);
+  await page.waitForSelector(readySelector);
+  await page.fill('input[name="input"]', `/words ${WORDS}`);
+  await page.press('input[name="input"]', 'Enter');
+  await page.waitForFunction(() => / w10\b/.test(document.querySelector('li[data-role="assistant"]')?.textContent ?? ''));
+  await page.reload();
+  await page.waitForSelector(readySelector);
+  const seeded = await page.evaluate(answer);
+  assert.match(seeded, /^assistant: w1 w2 w3/, 'the answer so far is drawn from the seed');
+  assert.doesNotMatch(seeded, new RegExp(` w${WORDS}$`), 'the reload landed mid-answer');
+  const seen = [seeded];
+  const whole = `assistant: ${Array.from({ length: WORDS }, (_, i) => `w${i + 1}`).join(' ')}`;
+  const deadline = Date.now() + REST_MS_MAX;
+  while (seen.at(-1) !== whole && Date.now() < deadline) {
+    await sleep(50);
+    seen.push(await page.evaluate(answer));
+  }
+  assert.equal(seen.at(-1), whole, 'the rest streamed in');
+  for (let i = 1; i < seen.length; i += 1) assert.ok(seen[i].startsWith(seen[i - 1]), `every text on the way is a prefix of the next: ${seen[i - 1]} / ${seen[i]}`);
+  assert.deepEqual(errors, []);
+}
+
+/**
+ * Sends a long answer, then a second message while it runs: the server refuses the second
+ * (one turn at a time per session), the page shows the refusal's code, and the text the person
+ * typed is still in the box to send again. Closes its browser when `t` ends.
+ */
+export async function checkRefusedSendKeepsText(t, baseUrl, readySelector) {
+  const browser = await launchChromium();
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(`${baseUrl}/?session=refused-s`);
+  await page.waitForSelector(readySelector);
+  await page.fill('input[name="input"]', `/words ${WORDS}`);
+  await page.press('input[name="input"]', 'Enter');
+  await page.waitForFunction(() => / w3\b/.test(document.querySelector('li[data-role="assistant"]')?.textContent ?? ''));
+  await page.fill('input[name="input"]', 'a second thought');
+  await page.press('input[name="input"]', 'Enter');
+  await page.waitForFunction(() => document.querySelector('#status')?.textContent !== '');
+  const status = await page.textContent('#status');
+  assert.match(status, /^[A-Z_]+$/, `the refusal's code is shown: ${status}`);
+  assert.equal(await page.inputValue('input[name="input"]'), 'a second thought', 'the refused text stays in the box');
+  const answer = await page.evaluate(() => document.querySelector('li[data-role="assistant"]')?.textContent ?? '');
+  assert.doesNotMatch(answer, new RegExp(` w${WORDS}$`), 'the second send was made while the answer ran');
+  // The first answer is not disturbed by the refused send, and ends before the next test.
+  await page.waitForFunction((last) => (document.querySelector('li[data-role="assistant"]')?.textContent ?? '').endsWith(last), ` w${WORDS}`, { timeout: REST_MS_MAX });
+  assert.deepEqual(errors, []);
+}
