@@ -43,9 +43,14 @@ export function LiveChat({ sessionId }: { sessionId: string }) {
   const send = (event: FormEvent) => {
     event.preventDefault();
     if (!connection || !input.trim()) return;
+    const text = input;
     setInput('');
     setStatus('');
-    connection.send(input).catch((error) => setStatus(error?.code ?? String(error)));
+    connection.send(text).catch((error) => {
+      setStatus(error?.code ?? String(error));
+      // A refused send (one turn at a time per session) gives back what was typed, to send again.
+      setInput((typed) => typed || text);
+    });
   };
 
   return (
