@@ -1,8 +1,12 @@
 // Runs one handler alone, turn after turn, for a CPU profile of where a turn's time goes and
 // for whole-process A/B timing from outside:
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/turn-profile.mjs [turns] [chunks] [turnkeep|log|baseline]
-//   node bench/profile-top.mjs /tmp/prof/*.cpuprofile        (self time by function and by area)
+//   node bench/profile-top.mjs /tmp/prof/*.cpuprofile        (self time by function, by area, and
+//                                                             what driving the turn costs)
 //   farm-bench -n 7 --vs 'node bench/turn-profile.mjs 300 200 baseline' -- node bench/turn-profile.mjs 300 200
+// Rust's frames have names only in a build that keeps them: `rm -rf pkg && wasm-bindgen
+// target/wasm32-unknown-unknown/release/turnkeep.wasm --target web --out-dir pkg` makes pkg/ one,
+// and `rm -rf pkg && bash scripts/build.sh` puts the shipping one back.
 // Same echo model, storage and memory as bench/turn.mjs (a new session per turn); `baseline` is
 // the TypeScript handler of bench/baseline/chat-handler.ts (AgentsKit's handler job); `log` is
 // turnkeep with a session log (createMemorySessionLog, a new one per session).
