@@ -11,20 +11,29 @@ const WORDS = 150; // 20 ms apart in the demo model: 3 s, so the reload lands mi
 const REST_MS_MAX = 15_000;
 
 /**
- * Runs the check on `baseUrl`'s page; `readySelector` matches once the page's live connection is
- * up (each example marks it on its own element). Closes its browser when `t` ends.
+ * Opens `pageUrl` in Chromium (closed when `t` ends), waits for `readySelector`, and sends the
+ * long answer's command; `errors` collects the page's uncaught errors.
  */
-export async function checkReloadMidAnswer(t, baseUrl, readySelector) {
+async function openAndAsk(t, pageUrl, readySelector) {
   const browser = await launchChromium();
   t.after(() => browser.close());
   const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));
-  const answer = () => document.querySelector('li[data-role="assistant"]')?.textContent ?? '';
-  await page.goto(`${baseUrl}/?session=browser-s`);
+  await page.goto(pageUrl);
   await page.waitForSelector(readySelector);
   await page.fill('input[name="input"]', `/words ${WORDS}`);
   await page.press('input[name="input"]', 'Enter');
+  return { page, errors };
+}
+
+/**
+ * Runs the check on `baseUrl`'s page; `readySelector` matches once the page's live connection is
+ * up (each example marks it on its own element).
+ */
+export async function checkReloadMidAnswer(t, baseUrl, readySelector) {
+  const { page, errors } = await openAndAsk(t, `${baseUrl}/?session=browser-s`, readySelector);
+  const answer = () => document.querySelector('li[data-role="assistant"]')?.textContent ?? '';
   await page.waitForFunction(() => / w10\b/.test(document.querySelector('li[data-role="assistant"]')?.textContent ?? ''));
   await page.reload();
   await page.waitForSelector(readySelector);
@@ -46,18 +55,10 @@ export async function checkReloadMidAnswer(t, baseUrl, readySelector) {
 /**
  * Sends a long answer, then a second message while it runs: the server refuses the second
  * (one turn at a time per session), the page shows the refusal's code, and the text the person
- * typed is still in the box to send again. Closes its browser when `t` ends.
+ * typed is still in the box to send again.
  */
 export async function checkRefusedSendKeepsText(t, baseUrl, readySelector) {
-  const browser = await launchChromium();
-  t.after(() => browser.close());
-  const page = await browser.newPage();
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  await page.goto(`${baseUrl}/?session=refused-s`);
-  await page.waitForSelector(readySelector);
-  await page.fill('input[name="input"]', `/words ${WORDS}`);
-  await page.press('input[name="input"]', 'Enter');
+  const { page, errors } = await openAndAsk(t, `${baseUrl}/?session=refused-s`, readySelector);
   await page.waitForFunction(() => / w3\b/.test(document.querySelector('li[data-role="assistant"]')?.textContent ?? ''));
   await page.fill('input[name="input"]', 'a second thought');
   await page.press('input[name="input"]', 'Enter');
