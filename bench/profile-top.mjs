@@ -4,14 +4,19 @@ import { readFileSync } from 'node:fs';
 const profile = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const top = Number(process.argv[3] ?? 30);
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-const self = new Map();
 const dt = profile.timeDeltas;
-for (let i = 0; i < profile.samples.length; i++) {
-  const node = byId.get(profile.samples[i]);
-  const f = node.callFrame;
-  const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
-  self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0));
+
+/** Self time (µs) summed by `keyOf(callFrame)` over every sample; a sample keyed `undefined` is skipped. */
+function timeBy(keyOf) {
+  const sums = new Map();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const key = keyOf(byId.get(profile.samples[i]).callFrame);
+    if (key !== undefined) sums.set(key, (sums.get(key) ?? 0) + (dt[i] ?? 0));
+  }
+  return sums;
 }
+
+const self = timeBy((f) => `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`);
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
 for (const [k, us] of rows) console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`);
@@ -30,11 +35,7 @@ const area = (f) => {
   if (u === '' ) return `V8 builtins / ${f.functionName || 'other'}`.replace(/V8 builtins \/ (JSON\.|parse|stringify).*/, 'JSON.parse/stringify');
   return 'other Node internals';
 };
-const areas = new Map();
-for (let i = 0; i < profile.samples.length; i++) {
-  const a = area(byId.get(profile.samples[i]).callFrame);
-  areas.set(a, (areas.get(a) ?? 0) + (dt[i] ?? 0));
-}
+const areas = timeBy(area);
 console.log('\nby area:');
 for (const [k, us] of [...areas.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14)) console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`);
 
@@ -50,13 +51,9 @@ const DRIVING = [
   ['awaiting host promises (settlers, then, resolve)', /Settling|Settler|__wbg_then|__wbg_resolve|Promise::resolve/],
   ['closures made and dropped per turn', /makeMutClosure|_wbg_cb_unref|^real$|closures_____invoke|Promise::new|new_typed/],
 ];
-const driving = new Map(DRIVING.map(([k]) => [k, 0]));
+const matched = timeBy((f) => DRIVING.find(([, re]) => re.test(f.functionName))?.[0]);
+const driving = new Map(DRIVING.map(([k]) => [k, matched.get(k) ?? 0]));
 const named = [...self.keys()].some((k) => k.includes('turnkeep_turn::'));
-for (let i = 0; i < profile.samples.length; i++) {
-  const name = byId.get(profile.samples[i]).callFrame.functionName;
-  const hit = DRIVING.find(([, re]) => re.test(name));
-  if (hit) driving.set(hit[0], driving.get(hit[0]) + (dt[i] ?? 0));
-}
 const drivingUs = [...driving.values()].reduce((a, b) => a + b, 0);
 console.log(`\ndriving the turn (what a synchronous step function could remove at most)${named ? '' : ' — this build has no wasm names: the Rust rows read 0'}:`);
 for (const [k, us] of driving) console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`);
