@@ -10,6 +10,13 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const WORDS = 150; // 20 ms apart in the demo model: 3 s, so the reload lands mid-answer
 const REST_MS_MAX = 15_000;
 
+/** The assistant's text as the page shows it (runs in the page). */
+const answerText = () => document.querySelector('li[data-role="assistant"]')?.textContent ?? '';
+
+/** Waits until the page's assistant text matches `pattern` (`options` as Playwright's). */
+const untilAnswer = (page, pattern, options) =>
+  page.waitForFunction(`new RegExp(${JSON.stringify(pattern.source)}).test((${answerText})())`, null, options);
+
 /**
  * Opens `pageUrl` in Chromium (closed when `t` ends), waits for `readySelector`, and sends the
  * long answer's command; `errors` collects the page's uncaught errors.
@@ -33,11 +40,10 @@ async function openAndAsk(t, pageUrl, readySelector) {
  */
 export async function checkReloadMidAnswer(t, baseUrl, readySelector) {
   const { page, errors } = await openAndAsk(t, `${baseUrl}/?session=browser-s`, readySelector);
-  const answer = () => document.querySelector('li[data-role="assistant"]')?.textContent ?? '';
-  await page.waitForFunction(() => / w10\b/.test(document.querySelector('li[data-role="assistant"]')?.textContent ?? ''));
+  await untilAnswer(page, / w10\b/);
   await page.reload();
   await page.waitForSelector(readySelector);
-  const seeded = await page.evaluate(answer);
+  const seeded = await page.evaluate(answerText);
   assert.match(seeded, /^assistant: w1 w2 w3/, 'the answer so far is drawn from the seed');
   assert.doesNotMatch(seeded, new RegExp(` w${WORDS}$`), 'the reload landed mid-answer');
   const seen = [seeded];
@@ -45,7 +51,7 @@ export async function checkReloadMidAnswer(t, baseUrl, readySelector) {
   const deadline = Date.now() + REST_MS_MAX;
   while (seen.at(-1) !== whole && Date.now() < deadline) {
     await sleep(50);
-    seen.push(await page.evaluate(answer));
+    seen.push(await page.evaluate(answerText));
   }
   assert.equal(seen.at(-1), whole, 'the rest streamed in');
   for (let i = 1; i < seen.length; i += 1) assert.ok(seen[i].startsWith(seen[i - 1]), `every text on the way is a prefix of the next: ${seen[i - 1]} / ${seen[i]}`);
@@ -59,16 +65,16 @@ export async function checkReloadMidAnswer(t, baseUrl, readySelector) {
  */
 export async function checkRefusedSendKeepsText(t, baseUrl, readySelector) {
   const { page, errors } = await openAndAsk(t, `${baseUrl}/?session=refused-s`, readySelector);
-  await page.waitForFunction(() => / w3\b/.test(document.querySelector('li[data-role="assistant"]')?.textContent ?? ''));
+  await untilAnswer(page, / w3\b/);
   await page.fill('input[name="input"]', 'a second thought');
   await page.press('input[name="input"]', 'Enter');
   await page.waitForFunction(() => document.querySelector('#status')?.textContent !== '');
   const status = await page.textContent('#status');
   assert.match(status, /^[A-Z_]+$/, `the refusal's code is shown: ${status}`);
   assert.equal(await page.inputValue('input[name="input"]'), 'a second thought', 'the refused text stays in the box');
-  const answer = await page.evaluate(() => document.querySelector('li[data-role="assistant"]')?.textContent ?? '');
+  const answer = await page.evaluate(answerText);
   assert.doesNotMatch(answer, new RegExp(` w${WORDS}$`), 'the second send was made while the answer ran');
   // The first answer is not disturbed by the refused send, and ends before the next test.
-  await page.waitForFunction((last) => (document.querySelector('li[data-role="assistant"]')?.textContent ?? '').endsWith(last), ` w${WORDS}`, { timeout: REST_MS_MAX });
+  await untilAnswer(page, new RegExp(` w${WORDS}$`), { timeout: REST_MS_MAX });
   assert.deepEqual(errors, []);
 }
