@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { chatScenarios } from './scenarios.mjs';
-import { checkRefusedSendKeepsText, checkReloadMidAnswer } from './page-checks.mjs';
+import { checkRefusedSendKeepsText, checkReloadMidAnswer, checkStopKeepsAnswerSoFar } from './page-checks.mjs';
 import { clean, EXAMPLES, installTarball, kB, packTurnkeep, printSizes, sizeOf, timed } from './harness.mjs';
 import { ndjson, postTurn, readUntil } from '../support/http-chat.mjs';
 import { removeDir, tempDir } from '../support/temp-dir.mjs';
@@ -154,6 +154,10 @@ test('in Chromium: a reload mid-answer shows the answer so far at once, then the
 
 test('in Chromium: a send refused while the answer runs shows the code and keeps the typed text', async (t) => {
   await checkRefusedSendKeepsText(t, url(), 'body[data-ready="1"]');
+});
+
+test('in Chromium: Stop ends the answer where it is, keeps it, and a reload shows it', async (t) => {
+  await checkStopKeepsAnswerSoFar(t, url(), 'body[data-ready="1"]');
 });
 
 test('a restart of the server keeps the history, and the next turn runs on it', async () => {

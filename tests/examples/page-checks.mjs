@@ -1,7 +1,8 @@
 // The browser checks the Worker examples share (examples/cloudflare-worker, examples/next-opennext),
 // in Chromium: a reload in the middle of a long answer draws the answer so far at once (from the
-// server's seed), then streams the rest, every word once and in order; and a send the server
-// refuses (a second one while the answer runs) shows why and keeps what was typed.
+// server's seed), then streams the rest, every word once and in order; a send the server refuses
+// (a second one while the answer runs) shows why and keeps what was typed; and Stop ends the
+// answer where it is and keeps it.
 import assert from 'node:assert/strict';
 
 import { launchChromium } from '../support/chromium.mjs';
@@ -76,5 +77,30 @@ export async function checkRefusedSendKeepsText(t, baseUrl, readySelector) {
   assert.doesNotMatch(answer, new RegExp(` w${WORDS}$`), 'the second send was made while the answer ran');
   // The first answer is not disturbed by the refused send, and ends before the next test.
   await untilAnswer(page, new RegExp(` w${WORDS}$`), { timeout: REST_MS_MAX });
+  assert.deepEqual(errors, []);
+}
+
+/** The assistant message's status as the page shows it (runs in the page). */
+const answerStatus = () => document.querySelector('li[data-role="assistant"]')?.dataset.status ?? '';
+
+/**
+ * Sends a long answer and presses Stop while it runs: the answer ends well before its last word,
+ * stays as it ended, Stop is disabled again, and a reload shows the same answer.
+ */
+export async function checkStopKeepsAnswerSoFar(t, baseUrl, readySelector) {
+  const { page, errors } = await openAndAsk(t, `${baseUrl}/?session=stop-s`, readySelector);
+  await untilAnswer(page, / w5\b/);
+  await page.click('#stop:not([disabled])');
+  await page.waitForFunction(`!['', 'pending', 'streaming'].includes((${answerStatus})())`, null, { timeout: REST_MS_MAX });
+  const stopped = await page.evaluate(answerText);
+  assert.match(stopped, /^assistant: w1 w2 w3 w4 w5\b/, 'the answer so far is kept');
+  assert.doesNotMatch(stopped, new RegExp(` w${WORDS}$`), 'the answer was stopped before its end');
+  assert.equal(await page.isDisabled('#stop'), true, 'Stop is disabled once the answer ended');
+  await sleep(500);
+  assert.equal(await page.evaluate(answerText), stopped, 'nothing more arrives after the stop');
+  await page.reload();
+  await page.waitForSelector(readySelector);
+  assert.equal(await page.evaluate(answerText), stopped, 'a reload shows the stopped answer');
+  assert.equal(await page.isDisabled('#stop'), true);
   assert.deepEqual(errors, []);
 }

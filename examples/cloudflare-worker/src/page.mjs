@@ -2,7 +2,9 @@
 // It takes its seed from `GET /api/chat/sessions/:id` (the log's projection), then follows the
 // log with turnkeep/client's createChatConnection (one read of `GET /api/chat/stream/:id`, from
 // the seed's offset), so a reload mid-answer shows the answer so far and the rest as it comes,
-// and a turn sent from another tab shows too. Send posts the turn through the same connection.
+// and a turn sent from another tab shows too. Send posts the turn through the same connection;
+// Stop asks the server to stop the running turn (whichever tab sent it), and the answer so far
+// is kept.
 // No build step beyond copying the client (`npm run build`), no framework; the user is `guest`.
 
 const SCRIPT = `
@@ -12,6 +14,7 @@ const sessionId = new URLSearchParams(location.search).get('session');
 const headers = { authorization: 'Bearer guest' };
 const list = document.querySelector('#messages');
 const status = document.querySelector('#status');
+const stop = document.querySelector('#stop');
 
 function draw(messages) {
   list.replaceChildren(...messages.filter((m) => m.role !== 'tool').map((m) => {
@@ -29,11 +32,30 @@ const connection = createChatConnection({
   seed,
   authorize: false, // the Worker authorizes every request
 });
-draw(connection.snapshot().messages);
+let stopping = null; // the run Stop was pressed for (it may send a chunk or two before it ends)
+function show() {
+  const { messages, activeRunId } = connection.snapshot();
+  draw(messages);
+  stop.disabled = !activeRunId || activeRunId === stopping;
+}
+show();
 document.body.dataset.ready = '1';
 (async () => {
-  for await (const _chunk of connection.subscribe()) draw(connection.snapshot().messages);
+  for await (const _chunk of connection.subscribe()) show();
 })();
+
+stop.addEventListener('click', () => {
+  const { activeRunId } = connection.snapshot();
+  if (!activeRunId) return;
+  stopping = activeRunId;
+  stop.disabled = true;
+  status.textContent = '';
+  connection.stopTurn(activeRunId).catch((error) => {
+    status.textContent = error.code ?? String(error);
+    stopping = null;
+    show();
+  });
+});
 
 document.querySelector('form').addEventListener('submit', (e) => {
   e.preventDefault();
@@ -60,7 +82,8 @@ export function page(url) {
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body><h1>turnkeep on Cloudflare</h1>
 <ul id="messages"></ul><p id="status"></p>
-<form><input name="input" autocomplete="off" placeholder="Say something, or /words 40"><button>Send</button></form>
+<form><input name="input" autocomplete="off" placeholder="Say something, or /words 40"><button>Send</button>
+<button type="button" id="stop" disabled>Stop</button></form>
 <script type="module">${SCRIPT}</script></body></html>`;
   return new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } });
 }

@@ -3,7 +3,9 @@
 // from `GET /api/chat/sessions/:id` (the session log's projection), then follows the log with
 // turnkeep/client's createChatConnection (one read of `GET /api/chat/stream/:id`, from the
 // seed's offset), so a reload mid-answer shows the answer so far and the rest as it comes, and
-// a turn sent from another tab shows too. Send posts the turn through the same connection. The user is `guest`.
+// a turn sent from another tab shows too. Send posts the turn through the same connection; Stop
+// asks the server to stop the running turn (whichever tab sent it), and the answer so far is
+// kept. The user is `guest`.
 import { useEffect, useState, type FormEvent } from 'react';
 import type { ChatConnection, Message } from 'turnkeep/client';
 
@@ -14,6 +16,10 @@ export function LiveChat({ sessionId }: { sessionId: string }) {
   const [messages, setMessages] = useState<Message[]>([]);
   const [status, setStatus] = useState('');
   const [input, setInput] = useState('');
+  // The run going on in the session (from the log, so a turn another tab sent counts too).
+  const [activeRunId, setActiveRunId] = useState<string | null>(null);
+  // The run Stop was pressed for (it may send a chunk or two before it ends).
+  const [stopping, setStopping] = useState<string | null>(null);
 
   useEffect(() => {
     let left = false;
@@ -30,9 +36,13 @@ export function LiveChat({ sessionId }: { sessionId: string }) {
         seed,
         authorize: false, // the Worker authorizes every request
       });
-      setMessages(opened.snapshot().messages);
+      const show = (snapshot: ReturnType<ChatConnection['snapshot']>) => {
+        setMessages(snapshot.messages);
+        setActiveRunId(snapshot.activeRunId);
+      };
+      show(opened.snapshot());
       setConnection(opened);
-      for await (const _chunk of opened.subscribe()) setMessages(opened.snapshot().messages);
+      for await (const _chunk of opened.subscribe()) show(opened.snapshot());
     })().catch((error) => setStatus(error?.code ?? String(error)));
     return () => {
       left = true;
@@ -53,6 +63,16 @@ export function LiveChat({ sessionId }: { sessionId: string }) {
     });
   };
 
+  const stop = () => {
+    if (!connection || !activeRunId) return;
+    setStopping(activeRunId);
+    setStatus('');
+    connection.stopTurn(activeRunId).catch((error) => {
+      setStatus(error?.code ?? String(error));
+      setStopping(null);
+    });
+  };
+
   return (
     <section data-ready={connection ? '1' : '0'}>
       <ul id="messages">
@@ -66,6 +86,9 @@ export function LiveChat({ sessionId }: { sessionId: string }) {
       <form onSubmit={send}>
         <input name="input" autoComplete="off" placeholder="Say something, or /words 40" value={input} onChange={(e) => setInput(e.target.value)} />
         <button disabled={!connection}>Send</button>
+        <button type="button" id="stop" disabled={!activeRunId || activeRunId === stopping} onClick={stop}>
+          Stop
+        </button>
       </form>
     </section>
   );
