@@ -51,6 +51,17 @@ async function seedOf(id) {
   return { view, seed: { messages: view.streamMessages, offset: view.offset, activeRunId: view.activeRunId } };
 }
 
+/** Waits until the session's lease is released (the turn's end stored). */
+async function released(id, timeoutMs = 15_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const { view } = await seedOf(id);
+    if (view.session.activeTurn === null) return;
+    if (Date.now() > until) throw new Error(`the lease of ${id} was not released: ${JSON.stringify(view.session.activeTurn)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** The session's log as the demo's chat-stream route serves it (catch-up). */
 async function logOf(id) {
   return (await fetch(`${worker.url}/api/chat/stream/${id}?offset=-1`, { headers })).json();
@@ -144,6 +155,10 @@ test('after the Worker restarts, a page seeded from the session view restores th
   const a = page(id);
   await a.client.sendMessage('/confirm 7');
   a.close();
+  // The client sees the run's end in the log before the turn has stored it (messages saved, lease
+  // released): a Worker stopped in between leaves the lease held until it lapses. The restart
+  // this test is about comes after the turn ended.
+  await released(id);
   await worker.stop();
   worker = await startWorker({ persistDir: state });
   const { seed } = await seedOf(id);
