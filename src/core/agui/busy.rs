@@ -30,8 +30,6 @@ mod tests {
 
     #[test]
     fn a_busy_refusal_is_retried_only_while_no_run_shows_and_only_so_often() {
-        use crate::diagnostics::chat::{SESSION_CONFLICT, TURN_SUPERSEDED};
-        let busy = SESSION_BUSY.code;
         let check = |code: &str, run_shown: bool, attempt: u32, expected: Option<u64>| {
             assert_eq!(
                 send_retry_ms(code, run_shown, attempt),
@@ -39,13 +37,13 @@ mod tests {
                 "{code}, run shown {run_shown}, attempt {attempt}"
             );
         };
-        check(busy, false, 0, Some(100));
-        check(busy, false, 1, Some(200));
-        check(busy, false, 5, Some(600));
-        check(busy, false, 6, None); // the limit
-        check(busy, true, 0, None); // another turn runs: the refusal is the answer
-        check(SESSION_CONFLICT.code, false, 0, None);
-        check(TURN_SUPERSEDED.code, false, 0, None);
+        check("SESSION_BUSY", false, 0, Some(100));
+        check("SESSION_BUSY", false, 1, Some(200));
+        check("SESSION_BUSY", false, 5, Some(600));
+        check("SESSION_BUSY", false, 6, None); // the limit
+        check("SESSION_BUSY", true, 0, None); // another turn runs: the refusal is the answer
+        check("SESSION_CONFLICT", false, 0, None);
+        check("TURN_SUPERSEDED", false, 0, None);
         check("", false, 0, None);
     }
 }
