@@ -17,15 +17,13 @@
 //   reader says which: the join's rule, applied once more);
 // - send(messages, data, signal, runContext): POSTs a RunAgentInput to `api` asking for JSON (the
 //   route answers 202 instead of the run's events, which come over the connection); resolves once the
-//   turn is admitted (202); its events arrive through subscribe. A `SESSION_BUSY` refusal while the
-//   connection shows no running turn is the turn before still storing its end: posted again, as
-//   often and as late as the wasm says (`tanStackSendRetryMs`, core::agui::busy);
+//   turn is admitted (202); its events arrive through subscribe;
 // - joinRun(runId, signal): the running turn's answer so far rebuilt, then the log's chunks,
 //   ending at the run's end;
 // - hydrate(threadId): `{ messages, activeRun, interrupts }` from what the connection holds;
 // - stop(): stops whatever turn runs in the thread, from any tab. TanStack's own `stop()` aborts
 //   the same signal as leaving the page, so it cannot mean "stop the turn"; call both.
-import { TanStackRunJoin, tanStackSendRetryMs, toTanStackHydration } from '../../pkg-client/turnkeep.js';
+import { TanStackRunJoin, toTanStackHydration } from '../../pkg-client/turnkeep.js';
 import { authorized } from './authorized.mjs';
 
 /**
@@ -142,13 +140,12 @@ export function toTanStackConnection(connection, { api, threadId, headers, crede
         forwardedProps: runContext.forwardedProps ?? data ?? {},
         ...(runContext.resume ? { resume: runContext.resume } : {}),
       };
-      const init = {
+      const response = await request(api, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', ...(runContext.headers ?? {}) },
         body: JSON.stringify(body),
         signal,
-      };
-      const response = await postedUntilTaken(() => request(api, init), connection, signal);
+      });
       await response.body?.cancel().catch(() => {});
       connection.nudge();
     },
@@ -180,24 +177,6 @@ export function toTanStackConnection(connection, { api, threadId, headers, crede
       return (await response.json()).stop;
     },
   };
-}
-
-/**
- * `post()` until the route takes it: a `SESSION_BUSY` refusal while the connection shows no
- * running turn is posted again after the wait the wasm decides (the run's end is in the log
- * before the turn released the lease); any other refusal, or the last, is thrown.
- */
-async function postedUntilTaken(post, connection, signal) {
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      return await post();
-    } catch (failure) {
-      const runShown = Boolean(connection.snapshot().activeRunId);
-      const waitMs = tanStackSendRetryMs(String(failure?.code ?? ''), runShown, attempt);
-      if (waitMs === undefined || signal?.aborted) throw failure;
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
-    }
-  }
 }
 
 async function* fromArray(chunks) {

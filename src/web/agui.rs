@@ -5,15 +5,13 @@
 //!   `snapshot()`, `resolveChatSnapshot`'s seed) as `hydrate`'s `{ messages, activeRun,
 //!   interrupts }` (`core::agui::hydration`);
 //! - `TanStackRunJoin`: `joinRun`'s chunks — the answer so far rebuilt, then the log's chunks
-//!   fed to it until the run's end (`core::agui::RunJoin`);
-//! - `tanStackSendRetryMs(code, runShown, attempt)`: the wait before a send refused with `code`
-//!   is posted again, or `undefined` (`core::agui::busy`).
+//!   fed to it until the run's end (`core::agui::RunJoin`).
 
 use js_sys::Array;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use crate::core::agui::{hydration, send_retry_ms, RunJoin};
+use crate::core::agui::{hydration, RunJoin};
 use crate::core::projection::Projection;
 use crate::web::convert::{from_json, js_error, to_json};
 use crate::web::js::get;
@@ -43,13 +41,6 @@ fn projection_of(snapshot: &JsValue) -> Result<Projection, JsValue> {
 #[wasm_bindgen(js_name = toTanStackHydration)]
 pub fn to_tanstack_hydration(snapshot: JsValue) -> Result<JsValue, JsValue> {
     Ok(from_json(&hydration(&projection_of(&snapshot)?)))
-}
-
-/// `tanStackSendRetryMs(code, runShown, attempt)` → the wait in ms before posting the refused
-/// send again, or `undefined`: the refusal is the answer.
-#[wasm_bindgen(js_name = tanStackSendRetryMs)]
-pub fn tanstack_send_retry_ms(code: &str, run_shown: bool, attempt: u32) -> Option<f64> {
-    send_retry_ms(code, run_shown, attempt).map(|ms| ms as f64)
 }
 
 /// `new TanStackRunJoin(snapshot, threadId, runId, nowMs)`: one `joinRun`.

@@ -84,7 +84,7 @@ mod strict_json;
 mod ui;
 
 #[cfg(feature = "protocol")]
-pub use agui::{tanstack_send_retry_ms, to_tanstack_hydration, TanStackRunJoin};
+pub use agui::{to_tanstack_hydration, TanStackRunJoin};
 #[cfg(feature = "ask")]
 pub use ask::{create_ask_service_handler, create_local_retriever, LocalRetriever};
 #[cfg(feature = "server")]

@@ -13,12 +13,11 @@ const {
 } = pkg;
 
 /**
- * Starts the server. `onTransfer(args, context)` hears every execution of the transfer tool;
- * `storage` wraps the session storage (e.g. to slow its writes). Returns
- * `{ base, session(id), pending, close() }`: `session(id)` is the session's `{ memory, log }`,
- * `pending` the turns the handler handed to `waitUntil`.
+ * Starts the server. `onTransfer(args, context)` hears every execution of the transfer tool.
+ * Returns `{ base, session(id), pending, close() }`: `session(id)` is the session's
+ * `{ memory, log }`, `pending` the turns the handler handed to `waitUntil`.
  */
-export async function startTanStackServer({ chunkDelayMs, onTransfer = () => {}, storage: wrap = (s) => s }) {
+export async function startTanStackServer({ chunkDelayMs, onTransfer = () => {} }) {
   const sessions = new Map();
   const pending = [];
   const session = (id) => {
@@ -35,7 +34,7 @@ export async function startTanStackServer({ chunkDelayMs, onTransfer = () => {},
       return `transferred ${args.amount}`;
     },
   };
-  const storage = wrap(createMemorySessionStorage());
+  const storage = createMemorySessionStorage();
   const chat = createUIMessageChatHandler({
     resolveDefinition: (_c, id) => defineChat({ id: 'demo', revision: 1, model: createDemoModel({ chunkDelayMs }), memory: session(id).memory, tools: [transfer] }),
     sessionStorage: () => storage,

@@ -10,19 +10,15 @@
 //!   for a client that joins it late (`joinRun`), both from the log's one projection.
 //!
 //! - [`events`]: one run of the log as strict AG-UI events, the answer of a `RunAgentInput` to a
-//!   client that reads it (`HttpAgent`);
-//! - [`busy`]: when a TanStack client's send refused `SESSION_BUSY` is posted again (the run's
-//!   end is in the log before the turn released the lease).
+//!   client that reads it (`HttpAgent`).
 //!
 //! The log itself already holds AG-UI events (`core::projection::chunks`): TanStack's client,
 //! following it live, reads them as they are.
 
-pub mod busy;
 pub mod events;
 pub mod hydrate;
 pub mod request;
 
-pub use busy::send_retry_ms;
 pub use events::{prefers_json, AgUiStream};
 pub use hydrate::{hydration, RunJoin};
 pub use request::{decode_run_input, decode_transport_send, is_run_input};
