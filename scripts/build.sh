@@ -101,6 +101,7 @@ npm_builds() {
   build_one pkg-ask "$target_dir/ask" release ask
   build_one pkg-sandbox "$target_dir/sandbox" release sandbox
 }
+# pkg-client (profile `release`, as above) goes with the Worker builds to even out the streams.
 # Profile `worker` (Cargo.toml): opt-level "z", measured smaller for the same CPU.
 # The test build: the same profile, so tests measure the Worker as it deploys, plus the hooks.
 # Its dependencies are the Worker's, compiled the same: a first build starts from a copy of the
